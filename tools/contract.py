@@ -1,0 +1,75 @@
+"""The depthbatch model contract: `depthbatch.json`, a TorchScript extra file.
+
+Every exporter in tools/ saves through `save_scripted`, so every model file depthbatch ships or makes
+carries the same contract the C++ runtime reads (include/depthbatch/model_contract.h documents the C++
+side; both must agree on the field names below).
+
+Fields (JSON):
+  format          1 (bump on incompatible change)
+  name            short model name, e.g. "fastdepth-nyu"
+  input.colorspace  OCIO colorspace (or alias) the model expects its RGB in, e.g. "sRGB"
+  input.multiple  H and W fed to the model must be multiples of this (px): 32 FastDepth, 14 ViT
+  input.size      [height, width] the model was trained at (px): the default processing size
+  input.fixed_size  true when the module only accepts exactly input.size (a traced module)
+  input.mean/std  per-channel normalisation the caller must apply, or null when the module applies
+                  its own (ours always do: depthbatch feeds RGB in [0, 1])
+  output.kind     "metric_depth" | "relative_inverse_depth" | "relative_depth"
+  output.units    "m" for metric depth, "" for relative kinds
+  source, source_sha256, license, variant: provenance, copied into every rendered EXR's metadata
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict
+
+import torch
+
+EXTRA_FILE = "depthbatch.json"
+KINDS = ("metric_depth", "relative_inverse_depth", "relative_depth")
+
+
+def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: str, units: str = "",
+                  fixed_size: bool = False, mean=None, std=None, **provenance: Any) -> Dict[str, Any]:
+    """Build and validate a contract dict. Raises ValueError on a bad field."""
+    if kind not in KINDS:
+        raise ValueError(f"output kind {kind!r} is not one of {KINDS}")
+    if kind == "metric_depth" and units != "m":
+        raise ValueError("metric_depth models must state units 'm'")
+    h, w = (int(size_hw[0]), int(size_hw[1]))
+    if multiple < 1 or h % multiple or w % multiple:
+        raise ValueError(f"size {h}x{w} is not a multiple of {multiple}")
+    return {
+        "format": 1,
+        "name": name,
+        "input": {"colorspace": colorspace, "multiple": int(multiple), "size": [h, w],
+                  "fixed_size": bool(fixed_size), "mean": mean, "std": std},
+        "output": {"kind": kind, "units": units},
+        **provenance,
+    }
+
+
+def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str, Any],
+                  example: torch.Tensor, tol: float = 1e-5) -> float:
+    """Save `module` with the contract embedded, reload it and check the round trip.
+
+    example: [N,3,H,W] float32 input. Returns the max abs difference between the in-memory module and
+    the reloaded file (raises RuntimeError above `tol`). Never pass a module that went through
+    torch.jit.optimize_for_inference: such a file fails to load (see DESIGN.md, Nuke facts).
+    """
+    module.save(path, _extra_files={EXTRA_FILE: json.dumps(contract, indent=1, sort_keys=True)})
+    files = {EXTRA_FILE: ""}
+    loaded = torch.jit.load(path, map_location="cpu", _extra_files=files)
+    if json.loads(files[EXTRA_FILE]) != contract:
+        raise RuntimeError(f"{path}: contract did not survive the round trip")
+    with torch.inference_mode():
+        diff = (module(example) - loaded(example)).abs().max().item()
+    if not diff <= tol:
+        raise RuntimeError(f"{path}: reloaded module differs by {diff} (> {tol})")
+    return diff
+
+
+def read_contract(path: str) -> Dict[str, Any]:
+    """The contract stored in a TorchScript file; {} when the file has none."""
+    files = {EXTRA_FILE: ""}
+    torch.jit.load(path, map_location="cpu", _extra_files=files)
+    return json.loads(files[EXTRA_FILE]) if files[EXTRA_FILE] else {}

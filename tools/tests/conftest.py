@@ -1,0 +1,19 @@
+"""Shared pytest fixtures for tools/: the repo root and ../shared/samples (same layout in CI)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:      # `import tools.…` whatever directory pytest is started from
+    sys.path.insert(0, str(REPO_ROOT))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def samples_dir() -> Path:
+    return REPO_ROOT / ".." / "shared" / "samples"

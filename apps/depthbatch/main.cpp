@@ -1,0 +1,120 @@
+// depthbatch — command line. Builds a JobConfig from a job file and flags, calls the library, maps the
+// outcome to an exit code (README.md "Exit codes"). Nothing else lives here.
+#include "depthbatch/depth_model.h"
+#include "depthbatch/error.h"
+#include "depthbatch/frame_sequence.h"
+#include "depthbatch/job_config.h"
+#include "depthbatch/log.h"
+#include "depthbatch/run_job.h"
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+extern "C" void on_signal(int) { g_cancel = true; }
+
+int code(depthbatch::ExitCode c) { return static_cast<int>(c); }
+
+int print_info(const std::string& model_path) {
+    depthbatch::JobConfig::Model options;
+    options.path = model_path;
+    options.device = "cpu";
+    auto model = depthbatch::DepthModel::load(options);
+    const auto& c = model->contract();
+    std::cout << "model        " << model->path() << "\n"
+              << "sha256       " << model->sha256() << "\n"
+              << "name         " << c.name << "\n"
+              << "contract     " << (c.embedded ? "embedded depthbatch.json" : "none (from job keys)") << "\n"
+              << "input        RGB [0,1] in '" << c.colorspace << "', multiple of " << c.multiple << " px";
+    if (c.height) std::cout << ", size " << c.width << "x" << c.height << " (w x h)";
+    std::cout << (c.fixed_size ? ", fixed size" : ", any size") << "\n"
+              << "output       " << depthbatch::depth_kind_name(c.kind) << (c.units.empty() ? "" : " (" + c.units + ")")
+              << "\n"
+              << "parameters   " << model->parameter_count() << "\n"
+              << "module       " << (model->traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)")
+              << "\n";
+    for (const auto& [k, v] : c.provenance) std::cout << k << std::string(k.size() < 13 ? 13 - k.size() : 1, ' ') << v << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace depthbatch;
+    CLI::App app{"depthbatch: render depth passes (OpenEXR depth.Z) for image sequences with a depth model.\n"
+                 "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
+                 "5 render failure, 6 outputs exist, 130 interrupted."};
+    app.require_subcommand(0, 1);
+
+    std::string job_path, frames, device, output_path;
+    std::vector<std::string> sets;
+    bool overwrite = false, skip_existing = false, quiet = false, verbose = false;
+    int threads = -1;
+    app.add_option("job", job_path, "Job file (.yaml, .yml or .toml)");
+    auto* render = app.add_option_group("Render", "Override the job");
+    render->add_option("--frames", frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
+    render->add_option("--device", device, "auto, cpu, cuda or cuda:N (model.device)");
+    render->add_option("--output", output_path, "Output path pattern (output.path), relative to the current folder");
+    render->add_option("--set", sets, "Override any job key: --set model.size=518 (repeatable)");
+    auto* ow = render->add_flag("--overwrite", overwrite, "Replace existing output frames (output.overwrite=overwrite)");
+    render->add_flag("--skip-existing", skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
+        ->excludes(ow);
+    render->add_option("--threads", threads, "Worker threads for the pipeline and LibTorch (0 = all cores)")
+        ->check(CLI::Range(0, 1024));
+    app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
+    app.add_flag("-v,--verbose", verbose, "Debug output");
+
+    std::string info_model;
+    auto* info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
+    info->add_option("model", info_model, "TorchScript model file")->required();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : code(ExitCode::Config);
+    }
+    set_log_level(quiet ? LogLevel::Warning : verbose ? LogLevel::Debug : LogLevel::Info);
+
+    try {
+        if (*info) return print_info(info_model);
+        if (job_path.empty()) {
+            std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n";
+            return code(ExitCode::Config);
+        }
+        std::vector<std::string> overrides = sets;
+        if (!device.empty()) overrides.push_back("model.device=" + device);
+        if (!output_path.empty()) overrides.push_back("output.path=" + output_path);
+        if (overwrite) overrides.push_back("output.overwrite=overwrite");
+        if (skip_existing) overrides.push_back("output.overwrite=skip");
+        if (threads >= 0) overrides.push_back("pipeline.threads=" + std::to_string(threads));
+        JobConfig job = load_job(job_path, overrides);
+        if (!frames.empty()) {
+            try {
+                job.render_frames = parse_frame_spec(frames);
+            } catch (const ConfigError& e) {
+                throw ConfigError(std::string("--frames: ") + e.what());
+            }
+        }
+
+        std::signal(SIGINT, on_signal);
+        std::signal(SIGTERM, on_signal);
+        const JobReport report = run_job(job, nullptr, &g_cancel);
+        const double fps = report.wall_s > 0 ? report.rendered / report.wall_s : 0.0;
+        log_info("done: ", report.rendered, " rendered, ", report.skipped, " skipped, ", report.failed, " failed in ",
+                 report.wall_s, " s (", fps, " frames/s) on ", report.device);
+        if (report.exit_code == ExitCode::Interrupted) log_error("interrupted: no partial files were left");
+        return code(report.exit_code);
+    } catch (const Error& e) {
+        log_error(e.what());
+        return code(e.code());
+    } catch (const std::exception& e) {
+        log_error("unexpected: ", e.what());
+        return code(ExitCode::Render);
+    }
+}

@@ -1,0 +1,61 @@
+# Finds every dependency and works around Debian's packaging quirks without touching system files.
+#
+# LibTorch: any LibTorch 2.x found through Torch_DIR / CMAKE_PREFIX_PATH (a CUDA LibTorch makes the same
+# code use CUDA). If none is given, the torch wheel of the tools/ venv is asked for its cmake prefix.
+
+# Drop include directories that do not exist from an imported target (Debian's OIIO names
+# /usr/include/opencv4 although OpenCV is not installed; Debian's OCIO config in /usr/share/cmake
+# computes its prefix as "/" and names /include).
+function(depthbatch_fix_includes target)
+  foreach(prop INTERFACE_INCLUDE_DIRECTORIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES)
+    get_target_property(dirs ${target} ${prop})
+    if(dirs)
+      set(kept "")
+      foreach(d IN LISTS dirs)
+        if(EXISTS "${d}" OR d MATCHES "^\\$<")
+          list(APPEND kept "${d}")
+        endif()
+      endforeach()
+      set_target_properties(${target} PROPERTIES ${prop} "${kept}")
+    endif()
+  endforeach()
+endfunction()
+
+if(NOT Torch_DIR AND NOT DEFINED ENV{Torch_DIR})
+  find_package(Torch QUIET CONFIG)
+  if(NOT Torch_FOUND AND EXISTS "${DEPTHBATCH_PYTHON}")
+    execute_process(
+      COMMAND "${DEPTHBATCH_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+      OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _torch_rc)
+    if(_torch_rc EQUAL 0)
+      list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
+    endif()
+  endif()
+endif()
+find_package(Torch 2.0 REQUIRED CONFIG)
+message(STATUS "LibTorch ${Torch_VERSION} at ${Torch_DIR}")
+# Torch's config adds its own flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) through TORCH_CXX_FLAGS.
+set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
+
+find_package(OpenImageIO 2.2 REQUIRED CONFIG)
+depthbatch_fix_includes(OpenImageIO::OpenImageIO)
+if(TARGET OpenImageIO::OpenImageIO_Util)
+  depthbatch_fix_includes(OpenImageIO::OpenImageIO_Util)
+endif()
+
+find_package(OpenColorIO 2.1 REQUIRED CONFIG PATHS /usr/share/cmake)  # Debian 12 keeps it there
+depthbatch_fix_includes(OpenColorIO::OpenColorIO)
+find_path(DEPTHBATCH_OCIO_INCLUDE OpenColorIO/OpenColorIO.h REQUIRED)
+set_property(TARGET OpenColorIO::OpenColorIO APPEND PROPERTY
+  INTERFACE_INCLUDE_DIRECTORIES "${DEPTHBATCH_OCIO_INCLUDE}")
+
+find_package(TBB REQUIRED CONFIG)
+find_package(CLI11 REQUIRED CONFIG)
+find_package(yaml-cpp REQUIRED CONFIG)
+if(NOT TARGET yaml-cpp AND TARGET yaml-cpp::yaml-cpp)
+  add_library(yaml-cpp ALIAS yaml-cpp::yaml-cpp)
+endif()
+find_package(tomlplusplus REQUIRED CONFIG)
+find_package(nlohmann_json 3.9 REQUIRED CONFIG)
+find_package(OpenSSL REQUIRED)
+find_package(Threads REQUIRED)

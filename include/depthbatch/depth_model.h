@@ -1,0 +1,66 @@
+// depthbatch — a TorchScript depth model: load, contract, device, inference.
+//
+// LibTorch lives in this module only (src/depth_model.cpp); no public header includes torch.
+// Loading checks, in order, so that a bad model fails before any frame is read: the path exists and is
+// a regular, non-empty file; it is not an un-pulled Git LFS pointer; LibTorch can load it as
+// TorchScript; its contract (embedded depthbatch.json, else the job's model.* keys) is complete.
+// Inference runs under c10::InferenceMode with the module in eval() mode.
+#pragma once
+
+#include "depthbatch/job_config.h"
+#include "depthbatch/model_contract.h"
+#include "depthbatch/reformat.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace depthbatch {
+
+class DepthModel {
+public:
+    /// Load `options.path` ("default" = the prepared FastDepth, see default_model_path()) onto
+    /// `options.device`. Throws ModelError (naming the path) for a bad file or contract, ConfigError for a
+    /// device that does not exist (e.g. "cuda" with a CPU-only LibTorch or no visible GPU).
+    static std::unique_ptr<DepthModel> load(const JobConfig::Model& options);
+
+    /// The model path used for model.path "default": $DEPTHBATCH_DEFAULT_MODEL, else the one the build
+    /// was configured with (models/fastdepth-nyu.pt in the source tree).
+    static std::string default_model_path();
+
+    virtual ~DepthModel();
+
+    const ModelContract& contract() const { return contract_; }
+    const std::string& path() const { return path_; }
+    const std::string& sha256() const { return sha256_; }
+    /// "cpu" or "cuda:N", and why it was picked (for the log).
+    const std::string& device_name() const { return device_name_; }
+    const std::string& device_reason() const { return device_reason_; }
+    /// True for modules made with torch.jit.trace (one fixed size), false for torch.jit.script.
+    bool traced() const { return traced_; }
+    long long parameter_count() const;
+
+    /// Run one batch. All inputs must share one size (width x height, multiples of contract().multiple;
+    /// exactly the contract's size for fixed-size models). Returns one depth image per input, float32 in
+    /// the model's units, at the model's output size.
+    /// Throws ModelError when the output is not an image ([N,1,H,W] or [N,H,W] float) and RenderError
+    /// when the forward pass itself fails (message names the device, and the expected size for a traced
+    /// model).
+    std::vector<DepthImage> infer(const std::vector<const ModelInput*>& batch) const;
+
+private:
+    DepthModel();
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    ModelContract contract_;
+    std::string path_, sha256_, device_name_, device_reason_;
+    bool traced_ = false;
+};
+
+/// Set LibTorch's intra-op thread count (0 = the number of cores) and return the value in force.
+int set_torch_threads(int threads);
+
+/// SHA-256 of a file as 64 lowercase hex digits (OpenSSL EVP). Throws InputError if unreadable.
+std::string sha256_file(const std::string& path);
+
+}  // namespace depthbatch

@@ -1,0 +1,45 @@
+// depthbatch — frame sequences: a path pattern plus a frame list.
+//
+// Patterns accept the field's four spellings of a frame-number token, each meaning the same thing:
+//   "####" (Nuke: one '#' per digit), "%04d" (printf), "$F4" (Houdini; "$F" = unpadded), "@@@@" (one '@'
+//   per digit). Padding is a minimum width: frame 10001 in a 4-digit pattern is "10001" (it grows, it
+//   never wraps), frame -5 is "-005" (printf semantics). A pattern holds exactly one token.
+// Frame specs: comma-separated items "1001", "1001-1100", "1001-1100x2" (every 2nd frame from the first);
+//   negative frames are allowed ("-10--1"). The result is sorted ascending without duplicates, so the
+//   output frame numbers are always the input frame numbers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace depthbatch {
+
+/// Parse a frame spec into sorted, unique frame numbers.
+/// Throws ConfigError naming the offending item (empty spec, reversed range, step < 1, junk).
+std::vector<int> parse_frame_spec(const std::string& spec);
+
+/// Format frames back as a compact spec ("1001-1010x3,1020"), for logs and metadata.
+std::string format_frame_spec(const std::vector<int>& frames);
+
+/// A path pattern with one frame-number token.
+class FrameSequence {
+public:
+    /// Parse `pattern`. Throws ConfigError if it has no token or more than one.
+    explicit FrameSequence(const std::string& pattern);
+
+    /// The path of frame `frame` (padding grows for wide numbers, see above).
+    std::string path(int frame) const;
+
+    /// Frames whose files exist on disk, ascending. Only names whose number is written exactly as
+    /// path() would write it count (so "p.01001.exr" is not frame 1001 of "p.####.exr").
+    std::vector<int> frames_on_disk() const;
+
+    const std::string& pattern() const { return pattern_; }
+    int padding() const { return padding_; }
+
+private:
+    std::string pattern_, prefix_, suffix_;
+    int padding_ = 0;
+};
+
+}  // namespace depthbatch

@@ -1,0 +1,39 @@
+// depthbatch — leveled logging to a stream (stderr by default), safe from any thread.
+//
+// The library never prints except through here; the CLI picks the level (-q, -v) and the stream.
+#pragma once
+
+#include <iosfwd>
+#include <sstream>
+#include <string>
+
+namespace depthbatch {
+
+enum class LogLevel : int { Error = 0, Warning = 1, Info = 2, Debug = 3 };
+
+/// Set the global level (messages above it are dropped) and the stream (not owned; must outlive use).
+void set_log_level(LogLevel level);
+LogLevel log_level();
+void set_log_stream(std::ostream* out);
+
+/// Write one line "depthbatch: <level>: message" atomically with respect to other log lines.
+void log_line(LogLevel level, const std::string& message);
+
+namespace detail {
+template <typename... Args> std::string concat(const Args&... args) {
+    std::ostringstream s;
+    (s << ... << args);
+    return s.str();
+}
+}  // namespace detail
+
+template <typename... Args> void log_error(const Args&... a) { log_line(LogLevel::Error, detail::concat(a...)); }
+template <typename... Args> void log_warning(const Args&... a) { log_line(LogLevel::Warning, detail::concat(a...)); }
+template <typename... Args> void log_info(const Args&... a) {
+    if (log_level() >= LogLevel::Info) log_line(LogLevel::Info, detail::concat(a...));
+}
+template <typename... Args> void log_debug(const Args&... a) {
+    if (log_level() >= LogLevel::Debug) log_line(LogLevel::Debug, detail::concat(a...));
+}
+
+}  // namespace depthbatch

@@ -1,0 +1,58 @@
+// depthbatch — the reformat plan: plate data window -> model input -> back to the data window.
+//
+//   plate (W x H) --resize--> scaled (sw x sh) --pad right/bottom (edge replicate)--> input (iw x ih)
+//   model output (ow x oh) --resize to iw x ih if it differs--> crop sw x sh --resize--> W x H
+//
+// Processing size modes (JobConfig's model.size):
+//   plate      no resize; pad only up to the multiple (per-pixel exact for pixel-wise models)
+//   N          the short side becomes N px, aspect kept, each side rounded to the nearest multiple
+//              (as Depth Anything's own preprocessing does; no padding); the long side is capped at
+//              4*N so that a 4097x3 plate does not become a 300,000 px strip
+//   [w, h]     resized to exactly w x h, then padded up to the multiple
+//   model      the contract's size: exactly it for fixed-size (traced) models, else its short side
+// Resizing uses OIIO ImageBufAlgo::resize: the default filter for the plate, "triangle" (bilinear, no
+// overshoot, so depth never rings below zero) for depth.
+#pragma once
+
+#include "depthbatch/job_config.h"
+#include "depthbatch/model_contract.h"
+
+#include <OpenImageIO/imagebuf.h>
+
+#include <vector>
+
+namespace depthbatch {
+
+/// Model input for one frame: planar CHW float32, 3 x height x width, RGB in [0,1] after clamping.
+struct ModelInput {
+    int width = 0, height = 0;
+    std::vector<float> chw;
+};
+
+/// Raw model output for one frame: height x width float32 in the model's units.
+struct DepthImage {
+    int width = 0, height = 0;
+    std::vector<float> data;
+};
+
+struct ReformatPlan {
+    int plate_width = 0, plate_height = 0;     ///< data window (px)
+    int scaled_width = 0, scaled_height = 0;   ///< after resize, before padding (px)
+    int input_width = 0, input_height = 0;     ///< what the model sees: multiples of the contract's
+
+    /// Plan for a plate of `width` x `height`. Throws ConfigError when a fixed-size model is asked for
+    /// another explicit size, naming both sizes.
+    static ReformatPlan make(int width, int height, const ProcessingSize& size, const ModelContract& contract);
+
+    bool resizes() const { return scaled_width != plate_width || scaled_height != plate_height; }
+
+    /// Packed float RGB over the data window (plate_width x plate_height) -> the model input.
+    /// Values are clamped to [0,1] (the model's range; the count of clamped values is returned in
+    /// `out_of_range` when not null) and NaN/Inf become 0.
+    ModelInput to_model_input(const OIIO::ImageBuf& rgb, long* out_of_range = nullptr) const;
+
+    /// Model output -> a 1-channel float32 ImageBuf of plate_width x plate_height (origin 0,0).
+    OIIO::ImageBuf restore(const DepthImage& depth) const;
+};
+
+}  // namespace depthbatch

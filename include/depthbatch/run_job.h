@@ -1,0 +1,57 @@
+// depthbatch — rendering a job: one tbb::parallel_pipeline over the frames.
+//
+//   source (serial, in order)       next frame(s), skipping outputs that exist under "skip"
+//   read + colour + reformat (parallel)
+//   inference (serial, in order)    one device, one module; `batch` frames per forward
+//   restore + write (parallel)
+// At most `frames_in_flight` frames exist at once, so memory does not grow with sequence length.
+// Setup problems (job, model, colour, missing frames, existing outputs) throw before any frame is read
+// or written; a frame that fails later is reported in the JobReport, no new frames are started, frames
+// already in flight finish, and nothing partial is left on disk.
+#pragma once
+
+#include "depthbatch/error.h"
+#include "depthbatch/job_config.h"
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace depthbatch {
+
+/// Milliseconds spent on one frame per stage.
+struct StageTimes {
+    double read_ms = 0, color_ms = 0, reformat_ms = 0, infer_ms = 0, restore_ms = 0, write_ms = 0;
+};
+
+struct FrameResult {
+    int frame = 0;
+    ExitCode status = ExitCode::Ok;   ///< Ok, or the failure class (Input, Model, Render, OutputExists)
+    std::string message;              ///< empty when Ok
+    std::string input_path, output_path;
+    StageTimes times;
+    long clamped_values = 0;          ///< model-input values outside [0,1] that were clamped
+};
+
+struct JobReport {
+    std::vector<FrameResult> frames;  ///< every frame started, in frame order
+    int rendered = 0, skipped = 0, failed = 0;
+    double wall_s = 0;
+    std::string device;               ///< "cpu" or "cuda:N"
+    int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;
+    ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
+};
+
+/// Receives progress from run_job; called from worker threads, one call at a time.
+class JobObserver {
+public:
+    virtual ~JobObserver() = default;
+    virtual void on_frame_done(const FrameResult& /*result*/) {}
+};
+
+/// Render `job`. Throws ConfigError, InputError, ModelError or OutputExistsError for problems found
+/// before rendering starts (nothing is written then). `cancel`, when set to true from another thread (a
+/// signal handler), stops starting new frames; the report's exit_code is then Interrupted.
+JobReport run_job(const JobConfig& job, JobObserver* observer = nullptr, const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace depthbatch

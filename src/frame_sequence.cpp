@@ -1,0 +1,128 @@
+#include "depthbatch/frame_sequence.h"
+
+#include "depthbatch/error.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace depthbatch {
+
+namespace {
+int to_int(const std::string& text, const std::string& item) {
+    try {
+        size_t used = 0;
+        long v = std::stol(text, &used);
+        if (used != text.size() || v < INT_MIN / 2 || v > INT_MAX / 2) throw std::out_of_range(text);
+        return static_cast<int>(v);
+    } catch (const std::exception&) {
+        throw ConfigError("frame spec item '" + item + "': '" + text + "' is not a frame number");
+    }
+}
+}  // namespace
+
+std::vector<int> parse_frame_spec(const std::string& spec) {
+    static const std::regex item_re(R"(^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*(?:[xX]\s*(\d+))?)?\s*$)");
+    std::set<int> frames;
+    std::stringstream ss(spec);
+    std::string item;
+    bool any = false;
+    while (std::getline(ss, item, ',')) {
+        any = true;
+        std::smatch m;
+        if (!std::regex_match(item, m, item_re))
+            throw ConfigError("frame spec '" + spec + "': cannot read item '" + item +
+                              "' (expected N, A-B or A-BxSTEP)");
+        int first = to_int(m[1], item);
+        int last = m[2].matched ? to_int(m[2], item) : first;
+        int step = m[3].matched ? to_int(m[3], item) : 1;
+        if (last < first)
+            throw ConfigError("frame spec '" + spec + "': range '" + item + "' ends before it starts");
+        if (step < 1) throw ConfigError("frame spec '" + spec + "': step in '" + item + "' must be >= 1");
+        if ((static_cast<long long>(last) - first) / step > 10'000'000)
+            throw ConfigError("frame spec '" + spec + "': range '" + item + "' is too long");
+        for (long long f = first; f <= last; f += step) frames.insert(static_cast<int>(f));
+    }
+    if (!any || frames.empty()) throw ConfigError("frame spec '" + spec + "' names no frames");
+    return {frames.begin(), frames.end()};
+}
+
+std::string format_frame_spec(const std::vector<int>& frames) {
+    std::ostringstream out;
+    size_t i = 0;
+    while (i < frames.size()) {
+        size_t j = i + 1;
+        long step = j < frames.size() ? static_cast<long>(frames[j]) - frames[i] : 1;
+        while (j < frames.size() && static_cast<long>(frames[j]) - frames[j - 1] == step) ++j;
+        if (i) out << ',';
+        if (j - i >= 3) {
+            out << frames[i] << '-' << frames[j - 1];
+            if (step != 1) out << 'x' << step;
+            i = j;
+        } else {
+            out << frames[i];
+            ++i;
+        }
+    }
+    return out.str();
+}
+
+FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
+    // One token: runs of '#', runs of '@', %0Nd / %d, $FN / $F.
+    static const std::regex token_re(R"((#+)|(@+)|%(0?(\d+))?d|\$F(\d*))");
+    auto begin = std::sregex_iterator(pattern.begin(), pattern.end(), token_re);
+    auto end = std::sregex_iterator();
+    const auto count = std::distance(begin, end);
+    // Only the file name may hold the token: '#' or '@' in a folder name is left alone.
+    if (count == 0)
+        throw ConfigError("path pattern '" + pattern +
+                          "' has no frame-number token (use ####, %04d, $F4 or @@@@)");
+    if (count > 1) throw ConfigError("path pattern '" + pattern + "' has more than one frame-number token");
+    const std::smatch& m = *begin;
+    if (m[1].matched) padding_ = static_cast<int>(m[1].length());
+    else if (m[2].matched) padding_ = static_cast<int>(m[2].length());
+    else if (m[4].matched) padding_ = std::stoi(m[4]);
+    else if (m[5].matched && m[5].length()) padding_ = std::stoi(m[5]);
+    else padding_ = 0;
+    if (padding_ > 16) throw ConfigError("path pattern '" + pattern + "': padding over 16 digits");
+    prefix_ = m.prefix();
+    suffix_ = m.suffix();
+}
+
+std::string FrameSequence::path(int frame) const {
+    char digits[48];
+    std::snprintf(digits, sizeof digits, "%0*d", padding_, frame);
+    return prefix_ + digits + suffix_;
+}
+
+std::vector<int> FrameSequence::frames_on_disk() const {
+    const fs::path pre(prefix_);
+    // The token sits in the file name: split the prefix into folder and file-name start.
+    fs::path dir = pre.has_filename() ? pre.parent_path() : pre;
+    const std::string name_prefix = pre.has_filename() ? pre.filename().string() : std::string();
+    if (suffix_.find('/') != std::string::npos) return {};  // token in a folder name: not scanned
+    std::vector<int> frames;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() <= name_prefix.size() + suffix_.size()) continue;
+        if (name.compare(0, name_prefix.size(), name_prefix) != 0) continue;
+        if (name.compare(name.size() - suffix_.size(), suffix_.size(), suffix_) != 0) continue;
+        const std::string num = name.substr(name_prefix.size(), name.size() - name_prefix.size() - suffix_.size());
+        if (!std::regex_match(num, std::regex(R"(-?\d{1,10})"))) continue;
+        long v = std::stol(num);
+        if (v < INT_MIN / 2 || v > INT_MAX / 2) continue;
+        if (fs::path(path(static_cast<int>(v))).filename().string() != name) continue;
+        frames.push_back(static_cast<int>(v));
+    }
+    std::sort(frames.begin(), frames.end());
+    return frames;
+}
+
+}  // namespace depthbatch

@@ -1,0 +1,354 @@
+#include "depthbatch/job_config.h"
+
+#include "depthbatch/error.h"
+#include "depthbatch/frame_sequence.h"
+
+#include <toml++/toml.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace depthbatch {
+namespace {
+
+// The schema: section -> allowed keys. One table, so unknown keys are caught in one place.
+const std::map<std::string, std::set<std::string>>& schema() {
+    static const std::map<std::string, std::set<std::string>> s = {
+        {"input", {"path", "frames", "colorspace"}},
+        {"output", {"path", "overwrite", "compression"}},
+        {"model", {"path", "device", "size", "colorspace", "multiple", "kind", "units", "input_size",
+                   "fixed_size"}},
+        {"color", {"config"}},
+        {"pipeline", {"frames_in_flight", "threads"}},
+    };
+    return s;
+}
+
+std::string join(const std::set<std::string>& keys) {
+    std::string out;
+    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+    return out;
+}
+
+// A parsed job: one YAML tree whatever the file format, plus where each key came from.
+struct Tree {
+    YAML::Node root = YAML::Node(YAML::NodeType::Map);
+    std::string origin;                          // the job file (or "<text>")
+    std::string base_dir;                        // resolves relative paths from the file
+    std::map<std::string, std::string> where;    // "model.batch" -> "job.yaml:12"
+    std::map<std::string, std::string> base;     // key -> folder its relative paths resolve against
+
+    std::string at(const std::string& key) const {
+        auto it = where.find(key);
+        return it != where.end() ? it->second : origin;
+    }
+};
+
+void record_yaml_marks(const YAML::Node& node, const std::string& prefix, Tree& tree) {
+    if (!node.IsMap()) return;
+    for (const auto& kv : node) {
+        const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+        tree.where[key] = tree.origin + ":" + std::to_string(kv.first.Mark().line + 1);
+        record_yaml_marks(kv.second, key, tree);
+    }
+}
+
+YAML::Node toml_to_yaml(const toml::node& node, const std::string& key, Tree& tree) {
+    if (!key.empty())
+        tree.where[key] = tree.origin + ":" + std::to_string(node.source().begin.line);
+    if (const auto* table = node.as_table()) {
+        YAML::Node out(YAML::NodeType::Map);
+        for (const auto& [k, v] : *table) {
+            const std::string child = key.empty() ? std::string(k.str()) : key + "." + std::string(k.str());
+            out[std::string(k.str())] = toml_to_yaml(v, child, tree);
+        }
+        return out;
+    }
+    if (const auto* array = node.as_array()) {
+        YAML::Node out(YAML::NodeType::Sequence);
+        for (const auto& v : *array) out.push_back(toml_to_yaml(v, key, tree));
+        tree.where[key] = tree.origin + ":" + std::to_string(node.source().begin.line);
+        return out;
+    }
+    std::ostringstream s;
+    if (const auto* str = node.as_string()) s << str->get();
+    else if (const auto* i = node.as_integer()) s << i->get();
+    else if (const auto* f = node.as_floating_point()) s << f->get();
+    else if (const auto* b = node.as_boolean()) s << (b->get() ? "true" : "false");
+    else throw ConfigError(tree.at(key) + ": key '" + key + "': dates and times are not job values");
+    return YAML::Node(s.str());
+}
+
+Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin,
+                const std::string& base_dir) {
+    Tree tree;
+    tree.origin = origin;
+    tree.base_dir = base_dir;
+    if (format == "toml") {
+        try {
+            toml::table table = toml::parse(text, origin);
+            tree.root = toml_to_yaml(table, "", tree);
+        } catch (const toml::parse_error& e) {
+            throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) +
+                              ": TOML syntax error: " + std::string(e.description()));
+        }
+    } else {
+        try {
+            tree.root = YAML::Load(text);
+        } catch (const YAML::Exception& e) {
+            throw ConfigError(origin + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+        }
+        if (tree.root.IsNull()) tree.root = YAML::Node(YAML::NodeType::Map);
+        if (!tree.root.IsMap()) throw ConfigError(origin + ": a job file is a mapping of sections (input, output, ...)");
+        record_yaml_marks(tree.root, "", tree);
+    }
+    return tree;
+}
+
+void apply_override(Tree& tree, const std::string& assignment) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw ConfigError("--set '" + assignment + "': expected key.path=value");
+    const std::string key = assignment.substr(0, eq);
+    const std::string value = assignment.substr(eq + 1);
+    const auto dot = key.find('.');
+    if (dot == std::string::npos)
+        throw ConfigError("--set '" + assignment + "': key must be section.key (e.g. model.device)");
+    YAML::Node parsed;
+    try {
+        parsed = YAML::Load(value);
+    } catch (const YAML::Exception&) {
+        parsed = YAML::Node(value);
+    }
+    if (parsed.IsNull()) parsed = YAML::Node(value);
+    const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
+    if (!tree.root[section] || !tree.root[section].IsMap()) tree.root[section] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node sec = tree.root[section];
+    sec[leaf] = parsed;
+    tree.where[key] = "--set " + assignment;
+    tree.base[key] = fs::current_path().string();
+}
+
+// Typed, located access to the tree; every failure names file:line and key.
+class Reader {
+public:
+    explicit Reader(const Tree& t) : t_(t) {}
+
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+        throw ConfigError(t_.at(key) + ": key '" + key + "': " + what);
+    }
+    YAML::Node node(const std::string& key) const {
+        const auto dot = key.find('.');
+        const YAML::Node sec = t_.root[key.substr(0, dot)];
+        if (!sec) return YAML::Node();
+        return sec[key.substr(dot + 1)];
+    }
+    bool has(const std::string& key) const {
+        YAML::Node n = node(key);
+        return n && !n.IsNull();
+    }
+    std::string str(const std::string& key) const {
+        YAML::Node n = node(key);
+        if (!n.IsScalar()) fail(key, "expected a single value (a string)");
+        return n.Scalar();
+    }
+    std::string str(const std::string& key, const std::string& fallback) const {
+        return has(key) ? str(key) : fallback;
+    }
+    int integer(const std::string& key, long lo, long hi) const {
+        const std::string s = str(key);
+        try {
+            size_t used = 0;
+            long v = std::stol(s, &used);
+            if (used != s.size()) throw std::invalid_argument(s);
+            if (v < lo || v > hi)
+                fail(key, "value " + s + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+            return static_cast<int>(v);
+        } catch (const std::logic_error&) {
+            fail(key, "expected an integer, got '" + s + "'");
+        }
+    }
+    bool boolean(const std::string& key) const {
+        const std::string s = str(key);
+        if (s == "true" || s == "yes" || s == "on") return true;
+        if (s == "false" || s == "no" || s == "off") return false;
+        fail(key, "expected true or false, got '" + s + "'");
+    }
+    std::string choice(const std::string& key, const std::set<std::string>& allowed, const std::string& fallback) const {
+        if (!has(key)) return fallback;
+        const std::string s = str(key);
+        if (!allowed.count(s)) fail(key, "'" + s + "' is not one of: " + join(allowed));
+        return s;
+    }
+    /// A path resolved against the job file's folder (or the current folder for --set values).
+    std::string path(const std::string& key) const {
+        const std::string s = str(key);
+        if (s.empty()) fail(key, "path is empty");
+        fs::path p(s);
+        if (p.is_absolute()) return p.lexically_normal().string();
+        auto b = t_.base.find(key);
+        const fs::path base = b != t_.base.end() ? fs::path(b->second) : fs::path(t_.base_dir);
+        return (base / p).lexically_normal().string();
+    }
+    std::vector<int> pair(const std::string& key) const {
+        YAML::Node n = node(key);
+        if (!n.IsSequence() || n.size() != 2) fail(key, "expected [width, height]");
+        std::vector<int> out;
+        for (const auto& v : n) {
+            try {
+                out.push_back(v.as<int>());
+            } catch (const YAML::Exception&) {
+                fail(key, "expected [width, height] in integer pixels");
+            }
+            if (out.back() < 1 || out.back() > 65536) fail(key, "sizes must be in [1, 65536] px");
+        }
+        return out;
+    }
+
+private:
+    const Tree& t_;
+};
+
+void check_keys(const Tree& tree) {
+    for (const auto& section : tree.root) {
+        const std::string name = section.first.Scalar();
+        auto it = schema().find(name);
+        if (it == schema().end()) {
+            std::set<std::string> sections;
+            for (const auto& kv : schema()) sections.insert(kv.first);
+            throw ConfigError(tree.at(name) + ": unknown section '" + name + "' (allowed: " + join(sections) + ")");
+        }
+        if (!section.second.IsMap())
+            throw ConfigError(tree.at(name) + ": section '" + name + "' must be a mapping of keys");
+        for (const auto& kv : section.second) {
+            const std::string key = name + "." + kv.first.Scalar();
+            if (!it->second.count(kv.first.Scalar()))
+                throw ConfigError(tree.at(key) + ": unknown key '" + key + "' (allowed in '" + name +
+                                  "': " + join(it->second) + ")");
+        }
+    }
+}
+
+ProcessingSize read_size(const Reader& r) {
+    ProcessingSize size;
+    if (!r.has("model.size")) return size;
+    YAML::Node n = r.node("model.size");
+    if (n.IsSequence()) {
+        auto wh = r.pair("model.size");
+        size.mode = ProcessingSize::Mode::Explicit;
+        size.width_px = wh[0];
+        size.height_px = wh[1];
+        return size;
+    }
+    const std::string s = r.str("model.size");
+    if (s == "model") return size;
+    if (s == "plate") {
+        size.mode = ProcessingSize::Mode::Plate;
+        return size;
+    }
+    size.mode = ProcessingSize::Mode::ShortSide;
+    size.short_side_px = r.integer("model.size", 1, 65536);
+    return size;
+}
+
+JobConfig build(const Tree& tree) {
+    check_keys(tree);
+    Reader r(tree);
+    JobConfig job;
+    job.job_file = tree.origin;
+
+    if (!r.has("input.path")) r.fail("input.path", "is required (the plate's path pattern, e.g. plate.####.exr)");
+    job.input.path = r.path("input.path");
+    try {
+        FrameSequence check(job.input.path);
+    } catch (const ConfigError& e) {
+        r.fail("input.path", e.what());
+    }
+    if (r.has("input.frames")) {
+        try {
+            job.input.frames = parse_frame_spec(r.str("input.frames"));
+        } catch (const ConfigError& e) {
+            r.fail("input.frames", e.what());
+        }
+    }
+    job.input.colorspace = r.str("input.colorspace", "auto");
+
+    if (!r.has("output.path")) r.fail("output.path", "is required (e.g. depth/shot_depth.####.exr)");
+    job.output.path = r.path("output.path");
+    try {
+        FrameSequence check(job.output.path);
+    } catch (const ConfigError& e) {
+        r.fail("output.path", e.what());
+    }
+    if (fs::path(job.output.path).extension() != ".exr")
+        r.fail("output.path", "depthbatch writes OpenEXR: the pattern must end in .exr");
+    if (FrameSequence(job.output.path).path(1) == FrameSequence(job.input.path).path(1))
+        r.fail("output.path", "is the same as input.path: refusing to overwrite the plate");
+    const std::string ow = r.choice("output.overwrite", {"error", "skip", "overwrite"}, "error");
+    job.output.overwrite = ow == "skip" ? OverwritePolicy::Skip
+                         : ow == "overwrite" ? OverwritePolicy::Overwrite : OverwritePolicy::Error;
+    job.output.compression = r.choice("output.compression", {"zip", "zips", "piz", "dwaa", "none"}, "zip");
+
+    if (r.has("model.path")) job.model.path = r.str("model.path") == "default" ? "default" : r.path("model.path");
+    job.model.device = r.str("model.device", "auto");
+    {
+        const std::string& d = job.model.device;
+        const bool ok = d == "auto" || d == "cpu" || d == "cuda" ||
+                        (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
+                         d.find_first_not_of("0123456789", 5) == std::string::npos);
+        if (!ok) r.fail("model.device", "'" + d + "' is not auto, cpu, cuda or cuda:N");
+    }
+    job.model.size = read_size(r);
+    ContractOverrides& c = job.model.contract;
+    if (r.has("model.colorspace")) c.colorspace = r.str("model.colorspace");
+    if (r.has("model.multiple")) c.multiple = r.integer("model.multiple", 1, 1024);
+    if (r.has("model.kind")) {
+        const std::string k = r.choice("model.kind", {"metric_depth", "relative_inverse_depth", "relative_depth"}, "");
+        c.kind = parse_depth_kind(k);
+    }
+    if (r.has("model.units")) c.units = r.str("model.units");
+    if (r.has("model.input_size")) {
+        auto wh = r.pair("model.input_size");
+        c.width_px = wh[0];
+        c.height_px = wh[1];
+    }
+    if (r.has("model.fixed_size")) c.fixed_size = r.boolean("model.fixed_size");
+
+    if (r.has("color.config")) job.color.config = r.path("color.config");
+
+    if (r.has("pipeline.frames_in_flight")) job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
+    if (r.has("pipeline.threads")) job.pipeline.threads = r.integer("pipeline.threads", 0, 1024);
+    return job;
+}
+
+}  // namespace
+
+JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
+                    const std::string& base_dir, const std::vector<std::string>& overrides) {
+    Tree tree = parse_tree(text, format, origin, base_dir);
+    for (const auto& o : overrides) apply_override(tree, o);
+    return build(tree);
+}
+
+JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides) {
+    const fs::path p(job_path);
+    std::string format;
+    const std::string ext = p.extension().string();
+    if (ext == ".yaml" || ext == ".yml") format = "yaml";
+    else if (ext == ".toml") format = "toml";
+    else throw ConfigError(job_path + ": job files end in .yaml, .yml or .toml");
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw ConfigError(job_path + ": cannot open the job file");
+    std::stringstream text;
+    text << in.rdbuf();
+    const fs::path base = fs::absolute(p).parent_path();
+    return parse_job(text.str(), format, job_path, base.string(), overrides);
+}
+
+}  // namespace depthbatch

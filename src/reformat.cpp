@@ -1,0 +1,122 @@
+#include "depthbatch/reformat.h"
+
+#include "depthbatch/error.h"
+
+#include <OpenImageIO/imagebufalgo.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace depthbatch {
+namespace {
+
+int round_to_multiple(double v, int multiple) {
+    return std::max(multiple, static_cast<int>(std::lround(v / multiple)) * multiple);
+}
+int ceil_to_multiple(int v, int multiple) { return (v + multiple - 1) / multiple * multiple; }
+
+OIIO::ImageBuf resized(const OIIO::ImageBuf& src, int w, int h, const char* filter) {
+    OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, src.nchannels(), OIIO::TypeDesc::FLOAT));
+    OIIO::ImageBuf origin0 = src;  // resize maps full windows onto each other: use origin-0 windows
+    OIIO::ImageSpec& s = origin0.specmod();
+    s.x = s.y = s.full_x = s.full_y = 0;
+    s.full_width = s.width;
+    s.full_height = s.height;
+    if (!OIIO::ImageBufAlgo::resize(dst, origin0, filter ? filter : "", 0.0f, {}, 1))
+        throw RenderError("resize to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + dst.geterror());
+    return dst;
+}
+
+}  // namespace
+
+ReformatPlan ReformatPlan::make(int width, int height, const ProcessingSize& size, const ModelContract& c) {
+    ReformatPlan p;
+    p.plate_width = width;
+    p.plate_height = height;
+    const int m = std::max(1, c.multiple);
+    auto short_side = [&](int target) {
+        const double scale = static_cast<double>(target) / std::min(width, height);
+        const double cap = 4.0 * target / std::max(width, height);
+        const double s = std::min(scale, std::max(cap, 0.0));
+        p.scaled_width = p.input_width = round_to_multiple(width * s, m);
+        p.scaled_height = p.input_height = round_to_multiple(height * s, m);
+    };
+    using Mode = ProcessingSize::Mode;
+    if (c.fixed_size) {
+        if (size.mode == Mode::Explicit && (size.width_px != c.width || size.height_px != c.height))
+            throw ConfigError("model.size " + std::to_string(size.width_px) + "x" + std::to_string(size.height_px) +
+                              ": this model only accepts its fixed input size " + std::to_string(c.width) + "x" +
+                              std::to_string(c.height) + " (width x height)");
+        if (size.mode == Mode::ShortSide || size.mode == Mode::Plate)
+            throw ConfigError("model.size: this model only accepts its fixed input size " + std::to_string(c.width) +
+                              "x" + std::to_string(c.height) + " (width x height); leave model.size unset");
+        p.scaled_width = p.input_width = c.width;
+        p.scaled_height = p.input_height = c.height;
+        return p;
+    }
+    switch (size.mode) {
+    case Mode::Plate:
+        p.scaled_width = width;
+        p.scaled_height = height;
+        p.input_width = ceil_to_multiple(width, m);
+        p.input_height = ceil_to_multiple(height, m);
+        break;
+    case Mode::Explicit:
+        p.scaled_width = size.width_px;
+        p.scaled_height = size.height_px;
+        p.input_width = ceil_to_multiple(size.width_px, m);
+        p.input_height = ceil_to_multiple(size.height_px, m);
+        break;
+    case Mode::ShortSide: short_side(size.short_side_px); break;
+    case Mode::Model: short_side(c.height > 0 ? std::min(c.height, c.width) : 518); break;
+    }
+    return p;
+}
+
+ModelInput ReformatPlan::to_model_input(const OIIO::ImageBuf& rgb, long* out_of_range) const {
+    OIIO::ImageBuf scaled = resizes() ? resized(rgb, scaled_width, scaled_height, nullptr) : rgb;
+    if (!scaled.localpixels() || scaled.spec().format != OIIO::TypeDesc::FLOAT || scaled.nchannels() != 3)
+        scaled = resized(rgb, scaled_width, scaled_height, nullptr);   // forces a packed float copy
+    const float* src = static_cast<const float*>(scaled.localpixels());
+    ModelInput in;
+    in.width = input_width;
+    in.height = input_height;
+    in.chw.resize(static_cast<size_t>(3) * input_width * input_height);
+    long clamped = 0;
+    for (int y = 0; y < input_height; ++y) {
+        const int sy = std::min(y, scaled_height - 1);            // edge-replicate padding
+        for (int x = 0; x < input_width; ++x) {
+            const int sx = std::min(x, scaled_width - 1);
+            const float* px = src + (static_cast<size_t>(sy) * scaled_width + sx) * 3;
+            for (int c = 0; c < 3; ++c) {
+                float v = px[c];
+                const bool inside = x < scaled_width && y < scaled_height;
+                if (!std::isfinite(v)) v = 0.0f;
+                else if (v < 0.0f || v > 1.0f) {
+                    if (inside) ++clamped;
+                    v = std::clamp(v, 0.0f, 1.0f);
+                }
+                in.chw[(static_cast<size_t>(c) * input_height + y) * input_width + x] = v;
+            }
+        }
+    }
+    if (out_of_range) *out_of_range = clamped;
+    return in;
+}
+
+OIIO::ImageBuf ReformatPlan::restore(const DepthImage& depth) const {
+    OIIO::ImageBuf out(OIIO::ImageSpec(depth.width, depth.height, 1, OIIO::TypeDesc::FLOAT));
+    std::memcpy(out.localpixels(), depth.data.data(), depth.data.size() * sizeof(float));
+    if (depth.width != input_width || depth.height != input_height)
+        out = resized(out, input_width, input_height, "triangle");
+    if (scaled_width != input_width || scaled_height != input_height) {
+        OIIO::ImageBuf crop;
+        OIIO::ImageBufAlgo::cut(crop, out, OIIO::ROI(0, scaled_width, 0, scaled_height), 1);
+        out = std::move(crop);
+    }
+    if (resizes()) out = resized(out, plate_width, plate_height, "triangle");
+    return out;
+}
+
+}  // namespace depthbatch

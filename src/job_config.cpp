@@ -52,9 +52,14 @@ struct Tree {
 
 void record_yaml_marks(const YAML::Node& node, const std::string& prefix, Tree& tree) {
     if (!node.IsMap()) return;
+    std::map<std::string, int> seen;  // yaml-cpp accepts repeated keys; YAML (and TOML) do not
     for (const auto& kv : node) {
         const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
-        tree.where[key] = tree.origin + ":" + std::to_string(kv.first.Mark().line + 1);
+        const int line = kv.first.Mark().line + 1;
+        if (!seen.emplace(key, line).second)
+            throw ConfigError(tree.origin + ":" + std::to_string(line) + ": key '" + key +
+                              "' is repeated (first at line " + std::to_string(seen[key]) + ")");
+        tree.where[key] = tree.origin + ":" + std::to_string(line);
         record_yaml_marks(kv.second, key, tree);
     }
 }

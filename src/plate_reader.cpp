@@ -34,16 +34,22 @@ Plate read_plate(const std::string& path, int frame) {
     auto input = OIIO::ImageInput::open(path);
     if (!input) throw InputError(where(frame, path) + ": cannot open: " + OIIO::geterror());
     plate.file_spec = input->spec();
-    input->close();
     const OIIO::ImageSpec& spec = plate.file_spec;
     if (spec.deep) throw InputError(where(frame, path) + ": deep images are not supported");
     if (spec.nchannels < 1) throw InputError(where(frame, path) + ": the image has no channels");
 
-    plate.pixels = OIIO::ImageBuf(path);
-    // Subimage 0, mip level 0, every channel, converted to float32; force=true reads it all now so
-    // decode errors surface here and not later in another thread.
-    if (!plate.pixels.read(0, 0, true, OIIO::TypeDesc::FLOAT) || plate.pixels.has_error())
-        throw InputError(where(frame, path) + ": cannot read pixels: " + plate.pixels.geterror());
+    // Subimage 0, mip level 0, every channel, converted to float32 over the data window.
+    OIIO::ImageSpec float_spec = spec;
+    float_spec.set_format(OIIO::TypeDesc::FLOAT);
+    float_spec.channelformats.clear();
+    plate.pixels.reset(float_spec, OIIO::InitializePixels::No);
+    const bool ok = input->read_image(0, 0, 0, spec.nchannels, OIIO::TypeDesc::FLOAT, plate.pixels.localpixels());
+    // Strict: a decoder that recovers from damage still reports it (libjpeg's "Premature end of JPEG
+    // file" on a truncated JPEG returns success with grey pixels): any message means a bad frame.
+    const std::string message = input->geterror();
+    if (!ok || !message.empty())
+        throw InputError(where(frame, path) + ": cannot read pixels: " + (message.empty() ? "unknown error" : message));
+    input->close();
 
     plate.r = find_channel(spec, {"R", "r", "red"});
     plate.g = find_channel(spec, {"G", "g", "green"});

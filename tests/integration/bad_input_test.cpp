@@ -1,0 +1,170 @@
+// Bad input: every case gets its documented exit code (README "Exit codes"), a message naming the cause,
+// and leaves no partial or temporary file. Includes CASES.md 9 (model files that are not models).
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace depthbatch::test;
+
+namespace {
+
+constexpr int kConfig = 2, kInput = 3, kModel = 4, kOutputExists = 6;
+
+/// A folder with P-mean, three 32x18 plates p.1001-1003.exr and a job writing out/d.####.exr.
+struct Scene {
+    TempDir dir;
+    Scene() {
+        write_p_mean(dir / "pmean.pt");
+        for (int f = 1001; f <= 1003; ++f)
+            write_image(dir / ("p." + std::to_string(f) + ".exr"), 32, 18, {"R", "G", "B"}, "half",
+                        [](int, int, int) { return 0.25f; });
+    }
+    fs::path job(const std::string& extra_input = "", const std::string& model = "pmean.pt",
+                 const std::string& extra = "") {
+        return write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB" + extra_input + "}\n"
+                                           "model: {path: '" + model + "', size: plate}\n"
+                                           "output: {path: out/d.####.exr}\n" + extra);
+    }
+    std::vector<std::string> outputs() const { return list_dir(dir / "out"); }
+};
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST(BadInput, MissingFrameInRangeFailsBeforeRendering) {
+    Scene s;
+    const auto r = run_cli({s.job(", frames: 1001-1004").string()});
+    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1004")) << r.output;
+    EXPECT_TRUE(contains(r.output, "p.1004.exr")) << r.output;
+    EXPECT_TRUE(s.outputs().empty()) << "nothing may be rendered when a frame of the range is missing";
+}
+
+TEST(BadInput, TruncatedJpegNamesFrameAndLeavesNoPartialFile) {
+    Scene s;
+    const fs::path src = samples_dir() / "plates/bedroom/bedroom.1001.jpg";
+    fs::copy_file(src, s.dir / "j.1001.jpg");
+    {
+        std::ifstream in(src, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::ofstream(s.dir / "j.1002.jpg", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    }
+    write_job(s.dir / "j.yaml", "input: {path: j.####.jpg, frames: 1001-1002}\n"
+                                "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+    const auto r = run_cli({(s.dir / "j.yaml").string(), "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
+    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
+    EXPECT_TRUE(contains(r.output, "j.1002.jpg")) << r.output;
+    for (const auto& name : s.outputs()) {
+        EXPECT_EQ(name, "d.1001.exr") << "only the good frame may exist, and no temporary file";
+    }
+    EXPECT_FALSE(fs::exists(s.dir / "out/d.1002.exr"));
+}
+
+TEST(BadInput, UnknownKeyNamesFileLineAndKey) {
+    Scene s;
+    const auto job = s.job("", "pmean.pt", "pipeline: {threads: 1, frames_in_flihgt: 2}\n");
+    const auto r = run_cli({job.string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "job.yaml:4")) << r.output;
+    EXPECT_TRUE(contains(r.output, "pipeline.frames_in_flihgt")) << r.output;
+    EXPECT_TRUE(contains(r.output, "frames_in_flight")) << "the allowed keys are listed\n" << r.output;
+    EXPECT_TRUE(s.outputs().empty());
+}
+
+TEST(BadInput, WrongTypeNamesKey) {
+    Scene s;
+    const auto r = run_cli({s.job("", "pmean.pt", "pipeline: {threads: many}\n").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "job.yaml:4")) << r.output;
+    EXPECT_TRUE(contains(r.output, "pipeline.threads")) << r.output;
+    EXPECT_TRUE(contains(r.output, "expected an integer")) << r.output;
+    const auto flag = run_cli({s.job().string(), "--frames", "1003-1001"});
+    EXPECT_EQ(flag.exit_code, kConfig) << flag.output;
+    EXPECT_TRUE(contains(flag.output, "--frames")) << flag.output;
+}
+
+TEST(BadInput, ModelThatIsNotTorchScript) {
+    Scene s;
+    std::ofstream(s.dir / "notes.pt") << "this is not a model\n";
+    const auto r = run_cli({s.job("", "notes.pt").string()});
+    EXPECT_EQ(r.exit_code, kModel) << r.output;
+    EXPECT_TRUE(contains(r.output, "notes.pt")) << r.output;
+    EXPECT_TRUE(contains(r.output, "not a TorchScript file")) << r.output;
+    EXPECT_TRUE(s.outputs().empty());
+}
+
+TEST(BadInput, ModelWhoseOutputIsNotAnImage) {
+    Scene s;
+    const std::string contract = probe_contract();
+    write_probe_model(s.dir / "scalar.pt", "def forward(self, x):\n    return x.sum()\n", contract);
+    write_probe_model(s.dir / "rgb.pt", "def forward(self, x):\n    return x\n", contract);
+    write_probe_model(s.dir / "list.pt", "def forward(self, x):\n    return [x]\n", contract);
+    for (const std::string model : {"scalar.pt", "rgb.pt", "list.pt"}) {
+        const auto r = run_cli({s.job("", model).string()});
+        EXPECT_EQ(r.exit_code, kModel) << model << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, model)) << r.output;
+        EXPECT_TRUE(contains(r.output, "not an image") || contains(r.output, "not a tensor")) << r.output;
+        EXPECT_TRUE(s.outputs().empty()) << model;
+    }
+}
+
+// CASES.md 9: a Git LFS pointer, half a .pt, an empty file, a directory: model exit code before any
+// frame is read (the plates here do not even exist), the path in the message, no outputs.
+TEST(BadInput, ModelFilesThatAreNotModels) {
+    TempDir dir;
+    write_p_mean(dir / "good.pt");
+    {
+        std::ifstream in(dir / "good.pt", std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::ofstream(dir / "half.pt", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    }
+    std::ofstream(dir / "lfs.pt") << "version https://git-lfs.github.com/spec/v1\n"
+                                     "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+                                     "size 98765432\n";
+    std::ofstream(dir / "empty.pt").close();
+    fs::create_directories(dir / "folder.pt");
+    for (const std::string model : {"lfs.pt", "half.pt", "empty.pt", "folder.pt"}) {
+        write_job(dir / "job.yaml", "input: {path: missing.####.exr, frames: 1-3}\n"
+                                    "model: {path: " + model + "}\noutput: {path: out/d.####.exr}\n");
+        const auto r = run_cli({(dir / "job.yaml").string()});
+        EXPECT_EQ(r.exit_code, kModel) << model << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, (dir / model).string())) << r.output;
+        EXPECT_FALSE(contains(r.output, "frame 1")) << "no frame may be touched before the model loads\n" << r.output;
+        EXPECT_FALSE(fs::exists(dir / "out"));
+    }
+    write_job(dir / "job.yaml", "input: {path: missing.####.exr, frames: 1-3}\nmodel: {path: lfs.pt}\n"
+                                "output: {path: out/d.####.exr}\n");
+    EXPECT_TRUE(contains(run_cli({(dir / "job.yaml").string()}).output, "Git LFS pointer"));
+}
+
+TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
+    Scene s;
+    fs::create_directories(s.dir / "out");
+    std::ofstream(s.dir / "out/d.1002.exr") << "precious";
+    auto r = run_cli({s.job().string()});
+    EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
+    EXPECT_TRUE(contains(r.output, "d.1002.exr")) << r.output;
+    EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1002.exr"})) << "nothing rendered when outputs exist";
+    {
+        std::ifstream in(s.dir / "out/d.1002.exr");
+        std::string text;
+        in >> text;
+        EXPECT_EQ(text, "precious");
+    }
+    r = run_cli({s.job().string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
+    std::ifstream in(s.dir / "out/d.1002.exr");
+    std::string text;
+    in >> text;
+    EXPECT_EQ(text, "precious") << "--skip-existing leaves existing frames alone";
+    r = run_cli({s.job().string(), "--overwrite"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(channel_names(s.dir / "out/d.1002.exr"), (std::vector<std::string>{"R", "G", "B", "depth.Z"}));
+}

@@ -1,0 +1,141 @@
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <OpenImageIO/imageio.h>
+#include <torch/script.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sys/wait.h>
+
+namespace depthbatch::test {
+
+fs::path samples_dir() { return fs::path(DEPTHBATCH_SAMPLES); }
+
+TempDir::TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("depthbatch-test-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path);
+}
+TempDir::~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+}
+
+fs::path write_probe_model(const fs::path& path, const std::string& forward_source, const std::string& contract_json) {
+    torch::jit::Module m("Probe");
+    m.define(forward_source);
+    torch::jit::ExtraFilesMap extra;
+    if (!contract_json.empty()) extra["depthbatch.json"] = contract_json;
+    m.save(path.string(), extra);
+    return path;
+}
+
+std::string probe_contract(const std::string& kind, int multiple) {
+    const std::string units = kind == "metric_depth" ? "m" : "";
+    return R"({"format": 1, "name": "probe", "input": {"colorspace": "sRGB", "multiple": )" + std::to_string(multiple) +
+           R"(, "size": null, "fixed_size": false, "mean": null, "std": null}, "output": {"kind": ")" + kind +
+           R"(", "units": ")" + units + R"("}, "source": "tests/support probe"})";
+}
+
+fs::path write_p_mean(const fs::path& path, const std::string& kind, int multiple) {
+    return write_probe_model(path, "def forward(self, x):\n    return x.mean(dim=1, keepdim=True)\n",
+                             probe_contract(kind, multiple));
+}
+
+fs::path write_p_const(const fs::path& path, double c, const std::string& kind) {
+    char src[256];
+    std::snprintf(src, sizeof src, "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + %.9g\n", c);
+    return write_probe_model(path, src, probe_contract(kind));
+}
+
+void write_image(const fs::path& path, int width, int height, const std::vector<std::string>& names,
+                 const std::string& type, const std::function<float(int, int, int)>& fn, int x_origin, int y_origin,
+                 int full_width, int full_height) {
+    const int nch = static_cast<int>(names.size());
+    OIIO::TypeDesc t = type == "half" ? OIIO::TypeDesc::HALF
+                     : type == "uint8" ? OIIO::TypeDesc::UINT8
+                     : type == "uint16" ? OIIO::TypeDesc::UINT16 : OIIO::TypeDesc::FLOAT;
+    OIIO::ImageSpec spec(width, height, nch, t);
+    spec.channelnames = names;
+    spec.x = x_origin;
+    spec.y = y_origin;
+    spec.full_x = 0;
+    spec.full_y = 0;
+    spec.full_width = full_width ? full_width : width;
+    spec.full_height = full_height ? full_height : height;
+    spec.alpha_channel = -1;
+    for (int c = 0; c < nch; ++c)
+        if (names[c] == "A") spec.alpha_channel = c;
+    std::vector<float> px(static_cast<size_t>(width) * height * nch);
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+            for (int c = 0; c < nch; ++c) px[(static_cast<size_t>(y) * width + x) * nch + c] = fn(x + x_origin, y + y_origin, c);
+    auto out = OIIO::ImageOutput::create(path.string());
+    ASSERT_TRUE(out) << OIIO::geterror();
+    ASSERT_TRUE(out->open(path.string(), spec)) << out->geterror();
+    ASSERT_TRUE(out->write_image(OIIO::TypeDesc::FLOAT, px.data())) << out->geterror();
+    ASSERT_TRUE(out->close());
+}
+
+RunResult run_cli(const std::vector<std::string>& args, const std::string& env) {
+    std::string cmd = env.empty() ? "" : env + " ";
+    cmd += "'" DEPTHBATCH_BIN "'";
+    for (const auto& a : args) {
+        std::string q = "'";
+        for (char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        cmd += " " + q + "'";
+    }
+    cmd += " 2>&1";
+    RunResult r;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+fs::path write_job(const fs::path& path, const std::string& yaml) {
+    std::ofstream(path) << yaml;
+    return path;
+}
+
+OIIO::ImageBuf read_image(const fs::path& path) {
+    OIIO::ImageBuf buf(path.string());
+    EXPECT_TRUE(buf.read(0, 0, true, OIIO::TypeDesc::FLOAT)) << path << ": " << buf.geterror();
+    return buf;
+}
+
+OIIO::ImageSpec file_spec(const fs::path& path) {
+    auto in = OIIO::ImageInput::open(path.string());
+    EXPECT_TRUE(in) << path << ": " << OIIO::geterror();
+    return in ? in->spec() : OIIO::ImageSpec();
+}
+
+std::vector<std::string> channel_names(const fs::path& path) {
+    auto in = OIIO::ImageInput::open(path.string());
+    if (!in) return {};
+    return in->spec().channelnames;
+}
+
+int channel_index(const OIIO::ImageBuf& buf, const std::string& name) {
+    const auto& names = buf.spec().channelnames;
+    for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name) return static_cast<int>(i);
+    return -1;
+}
+
+std::vector<std::string> list_dir(const fs::path& dir) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+}  // namespace depthbatch::test

@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,12 +21,14 @@ namespace {
 // The schema: section -> allowed keys. One table, so unknown keys are caught in one place.
 const std::map<std::string, std::set<std::string>>& schema() {
     static const std::map<std::string, std::set<std::string>> s = {
-        {"input", {"path", "frames", "colorspace"}},
-        {"output", {"path", "overwrite", "compression"}},
+        {"input", {"path", "frames", "colorspace", "part", "view"}},
+        {"output", {"path", "overwrite", "compression", "channels", "existing_depth", "pixel_type"}},
         {"model", {"path", "device", "size", "colorspace", "multiple", "kind", "units", "input_size",
-                   "fixed_size"}},
-        {"color", {"config"}},
-        {"pipeline", {"frames_in_flight", "threads"}},
+                   "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads"}},
+        {"color", {"config", "hdr", "display", "view", "look"}},
+        {"depth", {"kind", "normalize", "near_is", "near", "far", "percentiles", "stats_frames", "stats_file",
+                   "stabilize", "stabilize_window"}},
+        {"pipeline", {"frames_in_flight", "threads", "report"}},
     };
     return s;
 }
@@ -179,6 +182,17 @@ public:
             fail(key, "expected an integer, got '" + s + "'");
         }
     }
+    double number(const std::string& key) const {
+        const std::string s = str(key);
+        try {
+            size_t used = 0;
+            double v = std::stod(s, &used);
+            if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
+            return v;
+        } catch (const std::logic_error&) {
+            fail(key, "expected a number, got '" + s + "'");
+        }
+    }
     bool boolean(const std::string& key) const {
         const std::string s = str(key);
         if (s == "true" || s == "yes" || s == "on") return true;
@@ -283,6 +297,8 @@ JobConfig build(const Tree& tree) {
         }
     }
     job.input.colorspace = r.str("input.colorspace", "auto");
+    job.input.part = r.str("input.part", "0");
+    job.input.view = r.str("input.view", "");
 
     if (!r.has("output.path")) r.fail("output.path", "is required (e.g. depth/shot_depth.####.exr)");
     job.output.path = r.path("output.path");
@@ -299,6 +315,9 @@ JobConfig build(const Tree& tree) {
     job.output.overwrite = ow == "skip" ? OverwritePolicy::Skip
                          : ow == "overwrite" ? OverwritePolicy::Overwrite : OverwritePolicy::Error;
     job.output.compression = r.choice("output.compression", {"zip", "zips", "piz", "dwaa", "none"}, "zip");
+    job.output.channels = r.choice("output.channels", {"rgba", "depth", "all"}, "rgba");
+    job.output.existing_depth = r.choice("output.existing_depth", {"replace", "rename"}, "replace");
+    job.output.pixel_type = r.choice("output.pixel_type", {"keep", "half", "float"}, "keep");
 
     if (r.has("model.path")) job.model.path = r.str("model.path") == "default" ? "default" : r.path("model.path");
     job.model.device = r.str("model.device", "auto");
@@ -324,11 +343,60 @@ JobConfig build(const Tree& tree) {
         c.height_px = wh[1];
     }
     if (r.has("model.fixed_size")) c.fixed_size = r.boolean("model.fixed_size");
+    job.model.precision = r.choice("model.precision", {"fp32", "fp16", "bf16"}, "fp32");
+    if (r.has("model.batch")) job.model.batch = r.integer("model.batch", 1, 256);
+    if (r.has("model.warmup")) job.model.warmup = r.integer("model.warmup", 0, 100);
+    if (r.has("model.freeze")) job.model.freeze = r.boolean("model.freeze");
+    if (r.has("model.channels_last")) job.model.channels_last = r.boolean("model.channels_last");
+    if (r.has("model.threads")) job.model.threads = r.integer("model.threads", 0, 1024);
 
     if (r.has("color.config")) job.color.config = r.path("color.config");
+    job.color.hdr = r.choice("color.hdr", {"clamp", "view"}, "clamp");
+    job.color.display = r.str("color.display", "");
+    job.color.view = r.str("color.view", "");
+    job.color.look = r.str("color.look", "");
+    if (job.color.hdr == "view" && (job.color.display.empty() || job.color.view.empty()))
+        r.fail("color.hdr", "'view' needs color.display and color.view (e.g. 'sRGB - Display' / 'ACES 1.0 - SDR Video')");
+
+    JobConfig::Depth& d = job.depth;
+    d.normalize = r.choice("depth.normalize", {"raw", "frame", "sequence", "fixed"}, "raw");
+    // A normalization without a kind means a normalized pass.
+    d.kind = r.choice("depth.kind", {"raw", "metric", "inverse", "normalized"}, d.normalize == "raw" ? "raw" : "normalized");
+    if (r.has("depth.near_is")) {
+        d.near_is = r.integer("depth.near_is", 0, 1);
+    }
+    if (r.has("depth.near")) d.near = r.number("depth.near");
+    if (r.has("depth.far")) d.far = r.number("depth.far");
+    if (d.near.has_value() != d.far.has_value()) r.fail(d.near ? "depth.near" : "depth.far", "depth.near and depth.far go together");
+    if (d.near && !(*d.near < *d.far)) r.fail("depth.near", "must be smaller than depth.far");
+    if (r.has("depth.percentiles")) {
+        YAML::Node n = r.node("depth.percentiles");
+        bool ok = n.IsSequence() && n.size() == 2;
+        try {
+            if (ok) {
+                d.percentile_low = n[0].as<double>();
+                d.percentile_high = n[1].as<double>();
+            }
+        } catch (const YAML::Exception&) {
+            ok = false;
+        }
+        if (!ok || !(0 <= d.percentile_low && d.percentile_low < d.percentile_high && d.percentile_high <= 100))
+            r.fail("depth.percentiles", "expected [low, high] with 0 <= low < high <= 100");
+    }
+    if (r.has("depth.stats_frames")) d.stats_frames = r.integer("depth.stats_frames", 1, 100000);
+    if (r.has("depth.stats_file")) d.stats_file = r.path("depth.stats_file");
+    if (r.has("depth.stabilize")) d.stabilize = r.boolean("depth.stabilize");
+    if (r.has("depth.stabilize_window")) d.stabilize_window = r.integer("depth.stabilize_window", 1, 256);
+    if (d.normalize == "fixed" && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
+    if (d.kind == "normalized" && d.normalize == "raw")
+        r.fail("depth.kind", "'normalized' needs depth.normalize: frame, sequence or fixed");
+    if ((d.kind == "raw" || d.kind == "inverse") && d.normalize != "raw")
+        r.fail("depth.normalize", "'" + d.normalize + "' applies to depth.kind normalized (or metric from a "
+               "relative model); depth.kind is '" + d.kind + "'");
 
     if (r.has("pipeline.frames_in_flight")) job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
     if (r.has("pipeline.threads")) job.pipeline.threads = r.integer("pipeline.threads", 0, 1024);
+    if (r.has("pipeline.report")) job.pipeline.report = r.path("pipeline.report");
     return job;
 }
 

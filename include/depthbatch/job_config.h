@@ -4,18 +4,41 @@
 //   input.path         plate path pattern (####, %04d, $F4, @@@@)                       required
 //   input.frames       frame spec of the shot ("1001-1100", "1001-1100x2", "1001,1005")  default: on disk
 //   input.colorspace   OCIO colorspace of the plate, or "auto" (from the file type)      default auto
+//   input.part         EXR part (subimage) index or name                                 default 0
+//   input.view         multi-view EXR view name (e.g. "left")                           default: the part's
 //   output.path        output path pattern (.exr)                                        required
 //   output.overwrite   "error" | "skip" | "overwrite"                                    default error
 //   output.compression "zip" | "zips" | "piz" | "dwaa" | "none"                          default zip
+//   output.channels    "rgba" (RGBA passthrough + depth.Z) | "depth" | "all" (every input channel + depth.Z)
+//   output.existing_depth  "replace" (drop the plate's Z/depth.Z) | "rename" (keep it as depth.Z_plate/Z_plate)
+//   output.pixel_type  passthrough type: "keep" (half stays half; integer -> float) | "half" | "float"
 //   model.path         TorchScript file, or "default" (the prepared FastDepth)           default default
 //   model.device       "auto" | "cpu" | "cuda" | "cuda:N"                               default auto
 //   model.size         processing size: "model" (the contract's), "plate" (no resize, pad only),
 //                      N (short side in px), or [width, height] in px                     default model
 //   model.colorspace / multiple / kind / units / input_size [w,h] / fixed_size
 //                      contract fields for a model file without depthbatch.json (or overriding it)
+//   model.precision    "fp32" | "fp16" | "bf16" (autocast, CUDA only)                   default fp32
+//   model.batch        frames per forward pass                                          default 1
+//   model.warmup       forward passes before the first frame (default 1 on CUDA, 0 on CPU)
+//   model.freeze       torch.jit.freeze + optimize_for_inference at load time (never saved)
+//   model.channels_last  NHWC memory format for the input and module
+//   model.threads      LibTorch intra-op threads (0 = decided by the pipeline)
 //   color.config       OCIO config path; default $OCIO, else configs/ocio/config.ocio
+//   color.hdr          "clamp" (values outside 0-1 clamp at the model input) | "view" (color.display/view)
+//   color.display / color.view / color.look   OCIO display, view and look for color.hdr: view
+//   depth.kind         "raw" (the model's output) | "metric" (m) | "inverse" (1/z) | "normalized" (0-1)
+//   depth.normalize    "raw" | "frame" | "sequence" | "fixed"
+//   depth.near_is      for normalized: 0 (near = 0, far = 1) or 1                       default 0
+//   depth.near / depth.far   fixed range or clip values (metres for metric models)
+//   depth.percentiles  [low, high] for frame/sequence ranges                            default [2, 98]
+//   depth.stats_frames frames sampled for sequence statistics                           default 16
+//   depth.stats_file   sequence statistics sidecar; default next to the output
+//   depth.stabilize    temporal alignment of relative depth (true/false)                default false
+//   depth.stabilize_window  frames of history for stabilization                         default 8
 //   pipeline.frames_in_flight  frames held at once (bounds memory)                      default 2*cores
 //   pipeline.threads   worker threads for read/colour/write and LibTorch (0 = all cores)
+//   pipeline.report    write a JSON report (timings per stage and frame) to this path
 // Relative paths resolve against the job file's folder; paths given on the command line (--output,
 // --set) resolve against the current folder.
 #pragma once
@@ -56,12 +79,17 @@ struct JobConfig {
         std::string path;               ///< absolute path pattern
         std::vector<int> frames;        ///< the shot's frames (sorted); empty = take what is on disk
         std::string colorspace = "auto";
+        std::string part = "0";         ///< subimage index ("0", "2") or part name
+        std::string view;               ///< multi-view EXR view name; "" = the part as it is
     } input;
 
     struct Output {
         std::string path;               ///< absolute path pattern
         OverwritePolicy overwrite = OverwritePolicy::Error;
         std::string compression = "zip";
+        std::string channels = "rgba";        ///< rgba | depth | all
+        std::string existing_depth = "replace";  ///< replace | rename
+        std::string pixel_type = "keep";      ///< keep | half | float
     } output;
 
     struct Model {
@@ -69,15 +97,36 @@ struct JobConfig {
         std::string device = "auto";
         ProcessingSize size;
         ContractOverrides contract;
+        std::string precision = "fp32";  ///< fp32 | fp16 | bf16
+        int batch = 1;                   ///< frames per forward
+        int warmup = -1;                 ///< -1 = 1 on CUDA, 0 on CPU
+        bool freeze = false;
+        bool channels_last = false;
+        int threads = 0;                 ///< LibTorch intra-op threads, 0 = pipeline decides
     } model;
 
     struct Color {
         std::string config;             ///< absolute path, or "" = $OCIO / shipped config
+        std::string hdr = "clamp";      ///< clamp | view
+        std::string display, view, look;
     } color;
+
+    struct Depth {
+        std::string kind = "raw";        ///< raw | metric | inverse | normalized
+        std::string normalize = "raw";   ///< raw | frame | sequence | fixed
+        int near_is = 0;                 ///< normalized: value written at the near end (0 or 1)
+        std::optional<double> near, far; ///< fixed range / clip values (model units; metres if metric)
+        double percentile_low = 2.0, percentile_high = 98.0;
+        int stats_frames = 16;
+        std::string stats_file;          ///< absolute path, "" = next to the output
+        bool stabilize = false;
+        int stabilize_window = 8;
+    } depth;
 
     struct Pipeline {
         int frames_in_flight = 0;       ///< 0 = 2 x worker threads
         int threads = 0;                ///< 0 = all cores
+        std::string report;             ///< JSON report path, "" = none
     } pipeline;
 
     /// Frames to render in this run (a farm chunk, from --frames). Empty = all of input.frames.

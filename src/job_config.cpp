@@ -368,7 +368,7 @@ JobConfig build(const Tree& tree) {
     if (r.has("depth.near")) d.near = r.number("depth.near");
     if (r.has("depth.far")) d.far = r.number("depth.far");
     if (d.near.has_value() != d.far.has_value()) r.fail(d.near ? "depth.near" : "depth.far", "depth.near and depth.far go together");
-    if (d.near && !(*d.near < *d.far)) r.fail("depth.near", "must be smaller than depth.far");
+    if (d.near && *d.near == *d.far) r.fail("depth.near", "must differ from depth.far");
     if (r.has("depth.percentiles")) {
         YAML::Node n = r.node("depth.percentiles");
         bool ok = n.IsSequence() && n.size() == 2;

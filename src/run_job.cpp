@@ -2,21 +2,22 @@
 
 #include "depthbatch/color_transform.h"
 #include "depthbatch/depth_model.h"
+#include "depthbatch/depth_normalizer.h"
 #include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/log.h"
 #include "depthbatch/plate.h"
 #include "depthbatch/reformat.h"
+#include "depthbatch/temporal_stabilizer.h"
 
 #include <OpenImageIO/imageio.h>
-#include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,13 +30,19 @@ namespace depthbatch {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+std::string list_some(const std::vector<std::string>& items, size_t most = 5) {
+    std::ostringstream s;
+    for (size_t i = 0; i < items.size() && i < most; ++i) s << "\n  " << items[i];
+    if (items.size() > most) s << "\n  ... and " << items.size() - most << " more";
+    return s.str();
 }
 
 /// One frame travelling through the pipeline.
 struct FrameWork {
     FrameResult result;
+    bool write = true;            ///< false for stabilization warm-up frames (inferred, not written)
     std::optional<Plate> plate;
     ReformatPlan plan;
     ModelInput input;
@@ -47,48 +54,247 @@ struct FrameWork {
     }
 };
 
-std::string list_some(const std::vector<std::string>& items, size_t most = 5) {
+/// Everything a job shares across frames; built once, read-only while the pipeline runs.
+struct JobContext {
+    const JobConfig& job;
+    FrameSequence input, output;
+    std::vector<int> shot;                      ///< the shot's frames (input.frames or on disk)
+    int workers = 1;
+    int torch_threads = 1;
+    std::unique_ptr<DepthModel> model;
+    std::shared_ptr<const ColorTransform> color;
+    std::optional<DepthNormalizer> normalizer;
+    ReformatPlan first_plan;
+
+    explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
+    const ModelContract& contract() const { return model->contract(); }
+};
+
+/// Frames, model, colour and a dry run: everything that can fail before a frame is read.
+std::unique_ptr<JobContext> open_job(const JobConfig& job) {
+    auto ctx = std::make_unique<JobContext>(job);
+    ctx->shot = job.input.frames;
+    if (ctx->shot.empty()) {
+        ctx->shot = ctx->input.frames_on_disk();
+        if (ctx->shot.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
+    }
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    ctx->workers = job.pipeline.threads > 0 ? job.pipeline.threads : static_cast<int>(cores);
+    ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
+
+    ctx->model = DepthModel::load(job.model);
+    const ModelContract& contract = ctx->contract();
+    log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
+             contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
+    log_info("device ", ctx->model->device_name(), " (", ctx->model->device_reason(), ")");
+    ctx->normalizer.emplace(job.depth, contract.kind);
+    return ctx;
+}
+
+/// Colour transform and reformat plan from the first frame's header, then a dry run of the model at
+/// the real size: a model that cannot take it fails here with the model exit code.
+void plan_from_first_frame(JobContext& ctx, int frame) {
+    const JobConfig& job = ctx.job;
+    const std::string first = ctx.input.path(frame);
+    auto in = OIIO::ImageInput::open(first);
+    if (!in) throw InputError("frame " + std::to_string(frame) + " (" + first + "): cannot open: " + OIIO::geterror());
+    const OIIO::ImageSpec spec = in->spec();
+    in.reset();
+    std::string from = job.input.colorspace;
+    if (from == "auto") {
+        from = ColorTransform::auto_colorspace(spec);
+        log_info("input.colorspace auto: ", spec.format.c_str(), " plate -> '", from, "'");
+    }
+    ctx.color = ColorTransform::create(ColorTransform::resolve_config_path(job.color.config), from, ctx.contract().colorspace);
+    log_info("colour '", from, "' -> '", ctx.contract().colorspace, "' (", ctx.color->config_path(), ")",
+             ctx.color->is_noop() ? ", no-op" : "");
+    ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract());
+    ModelInput probe;
+    probe.width = ctx.first_plan.input_width;
+    probe.height = ctx.first_plan.input_height;
+    probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
+    try {
+        ctx.model->infer({&probe});
+    } catch (const RenderError& e) {
+        throw ModelError(e.what());
+    }
+    log_info("reformat ", spec.width, "x", spec.height, " -> ", ctx.first_plan.scaled_width, "x",
+             ctx.first_plan.scaled_height, " -> model input ", ctx.first_plan.input_width, "x", ctx.first_plan.input_height);
+}
+
+// ---- per-frame stages ---------------------------------------------------------------------------
+
+/// read + colour + reformat. Never throws: failures are recorded in the FrameWork.
+void prepare(const JobContext& ctx, FrameWork& w) {
+    try {
+        auto t0 = Clock::now();
+        w.plate = read_plate(w.result.input_path, w.result.frame);
+        w.result.times.read_ms = ms_since(t0);
+        t0 = Clock::now();
+        OIIO::ImageBuf rgb = plate_rgb(*w.plate);
+        ctx.color->apply(rgb);
+        w.result.times.color_ms = ms_since(t0);
+        t0 = Clock::now();
+        w.plan = ReformatPlan::make(w.plate->width(), w.plate->height(), ctx.job.model.size, ctx.contract());
+        w.input = w.plan.to_model_input(rgb, &w.result.clamped_values);
+        w.result.times.reformat_ms = ms_since(t0);
+        if (!w.write) w.plate.reset();  // warm-up frames only need the model input
+    } catch (const Error& e) {
+        w.fail(e);
+    } catch (const std::exception& e) {
+        w.fail(InputError("frame " + std::to_string(w.result.frame) + " (" + w.result.input_path + "): " + e.what()));
+    }
+}
+
+/// Inference for a batch of prepared frames, in frame order; frames of one size share a forward pass.
+void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
+    size_t i = 0;
+    while (i < frames.size()) {
+        if (frames[i]->failed()) {
+            ++i;
+            continue;
+        }
+        std::vector<FrameWork*> group{frames[i]};
+        size_t j = i + 1;
+        for (; j < frames.size() && !frames[j]->failed() && frames[j]->input.width == frames[i]->input.width &&
+               frames[j]->input.height == frames[i]->input.height;
+             ++j)
+            group.push_back(frames[j]);
+        std::vector<const ModelInput*> inputs;
+        for (FrameWork* w : group) inputs.push_back(&w->input);
+        const auto t0 = Clock::now();
+        try {
+            std::vector<DepthImage> out = ctx.model->infer(inputs);
+            const double each = ms_since(t0) / static_cast<double>(group.size());
+            for (size_t k = 0; k < group.size(); ++k) {
+                group[k]->raw = std::move(out[k]);
+                group[k]->result.times.infer_ms = each;
+            }
+        } catch (const Error& e) {
+            for (FrameWork* w : group)
+                w->fail(RenderError("frame " + std::to_string(w->result.frame) + ": " + e.what()));
+        }
+        i = j;
+    }
+}
+
+/// restore + depth convention + write.
+void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range,
+            const Metadata& job_meta) {
+    if (w.failed() || !w.write) return;
+    try {
+        auto t0 = Clock::now();
+        std::optional<DepthRange> range = sequence_range;
+        if (ctx.normalizer->needs_frame_range()) {
+            const auto [lo, hi] = percentile_pair(w.raw.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
+            range = ctx.normalizer->range_from_percentiles(lo, hi);
+        }
+        OIIO::ImageBuf depth = w.plan.restore(w.raw);
+        w.raw = DepthImage();
+        float* values = static_cast<float*>(depth.localpixels());
+        w.result.depth_clamped =
+            ctx.normalizer->apply(values, static_cast<size_t>(depth.spec().width) * depth.spec().height, range ? &*range : nullptr);
+        w.result.times.restore_ms = ms_since(t0);
+
+        t0 = Clock::now();
+        Metadata meta = job_meta;
+        for (auto& kv : ctx.normalizer->metadata(range ? &*range : nullptr)) meta.push_back(kv);
+        meta.push_back({"depthbatch/source", w.result.input_path});
+        meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
+        if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
+        const ExrWriteOptions options{ctx.job.output.compression, ctx.job.output.overwrite};
+        write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
+        w.result.times.write_ms = ms_since(t0);
+    } catch (const Error& e) {
+        w.fail(e);
+    }
+    w.plate.reset();
+}
+
+// ---- sequence statistics ------------------------------------------------------------------------
+
+std::string processing_key(const JobContext& ctx) {
     std::ostringstream s;
-    for (size_t i = 0; i < items.size() && i < most; ++i) s << "\n  " << items[i];
-    if (items.size() > most) s << "\n  ... and " << items.size() - most << " more";
+    s << ctx.first_plan.input_width << "x" << ctx.first_plan.input_height << " " << ctx.color->from() << "->"
+      << ctx.color->to() << " " << ctx.job.model.precision;
     return s.str();
 }
 
-std::string mb(long long bytes) { return std::to_string(bytes / (1024 * 1024)); }
+SequenceStats sequence_stats(const JobContext& ctx) {
+    const JobConfig& job = ctx.job;
+    SequenceStats want;
+    want.model_sha256 = ctx.model->sha256();
+    want.input_pattern = job.input.path;
+    want.shot_frames = format_frame_spec(ctx.shot);
+    want.processing = processing_key(ctx);
+    want.percentile_low = job.depth.percentile_low;
+    want.percentile_high = job.depth.percentile_high;
+    want.sample_frames = sample_frames(ctx.shot, job.depth.stats_frames);
+    const std::string path = job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file;
+
+    if (auto have = read_sequence_stats(path)) {
+        const std::string diff = have->mismatch(want);
+        if (diff.empty()) {
+            log_info("sequence statistics from ", path, ": range [", have->low, ", ", have->high, "]");
+            return *have;
+        }
+        if (job.output.overwrite != OverwritePolicy::Overwrite)
+            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff +
+                                    " differs); delete it or pass --overwrite to recompute");
+        log_warning(path, ": made for another job (", diff, " differs): recomputing");
+    }
+    log_info("sequence statistics: ", want.sample_frames.size(), " of ", ctx.shot.size(), " frames (",
+             format_frame_spec(want.sample_frames), ")");
+    std::vector<float> values;
+    for (int f : want.sample_frames) {
+        FrameWork w;
+        w.write = false;
+        w.result.frame = f;
+        w.result.input_path = ctx.input.path(f);
+        prepare(ctx, w);
+        std::vector<FrameWork*> one{&w};
+        if (!w.failed()) infer(ctx, one);
+        if (w.failed()) throw Error(w.result.status, "sequence statistics: " + w.result.message);
+        values.insert(values.end(), w.raw.data.begin(), w.raw.data.end());
+    }
+    want.values = static_cast<long long>(std::count_if(values.begin(), values.end(), [](float v) { return std::isfinite(v); }));
+    std::tie(want.low, want.high) = percentile_pair(std::move(values), want.percentile_low, want.percentile_high);
+    if (!write_sequence_stats(path, want, job.output.overwrite == OverwritePolicy::Overwrite)) {
+        // Another task wrote it first: use theirs so every chunk agrees.
+        if (auto theirs = read_sequence_stats(path); theirs && theirs->mismatch(want).empty()) {
+            log_info("sequence statistics: another task wrote ", path, " first; using it");
+            return *theirs;
+        }
+        throw OutputExistsError(path + ": another task wrote different sequence statistics; delete it and re-run");
+    }
+    log_info("sequence statistics written to ", path, ": range [", want.low, ", ", want.high, "]");
+    return want;
+}
 
 }  // namespace
+
+SequenceStats job_sequence_stats(const JobConfig& job) {
+    auto ctx = open_job(job);
+    plan_from_first_frame(*ctx, ctx->shot.front());
+    return sequence_stats(*ctx);
+}
 
 JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic<bool>* cancel) {
     const auto t_start = Clock::now();
     JobReport report;
-
-    // ---- frames ------------------------------------------------------------------------------------
-    const FrameSequence input(job.input.path), output(job.output.path);
-    std::vector<int> shot = job.input.frames;
-    if (shot.empty()) {
-        shot = input.frames_on_disk();
-        if (shot.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
-    }
-    const std::vector<int>& frames = job.render_frames.empty() ? shot : job.render_frames;
-
-    // ---- model (before any frame is read) ----------------------------------------------------------
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const int workers = job.pipeline.threads > 0 ? job.pipeline.threads : static_cast<int>(cores);
-    report.torch_threads = set_torch_threads(workers);
-    std::unique_ptr<DepthModel> model = DepthModel::load(job.model);
-    const ModelContract& contract = model->contract();
-    report.device = model->device_name();
-    log_info("model ", model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
-             contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", model->sha256().substr(0, 12), ")");
-    log_info("device ", model->device_name(), " (", model->device_reason(), ")");
+    auto ctx_owner = open_job(job);
+    JobContext& ctx = *ctx_owner;
+    report.device = ctx.model->device_name();
+    report.torch_threads = ctx.torch_threads;
+    const std::vector<int>& frames = job.render_frames.empty() ? ctx.shot : job.render_frames;
 
     // ---- inputs exist, outputs do not --------------------------------------------------------------
     std::vector<std::string> missing, existing;
     std::vector<int> todo;
     for (int f : frames) {
-        if (!fs::is_regular_file(input.path(f))) missing.push_back("frame " + std::to_string(f) + ": " + input.path(f));
-        if (fs::exists(output.path(f))) {
-            if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(output.path(f));
+        if (!fs::is_regular_file(ctx.input.path(f))) missing.push_back("frame " + std::to_string(f) + ": " + ctx.input.path(f));
+        if (fs::exists(ctx.output.path(f))) {
+            if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(ctx.output.path(f));
             if (job.output.overwrite == OverwritePolicy::Skip) {
                 ++report.skipped;
                 continue;
@@ -104,66 +310,72 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
                                 list_some(existing));
     if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
+    if (todo.empty()) {
+        report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+        return report;
+    }
 
-    // ---- colour: decided from the first frame's header ---------------------------------------------
-    std::shared_ptr<const ColorTransform> color;
-    ReformatPlan first_plan;
-    if (!todo.empty()) {
-        const std::string first = input.path(todo.front());
-        auto in = OIIO::ImageInput::open(first);
-        if (!in) throw InputError("frame " + std::to_string(todo.front()) + " (" + first + "): cannot open: " + OIIO::geterror());
-        const OIIO::ImageSpec spec = in->spec();
-        in.reset();
-        std::string from = job.input.colorspace;
-        if (from == "auto") {
-            from = ColorTransform::auto_colorspace(spec);
-            log_info("input.colorspace auto: ", spec.format.c_str(), " plate -> '", from, "'");
-        }
-        color = ColorTransform::create(ColorTransform::resolve_config_path(job.color.config), from, contract.colorspace);
-        log_info("colour '", from, "' -> '", contract.colorspace, "' (", color->config_path(), ")",
-                 color->is_noop() ? ", no-op" : "");
-        first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, contract);
-        // Dry run at the real size: a model that cannot take it, or whose output is not an image,
-        // fails here with the model exit code, before any frame is read or written.
-        ModelInput probe;
-        probe.width = first_plan.input_width;
-        probe.height = first_plan.input_height;
-        probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
-        try {
-            model->infer({&probe});
-        } catch (const RenderError& e) {
-            throw ModelError(e.what());
-        }
-        log_info("reformat ", spec.width, "x", spec.height, " -> ", first_plan.scaled_width, "x",
-                 first_plan.scaled_height, " -> model input ", first_plan.input_width, "x", first_plan.input_height);
+    plan_from_first_frame(ctx, todo.front());
+    std::optional<DepthRange> sequence_range;
+    SequenceStats stats;
+    if (ctx.normalizer->needs_sequence_range()) {
+        stats = sequence_stats(ctx);
+        sequence_range = ctx.normalizer->range_from_percentiles(stats.low, stats.high);
+    }
+
+    // ---- the frames to compute: with stabilization, the shot span from W frames before the first ----
+    struct Planned {
+        int frame;
+        bool write;
+    };
+    std::vector<Planned> plan;
+    std::optional<TemporalStabilizer> stabilizer;
+    if (job.depth.stabilize) {
+        for (int f : todo)
+            if (!std::binary_search(ctx.shot.begin(), ctx.shot.end(), f))
+                throw ConfigError("depth.stabilize: frame " + std::to_string(f) + " is not in input.frames (" +
+                                  format_frame_spec(ctx.shot) + "); stabilization follows the shot's frame order");
+        const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
+        const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
+        const auto start = first - std::min<std::ptrdiff_t>(job.depth.stabilize_window, first - ctx.shot.begin());
+        for (auto it = start; it <= last; ++it)
+            plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it)});
+        stabilizer.emplace(job.depth.stabilize_window);
+        log_info("temporal stabilization: window ", job.depth.stabilize_window, " frames, ",
+                 plan.size() - todo.size(), " warm-up frames");
+    } else {
+        for (int f : todo) plan.push_back({f, true});
     }
 
     // ---- pipeline ----------------------------------------------------------------------------------
-    const int in_flight = job.pipeline.frames_in_flight > 0 ? job.pipeline.frames_in_flight : 2 * workers;
-    report.worker_threads = workers;
-    report.frames_in_flight = in_flight;
-    log_info(todo.size(), " frames (", format_frame_spec(todo), "), ", workers, " worker threads, LibTorch ",
-             report.torch_threads, " intra-op threads, ", in_flight, " frames in flight");
+    const int batch = std::max(1, job.model.batch);
+    const int in_flight = job.pipeline.frames_in_flight > 0 ? job.pipeline.frames_in_flight : 2 * ctx.workers;
+    const size_t tokens = static_cast<size_t>(std::max(1, (in_flight + batch - 1) / batch));
+    report.worker_threads = ctx.workers;
+    report.frames_in_flight = static_cast<int>(tokens) * batch;
+    log_info(todo.size(), " frames (", format_frame_spec(todo), "), ", ctx.workers, " worker threads, LibTorch ",
+             ctx.torch_threads, " intra-op threads, ", report.frames_in_flight, " frames in flight, batch ", batch);
 
-    const ExrWriteOptions write_options{job.output.compression, job.output.overwrite};
-    Metadata base_meta = {
+    Metadata job_meta = {
         {"depthbatch/version", DEPTHBATCH_VERSION},
-        {"depthbatch/model", contract.name},
-        {"depthbatch/model_path", model->path()},
-        {"depthbatch/model_sha256", model->sha256()},
-        {"depthbatch/depth_kind", depth_kind_name(contract.kind)},
-        {"depthbatch/depth_units", contract.units},
-        {"depthbatch/device", model->device_name()},
+        {"depthbatch/model", ctx.contract().name},
+        {"depthbatch/model_sha256", ctx.model->sha256()},
+        {"depthbatch/model_output_kind", depth_kind_name(ctx.contract().kind)},
+        {"depthbatch/device", ctx.model->device_name()},
+        {"depthbatch/colorspace_in", ctx.color->from()},
+        {"depthbatch/colorspace_model", ctx.color->to()},
     };
-    if (color) {
-        base_meta.push_back({"depthbatch/colorspace_in", color->from()});
-        base_meta.push_back({"depthbatch/colorspace_model", color->to()});
+    if (sequence_range) {
+        job_meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(stats.sample_frames)});
+        job_meta.push_back({"depthbatch/stats_percentiles", std::to_string(stats.percentile_low) + "," + std::to_string(stats.percentile_high)});
     }
+    if (stabilizer) job_meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
 
     std::mutex report_mutex;
     std::atomic<bool> stop{false};
     size_t next = 0;
-    auto finish = [&](FrameWork& w) {
+    auto done = [&](FrameWork& w) {
+        if (!w.write && !w.failed()) return;
         std::lock_guard<std::mutex> lock(report_mutex);
         if (w.failed()) {
             ++report.failed;
@@ -174,97 +386,81 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
             const StageTimes& t = w.result.times;
             log_info("frame ", w.result.frame, " -> ", w.result.output_path, "  read ", std::lround(t.read_ms),
                      " ms, colour ", std::lround(t.color_ms), ", reformat ", std::lround(t.reformat_ms), ", infer ",
-                     std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ",
-                     std::lround(t.write_ms));
+                     std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ", std::lround(t.write_ms),
+                     w.result.clamped_values ? ", " + std::to_string(w.result.clamped_values) + " input values clamped" : "",
+                     w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
         }
         report.frames.push_back(w.result);
         if (observer) observer->on_frame_done(w.result);
     };
+    using Batch = std::vector<std::unique_ptr<FrameWork>>;
 
-    tbb::task_arena arena(workers);
+    tbb::task_arena arena(ctx.workers);
     arena.execute([&] {
         tbb::parallel_pipeline(
-            static_cast<size_t>(in_flight),
-            tbb::make_filter<void, FrameWork*>(tbb::filter_mode::serial_in_order,
-                [&](tbb::flow_control& fc) -> FrameWork* {
-                    if (next >= todo.size() || stop.load() || (cancel && cancel->load())) {
+            tokens,
+            tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order,
+                [&](tbb::flow_control& fc) -> Batch* {
+                    if (next >= plan.size() || stop.load() || (cancel && cancel->load())) {
                         fc.stop();
                         return nullptr;
                     }
-                    auto* w = new FrameWork();
-                    w->result.frame = todo[next++];
-                    w->result.input_path = input.path(w->result.frame);
-                    w->result.output_path = output.path(w->result.frame);
-                    return w;
-                }) &
-            tbb::make_filter<FrameWork*, FrameWork*>(tbb::filter_mode::parallel,
-                [&](FrameWork* w) -> FrameWork* {
-                    try {
-                        auto t0 = Clock::now();
-                        w->plate = read_plate(w->result.input_path, w->result.frame);
-                        w->result.times.read_ms = ms_since(t0);
-                        t0 = Clock::now();
-                        OIIO::ImageBuf rgb = plate_rgb(*w->plate);
-                        color->apply(rgb);
-                        w->result.times.color_ms = ms_since(t0);
-                        t0 = Clock::now();
-                        w->plan = ReformatPlan::make(w->plate->width(), w->plate->height(), job.model.size, contract);
-                        w->input = w->plan.to_model_input(rgb, &w->result.clamped_values);
-                        w->result.times.reformat_ms = ms_since(t0);
-                    } catch (const Error& e) {
-                        w->fail(e);
-                        stop = true;
-                    } catch (const std::exception& e) {
-                        w->fail(InputError("frame " + std::to_string(w->result.frame) + ": " + e.what()));
-                        stop = true;
+                    auto* b = new Batch();
+                    while (next < plan.size() && static_cast<int>(b->size()) < batch) {
+                        auto w = std::make_unique<FrameWork>();
+                        w->result.frame = plan[next].frame;
+                        w->write = plan[next].write;
+                        w->result.input_path = ctx.input.path(w->result.frame);
+                        w->result.output_path = ctx.output.path(w->result.frame);
+                        b->push_back(std::move(w));
+                        ++next;
                     }
-                    return w;
+                    return b;
                 }) &
-            tbb::make_filter<FrameWork*, FrameWork*>(tbb::filter_mode::serial_in_order,
-                [&](FrameWork* w) -> FrameWork* {
-                    if (w->failed()) return w;
-                    try {
-                        const auto t0 = Clock::now();
-                        w->raw = std::move(model->infer({&w->input}).front());
-                        w->input = ModelInput();
-                        w->result.times.infer_ms = ms_since(t0);
-                    } catch (const Error& e) {
-                        w->fail(RenderError("frame " + std::to_string(w->result.frame) + ": " + e.what()));
-                        stop = true;
+            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
+                [&](Batch* b) -> Batch* {
+                    for (auto& w : *b) {
+                        prepare(ctx, *w);
+                        if (w->failed()) stop = true;
                     }
-                    return w;
+                    return b;
                 }) &
-            tbb::make_filter<FrameWork*, void>(tbb::filter_mode::parallel,
-                [&](FrameWork* w) {
-                    std::unique_ptr<FrameWork> own(w);
-                    if (!w->failed()) {
-                        try {
-                            auto t0 = Clock::now();
-                            OIIO::ImageBuf depth = w->plan.restore(w->raw);
-                            w->raw = DepthImage();
-                            w->result.times.restore_ms = ms_since(t0);
-                            t0 = Clock::now();
-                            Metadata meta = base_meta;
-                            meta.push_back({"depthbatch/source", w->result.input_path});
-                            meta.push_back({"depthbatch/frame", std::to_string(w->result.frame)});
-                            write_depth_exr(w->result.output_path, *w->plate, depth, meta, write_options);
-                            w->result.times.write_ms = ms_since(t0);
-                        } catch (const Error& e) {
-                            w->fail(e);
+            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::serial_in_order,
+                [&](Batch* b) -> Batch* {
+                    std::vector<FrameWork*> frames;
+                    for (auto& w : *b) frames.push_back(w.get());
+                    infer(ctx, frames);
+                    for (FrameWork* w : frames) {
+                        if (w->failed()) {
                             stop = true;
+                            if (stabilizer) stabilizer->reset();
+                            continue;
                         }
+                        if (stabilizer) {
+                            const Affine a = stabilizer->push(w->raw, w->input);
+                            for (float& v : w->raw.data) v = static_cast<float>(a.scale * v + a.shift);
+                        }
+                        w->input = ModelInput();
                     }
-                    w->plate.reset();
-                    finish(*w);
+                    return b;
+                }) &
+            tbb::make_filter<Batch*, void>(tbb::filter_mode::parallel,
+                [&](Batch* b) {
+                    std::unique_ptr<Batch> own(b);
+                    for (auto& w : *b) {
+                        finish(ctx, *w, sequence_range, job_meta);
+                        if (w->failed()) stop = true;
+                        done(*w);
+                    }
                 }));
     });
 
     std::sort(report.frames.begin(), report.frames.end(),
               [](const FrameResult& a, const FrameResult& b) { return a.frame < b.frame; });
-    if (report.exit_code == ExitCode::Ok && cancel && cancel->load() && report.rendered + report.skipped < static_cast<int>(frames.size()))
+    if (report.exit_code == ExitCode::Ok && cancel && cancel->load() &&
+        report.rendered + report.skipped < static_cast<int>(frames.size()))
         report.exit_code = ExitCode::Interrupted;
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-    (void)mb;
     return report;
 }
 

@@ -69,6 +69,13 @@ int main(int argc, char** argv) {
     app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
     app.add_flag("-v,--verbose", verbose, "Debug output");
 
+    std::string stats_job;
+    std::vector<std::string> stats_sets;
+    auto* stats = app.add_subcommand("stats", "Compute (or check) the sequence statistics sidecar of a job with "
+                                               "depth.normalize: sequence, once, before farm chunks run");
+    stats->add_option("job", stats_job, "Job file")->required();
+    stats->add_option("--set", stats_sets, "Override any job key (repeatable)");
+
     std::string info_model;
     auto* info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
     info->add_option("model", info_model, "TorchScript model file")->required();
@@ -83,6 +90,17 @@ int main(int argc, char** argv) {
 
     try {
         if (*info) return print_info(info_model);
+        if (*stats) {
+            JobConfig job = load_job(stats_job, stats_sets);
+            if (job.depth.normalize != "sequence")
+                throw ConfigError(stats_job + ": depth.normalize is '" + job.depth.normalize +
+                                  "'; sequence statistics are only used with depth.normalize: sequence");
+            const SequenceStats s = job_sequence_stats(job);
+            std::cout << "range " << s.low << " " << s.high << " (percentiles " << s.percentile_low << "/"
+                      << s.percentile_high << " of " << s.values << " values over frames "
+                      << format_frame_spec(s.sample_frames) << ")\n";
+            return 0;
+        }
         if (job_path.empty()) {
             std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n";
             return code(ExitCode::Config);

@@ -12,6 +12,7 @@
 
 #include "depthbatch/error.h"
 #include "depthbatch/job_config.h"
+#include "depthbatch/sequence_stats.h"
 
 #include <atomic>
 #include <string>
@@ -31,6 +32,7 @@ struct FrameResult {
     std::string input_path, output_path;
     StageTimes times;
     long clamped_values = 0;          ///< model-input values outside [0,1] that were clamped
+    size_t depth_clamped = 0;         ///< written depth values clamped by the convention (normalized, clip)
 };
 
 struct JobReport {
@@ -48,6 +50,11 @@ public:
     virtual ~JobObserver() = default;
     virtual void on_frame_done(const FrameResult& /*result*/) {}
 };
+
+/// The sequence statistics of `job` (depth.normalize: sequence): the sidecar's if it exists and matches
+/// the job, else computed over sample_frames() and written (see sequence_stats.h). `depthbatch stats`
+/// calls this alone. Throws like run_job; OutputExistsError for a sidecar made for another job.
+SequenceStats job_sequence_stats(const JobConfig& job);
 
 /// Render `job`. Throws ConfigError, InputError, ModelError or OutputExistsError for problems found
 /// before rendering starts (nothing is written then). `cancel`, when set to true from another thread (a

@@ -1,0 +1,76 @@
+// depthbatch — depth conventions and normalization: raw model output -> the depth.Z that is written.
+//
+// Model kinds (ModelContract): metric depth d (m), relative inverse depth r (Depth Anything: larger =
+// nearer), relative depth r (larger = farther). "Depth-like" = metric or relative depth.
+// Written conventions (job depth.kind), per pixel, r = raw model value:
+//   raw         r unchanged (depth.normalize must be raw)
+//   inverse     1/z, Nuke ScanlineRender's depth.Z convention. Depth-like models: 1/d, with 0 for d <= 0
+//               or non-finite (infinitely far; never Inf/NaN). Relative inverse models: r itself (it is
+//               already inverse depth, up to scale and shift).
+//   metric      metres. Metric models: d (clipped to [near, far] when both are set). Relative models need
+//               depth.near/far in metres and a frame or sequence range [lo, hi] of r: t in [0,1] is r's
+//               position in the range with t = 1 nearest, and
+//                 relative inverse: 1/z = 1/far + t (1/near - 1/far)   (linear in disparity)
+//                 relative depth:      z = near + t (far - near)
+//               Asking metric of a relative model without near/far is a ConfigError, never a silent 1/x.
+//   normalized  t in [0,1], linear in the model's own quantity between the near and far ends of the range,
+//               0 at near (depth.near_is: 1 flips it to 1 at near). Values outside the range are clamped
+//               to [0,1] and counted (reported per frame and in the EXR metadata).
+// Ranges (depth.normalize): frame = per-frame percentiles (default 2/98) of r; sequence = the same
+// percentiles over a fixed sample of the shot's frames (SequenceStats); fixed = depth.near/far given in
+// the model's raw units (metres for metric models; for a relative inverse model near is the larger value).
+// For a frame or sequence range the near end is lo for depth-like models and hi for relative inverse ones.
+#pragma once
+
+#include "depthbatch/job_config.h"
+#include "depthbatch/model_contract.h"
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace depthbatch {
+
+/// A range of raw model values: the value at the near end and at the far end (near != far).
+struct DepthRange {
+    double near_value = 0, far_value = 1;
+};
+
+class DepthNormalizer {
+public:
+    /// Validate the job's depth section against the model kind. Throws ConfigError naming the key
+    /// (e.g. depth.kind metric for a relative model without depth.near/far).
+    DepthNormalizer(const JobConfig::Depth& depth, DepthKind model_kind);
+
+    /// True when apply() needs a range: frame or sequence normalization.
+    bool needs_frame_range() const { return normalize_ == "frame"; }
+    bool needs_sequence_range() const { return normalize_ == "sequence"; }
+
+    /// The near/far-oriented range for percentile values lo <= hi of the raw output.
+    DepthRange range_from_percentiles(double lo, double hi) const;
+
+    /// Convert raw values in place. `range` is required for frame/sequence normalization (ignored
+    /// otherwise). Returns the number of values clamped (normalized, metric clip).
+    size_t apply(float* values, size_t count, const DepthRange* range) const;
+
+    /// EXR metadata describing the written convention (depthbatch/depth_convention, .../near_is, ...).
+    std::vector<std::pair<std::string, std::string>> metadata(const DepthRange* range) const;
+
+    const std::string& kind() const { return kind_; }
+    /// Units of the written values: "m", "1/m", "" (normalized or relative).
+    std::string units() const;
+
+private:
+    std::string kind_, normalize_;
+    DepthKind model_kind_;
+    int near_is_ = 0;
+    bool has_near_far_ = false;
+    double near_ = 0, far_ = 0;
+};
+
+/// Percentiles `p_low`, `p_high` (0-100) of the finite values among `values` (nearest-rank on the sorted
+/// finite values). Returns {0, 0} when there is no finite value.
+std::pair<double, double> percentile_pair(std::vector<float> values, double p_low, double p_high);
+
+}  // namespace depthbatch

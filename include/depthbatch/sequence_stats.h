@@ -1,0 +1,49 @@
+// depthbatch — sequence statistics that do not depend on how a shot is chunked.
+//
+// `depth.normalize: sequence` needs one range for the whole shot. It comes from a statistics pass over
+// a fixed sample of the shot's frames (sample_frames(): evenly spaced over input.frames, first and last
+// included), never over the frames of the chunk being rendered, so a farm task rendering 1001-1025 and
+// one rendering 1025-1050 use the same numbers. The pass writes a JSON sidecar next to the output
+// (atomically, never replacing one that another task wrote first: the loser reads the winner's), and
+// every later run of the job reuses it. `depthbatch stats JOB` runs the pass alone, before the chunks.
+// A sidecar made for another job (different model, plate, frames, size or percentiles) is refused with
+// OutputExistsError unless the job may overwrite outputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace depthbatch {
+
+struct SequenceStats {
+    // What the statistics depend on: a sidecar is reused only when all of these match.
+    std::string model_sha256;
+    std::string input_pattern;       ///< the plate path pattern
+    std::string shot_frames;         ///< format_frame_spec(input.frames)
+    std::string processing;          ///< model input size and colour path, e.g. "384x224 sRGB->sRGB fp32"
+    double percentile_low = 2, percentile_high = 98;
+    std::vector<int> sample_frames;
+    // The result: percentiles of the raw model output over every pixel of the sampled frames.
+    double low = 0, high = 0;
+    long long values = 0;            ///< finite values the percentiles were taken over
+
+    /// "" when `other` was made for the same job inputs, else which field differs.
+    std::string mismatch(const SequenceStats& other) const;
+};
+
+/// At most `count` frames of `shot` (sorted), evenly spaced, always including the first and the last.
+std::vector<int> sample_frames(const std::vector<int>& shot, int count);
+
+/// The sidecar path for an output pattern: "<folder>/<name with the frame token removed>.stats.json",
+/// e.g. depth/shot_depth.####.exr -> depth/shot_depth.stats.json.
+std::string default_stats_path(const std::string& output_pattern);
+
+/// Read a sidecar; nullopt if it does not exist. Throws ConfigError if it exists but is not ours.
+std::optional<SequenceStats> read_sequence_stats(const std::string& path);
+
+/// Write atomically. With replace = false an existing file is kept and false is returned (another task
+/// won); with replace = true it is replaced. Throws RenderError on I/O failure.
+bool write_sequence_stats(const std::string& path, const SequenceStats& stats, bool replace);
+
+}  // namespace depthbatch

@@ -1,0 +1,151 @@
+#include "depthbatch/depth_normalizer.h"
+
+#include "depthbatch/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace depthbatch {
+namespace {
+bool depth_like(DepthKind k) { return k != DepthKind::RelativeInverseDepth; }
+std::string num(double v) {
+    std::ostringstream s;
+    s.precision(9);
+    s << v;
+    return s.str();
+}
+}  // namespace
+
+DepthNormalizer::DepthNormalizer(const JobConfig::Depth& d, DepthKind model_kind)
+    : kind_(d.kind), normalize_(d.normalize), model_kind_(model_kind), near_is_(d.near_is) {
+    if (d.near && d.far) {
+        has_near_far_ = true;
+        near_ = *d.near;
+        far_ = *d.far;
+    }
+    const bool metric_model = model_kind == DepthKind::MetricDepth;
+    if (kind_ == "metric") {
+        if (metric_model && normalize_ != "raw")
+            throw ConfigError("depth.normalize '" + normalize_ + "': the model already outputs metric depth; "
+                              "use depth.kind normalized to normalize it");
+        if (!metric_model) {
+            if (!has_near_far_)
+                throw ConfigError(std::string("depth.kind metric: the model outputs ") + depth_kind_name(model_kind) +
+                                  ", which has no scale; set depth.near and depth.far (metres) and depth.normalize "
+                                  "frame or sequence to map it into that range");
+            if (normalize_ != "frame" && normalize_ != "sequence")
+                throw ConfigError("depth.kind metric from a relative model needs depth.normalize frame or sequence");
+        }
+        if (has_near_far_ && !(near_ > 0 && near_ < far_))
+            throw ConfigError("depth.near/far: metric needs 0 < near < far (metres)");
+    }
+    if (kind_ == "inverse" && has_near_far_ && depth_like(model_kind) && !(near_ > 0 && near_ < far_))
+        throw ConfigError("depth.near/far: clipping before 1/z needs 0 < near < far");
+    if (normalize_ == "fixed" && near_ == far_) throw ConfigError("depth.near and depth.far must differ");
+}
+
+DepthRange DepthNormalizer::range_from_percentiles(double lo, double hi) const {
+    if (depth_like(model_kind_)) return {lo, hi};
+    return {hi, lo};
+}
+
+size_t DepthNormalizer::apply(float* v, size_t n, const DepthRange* range) const {
+    size_t clamped = 0;
+    if (kind_ == "raw") return 0;
+    if (kind_ == "inverse") {
+        if (!depth_like(model_kind_)) {
+            for (size_t i = 0; i < n; ++i)
+                if (!std::isfinite(v[i])) v[i] = 0.0f;
+            return 0;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            double d = v[i];
+            if (has_near_far_ && std::isfinite(d) && d > 0) {
+                const double c = std::clamp(d, near_, far_);
+                clamped += c != d;
+                d = c;
+            }
+            v[i] = (std::isfinite(d) && d > 0) ? static_cast<float>(1.0 / d) : 0.0f;
+        }
+        return clamped;
+    }
+    // Normalized position t in [0,1] with t = 0 at the near end.
+    DepthRange r = normalize_ == "fixed" ? DepthRange{near_, far_} : (range ? *range : DepthRange{});
+    if (normalize_ != "fixed" && !range) throw RenderError("depth normalization needs a range");
+    const double span = r.far_value - r.near_value;
+    if (kind_ == "metric") {
+        if (model_kind_ == DepthKind::MetricDepth) {
+            if (!has_near_far_) return 0;
+            for (size_t i = 0; i < n; ++i) {
+                const float c = std::clamp(v[i], static_cast<float>(near_), static_cast<float>(far_));
+                clamped += std::isfinite(v[i]) && c != v[i];
+                v[i] = std::isfinite(v[i]) ? c : static_cast<float>(far_);
+            }
+            return clamped;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            double t = span != 0 && std::isfinite(v[i]) ? (v[i] - r.near_value) / span : 1.0;
+            const double c = std::clamp(t, 0.0, 1.0);
+            clamped += c != t;
+            const double nearness = 1.0 - c;  // 1 at near
+            v[i] = model_kind_ == DepthKind::RelativeInverseDepth
+                       ? static_cast<float>(1.0 / (1.0 / far_ + nearness * (1.0 / near_ - 1.0 / far_)))
+                       : static_cast<float>(near_ + c * (far_ - near_));
+        }
+        return clamped;
+    }
+    // normalized
+    for (size_t i = 0; i < n; ++i) {
+        double t = span != 0 && std::isfinite(v[i]) ? (v[i] - r.near_value) / span : 1.0;
+        const double c = std::clamp(t, 0.0, 1.0);
+        clamped += c != t;
+        v[i] = static_cast<float>(near_is_ == 1 ? 1.0 - c : c);
+    }
+    return clamped;
+}
+
+std::string DepthNormalizer::units() const {
+    if (kind_ == "metric") return "m";
+    if (kind_ == "inverse") return model_kind_ == DepthKind::MetricDepth ? "1/m" : "";
+    if (kind_ == "raw") return model_kind_ == DepthKind::MetricDepth ? "m" : "";
+    return "";
+}
+
+std::vector<std::pair<std::string, std::string>> DepthNormalizer::metadata(const DepthRange* range) const {
+    std::vector<std::pair<std::string, std::string>> m = {
+        {"depthbatch/depth_convention", kind_},
+        {"depthbatch/normalize", normalize_},
+        {"depthbatch/depth_units", units()},
+    };
+    if (kind_ == "normalized")
+        m.push_back({"depthbatch/near_is", near_is_ == 1 ? "1 (near = 1, far = 0)" : "0 (near = 0, far = 1)"});
+    if (kind_ == "inverse") m.push_back({"depthbatch/inverse_zero_means", "infinitely far (no depth)"});
+    const DepthRange* r = range;
+    DepthRange fixed{near_, far_};
+    if (normalize_ == "fixed") r = &fixed;
+    if (r && (kind_ == "normalized" || kind_ == "metric")) {
+        m.push_back({"depthbatch/range_near_value", num(r->near_value)});
+        m.push_back({"depthbatch/range_far_value", num(r->far_value)});
+    }
+    if (has_near_far_) {
+        m.push_back({"depthbatch/near", num(near_)});
+        m.push_back({"depthbatch/far", num(far_)});
+    }
+    return m;
+}
+
+std::pair<double, double> percentile_pair(std::vector<float> values, double p_low, double p_high) {
+    values.erase(std::remove_if(values.begin(), values.end(), [](float x) { return !std::isfinite(x); }), values.end());
+    if (values.empty()) return {0.0, 0.0};
+    auto at = [&](double p) {
+        const size_t k = static_cast<size_t>(std::llround(p / 100.0 * static_cast<double>(values.size() - 1)));
+        std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+        return static_cast<double>(values[k]);
+    };
+    const double lo = at(p_low);
+    const double hi = at(p_high);
+    return {lo, hi};
+}
+
+}  // namespace depthbatch

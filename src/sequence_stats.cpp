@@ -1,0 +1,117 @@
+#include "depthbatch/sequence_stats.h"
+
+#include "depthbatch/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace depthbatch {
+
+std::string SequenceStats::mismatch(const SequenceStats& o) const {
+    if (model_sha256 != o.model_sha256) return "model (sha256 " + o.model_sha256.substr(0, 12) + " vs " + model_sha256.substr(0, 12) + ")";
+    if (input_pattern != o.input_pattern) return "input.path ('" + o.input_pattern + "' vs '" + input_pattern + "')";
+    if (shot_frames != o.shot_frames) return "input.frames ('" + o.shot_frames + "' vs '" + shot_frames + "')";
+    if (processing != o.processing) return "processing ('" + o.processing + "' vs '" + processing + "')";
+    if (percentile_low != o.percentile_low || percentile_high != o.percentile_high) return "depth.percentiles";
+    if (sample_frames != o.sample_frames) return "depth.stats_frames";
+    return "";
+}
+
+std::vector<int> sample_frames(const std::vector<int>& shot, int count) {
+    if (count <= 0 || shot.empty()) return {};
+    if (static_cast<size_t>(count) >= shot.size()) return shot;
+    if (count == 1) return {shot.front()};
+    std::vector<int> out;
+    const double step = static_cast<double>(shot.size() - 1) / (count - 1);
+    for (int i = 0; i < count; ++i) {
+        const int f = shot[static_cast<size_t>(std::llround(i * step))];
+        if (out.empty() || out.back() != f) out.push_back(f);
+    }
+    return out;
+}
+
+std::string default_stats_path(const std::string& output_pattern) {
+    const fs::path p(output_pattern);
+    static const std::regex token(R"([._-]?(#+|@+|%0?\d*d|\$F\d*))");
+    std::string name = std::regex_replace(p.stem().string(), token, "");
+    if (name.empty()) name = "depth";
+    return (p.parent_path() / (name + ".stats.json")).string();
+}
+
+std::optional<SequenceStats> read_sequence_stats(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    try {
+        const nlohmann::json j = nlohmann::json::parse(in);
+        SequenceStats s;
+        s.model_sha256 = j.at("model_sha256");
+        s.input_pattern = j.at("input_pattern");
+        s.shot_frames = j.at("shot_frames");
+        s.processing = j.at("processing");
+        s.percentile_low = j.at("percentiles").at(0);
+        s.percentile_high = j.at("percentiles").at(1);
+        s.sample_frames = j.at("sample_frames").get<std::vector<int>>();
+        s.low = j.at("low");
+        s.high = j.at("high");
+        s.values = j.at("values");
+        return s;
+    } catch (const nlohmann::json::exception& e) {
+        throw ConfigError(path + ": not a depthbatch sequence statistics file (" + e.what() + "); delete it");
+    }
+}
+
+bool write_sequence_stats(const std::string& path, const SequenceStats& s, bool replace) {
+    nlohmann::json j = {
+        {"format", 1},
+        {"what", "depthbatch sequence statistics: percentiles of the raw model output over sample_frames"},
+        {"model_sha256", s.model_sha256},
+        {"input_pattern", s.input_pattern},
+        {"shot_frames", s.shot_frames},
+        {"processing", s.processing},
+        {"percentiles", {s.percentile_low, s.percentile_high}},
+        {"sample_frames", s.sample_frames},
+        {"low", s.low},
+        {"high", s.high},
+        {"values", s.values},
+    };
+    const fs::path final_path(path);
+    std::error_code ec;
+    if (!final_path.parent_path().empty()) fs::create_directories(final_path.parent_path(), ec);
+    static std::atomic<unsigned> counter{0};
+    const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() + "." +
+                                                     std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp");
+    {
+        std::ofstream out(tmp);
+        out << j.dump(1) << "\n";
+        if (!out) {
+            fs::remove(tmp, ec);
+            throw RenderError(path + ": cannot write the statistics sidecar");
+        }
+    }
+    if (replace) {
+        fs::rename(tmp, final_path, ec);
+        if (ec) {
+            fs::remove(tmp, ec);
+            throw RenderError(path + ": cannot move the statistics sidecar into place");
+        }
+        return true;
+    }
+    const int rc = ::link(tmp.c_str(), final_path.c_str());
+    const int err = errno;
+    fs::remove(tmp, ec);
+    if (rc == 0) return true;
+    if (err == EEXIST) return false;
+    throw RenderError(path + ": cannot move the statistics sidecar into place: " + std::strerror(err));
+}
+
+}  // namespace depthbatch

@@ -76,13 +76,15 @@ std::string format_frame_spec(const std::vector<int>& frames) {
 FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
     // One token: runs of '#', runs of '@', %0Nd / %d, $FN / $F.
     static const std::regex token_re(R"((#+)|(@+)|%(0?(\d+))?d|\$F(\d*))");
-    auto begin = std::sregex_iterator(pattern.begin(), pattern.end(), token_re);
+    // Only the file name holds the token: '#' or '@' in a folder name ("/shows/a#b/") is left alone.
+    const size_t name_start = pattern.rfind('/') == std::string::npos ? 0 : pattern.rfind('/') + 1;
+    const std::string name = pattern.substr(name_start);
+    auto begin = std::sregex_iterator(name.begin(), name.end(), token_re);
     auto end = std::sregex_iterator();
     const auto count = std::distance(begin, end);
-    // Only the file name may hold the token: '#' or '@' in a folder name is left alone.
     if (count == 0)
         throw ConfigError("path pattern '" + pattern +
-                          "' has no frame-number token (use ####, %04d, $F4 or @@@@)");
+                          "' has no frame-number token in its file name (use ####, %04d, $F4 or @@@@)");
     if (count > 1) throw ConfigError("path pattern '" + pattern + "' has more than one frame-number token");
     const std::smatch& m = *begin;
     if (m[1].matched) padding_ = static_cast<int>(m[1].length());
@@ -91,7 +93,7 @@ FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
     else if (m[5].matched && m[5].length()) padding_ = std::stoi(m[5]);
     else padding_ = 0;
     if (padding_ > 16) throw ConfigError("path pattern '" + pattern + "': padding over 16 digits");
-    prefix_ = m.prefix();
+    prefix_ = pattern.substr(0, name_start) + m.prefix().str();
     suffix_ = m.suffix();
 }
 
@@ -110,6 +112,8 @@ std::vector<int> FrameSequence::frames_on_disk() const {
     std::vector<int> frames;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
+        std::error_code file_ec;
+        if (!entry.is_regular_file(file_ec)) continue;  // a folder named like a frame is not a frame
         const std::string name = entry.path().filename().string();
         if (name.size() <= name_prefix.size() + suffix_.size()) continue;
         if (name.compare(0, name_prefix.size(), name_prefix) != 0) continue;

@@ -1,0 +1,342 @@
+// Unit tests for include/depthbatch/frame_sequence.h: frame specs, path patterns, frames on disk.
+// CASES.md case 1 (a plate numbered from 1001 must never come back numbered from 0; padding grows).
+#include "depthbatch/error.h"
+#include "depthbatch/frame_sequence.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using depthbatch::ConfigError;
+using depthbatch::format_frame_spec;
+using depthbatch::FrameSequence;
+using depthbatch::parse_frame_spec;
+using Frames = std::vector<int>;
+
+namespace {
+
+Frames range(int first, int last, int step = 1) {
+    Frames out;
+    for (int f = first; f <= last; f += step) out.push_back(f);
+    return out;
+}
+
+// The ConfigError message for `spec`; fails the test when parse_frame_spec does not throw ConfigError.
+std::string spec_error(const std::string& spec) {
+    try {
+        Frames f = parse_frame_spec(spec);
+        ADD_FAILURE() << "parse_frame_spec('" << spec << "') did not throw; got " << f.size() << " frames";
+    } catch (const ConfigError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "parse_frame_spec('" << spec << "') threw a non-ConfigError: " << e.what();
+    }
+    return {};
+}
+
+std::string pattern_error(const std::string& pattern) {
+    try {
+        FrameSequence seq(pattern);
+        ADD_FAILURE() << "FrameSequence('" << pattern << "') did not throw; padding " << seq.padding();
+    } catch (const ConfigError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "FrameSequence('" << pattern << "') threw a non-ConfigError: " << e.what();
+    }
+    return {};
+}
+
+// A fresh temporary folder, removed at the end of the test.
+struct ScratchDir {
+    fs::path path;
+    ScratchDir() {
+        std::random_device rd;
+        path = fs::temp_directory_path() /
+               ("depthbatch_fs_test_" + std::to_string(rd()) + "_" + std::to_string(rd()));
+        fs::create_directories(path);
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    void touch(const std::string& name) const { std::ofstream(path / name) << "x"; }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// parse_frame_spec
+// ---------------------------------------------------------------------------------------------
+
+TEST(ParseFrameSpec, SingleFrame) {
+    EXPECT_EQ(parse_frame_spec("1001"), Frames({1001}));
+    EXPECT_EQ(parse_frame_spec("0"), Frames({0}));
+}
+
+TEST(ParseFrameSpec, InclusiveRange) {
+    const Frames f = parse_frame_spec("1001-1100");
+    ASSERT_EQ(f.size(), 100u);
+    EXPECT_EQ(f.front(), 1001);
+    EXPECT_EQ(f.back(), 1100);
+    EXPECT_EQ(f, range(1001, 1100));
+}
+
+TEST(ParseFrameSpec, OneFrameRange) { EXPECT_EQ(parse_frame_spec("1005-1005"), Frames({1005})); }
+
+TEST(ParseFrameSpec, SteppedRangeStartsAtFirstFrame) {
+    EXPECT_EQ(parse_frame_spec("1001-1010x3"), Frames({1001, 1004, 1007, 1010}));
+    // The last frame is only included when the step lands on it.
+    EXPECT_EQ(parse_frame_spec("1001-1009x3"), Frames({1001, 1004, 1007}));
+    EXPECT_EQ(parse_frame_spec("1001-1100x2").size(), 50u);
+    EXPECT_EQ(parse_frame_spec("1001-1100x2").back(), 1099);
+    EXPECT_EQ(parse_frame_spec("1-10X5"), Frames({1, 6}));
+    EXPECT_EQ(parse_frame_spec("1-3x1"), Frames({1, 2, 3}));
+    EXPECT_EQ(parse_frame_spec("1-3x100"), Frames({1}));
+}
+
+TEST(ParseFrameSpec, CommaList) {
+    Frames expected = {1001, 1005};
+    for (int f = 1010; f <= 1020; ++f) expected.push_back(f);
+    EXPECT_EQ(parse_frame_spec("1001,1005,1010-1020"), expected);
+}
+
+TEST(ParseFrameSpec, WhitespaceAroundItemsIsAllowed) {
+    EXPECT_EQ(parse_frame_spec(" 1001 , 1003 - 1005 "), Frames({1001, 1003, 1004, 1005}));
+}
+
+TEST(ParseFrameSpec, NegativeFrames) {
+    EXPECT_EQ(parse_frame_spec("-3--1"), Frames({-3, -2, -1}));
+    EXPECT_EQ(parse_frame_spec("-2-2"), Frames({-2, -1, 0, 1, 2}));
+    EXPECT_EQ(parse_frame_spec("-10--1x3"), Frames({-10, -7, -4, -1}));
+    EXPECT_EQ(parse_frame_spec("-5"), Frames({-5}));
+}
+
+TEST(ParseFrameSpec, UnsortedAndDuplicateInputIsSortedAndUnique) {
+    EXPECT_EQ(parse_frame_spec("1010,1001,1005,1001"), Frames({1001, 1005, 1010}));
+    EXPECT_EQ(parse_frame_spec("1005-1008,1001-1006"), range(1001, 1008));
+    EXPECT_EQ(parse_frame_spec("3,-1,2,2,0,-1"), Frames({-1, 0, 2, 3}));
+}
+
+TEST(ParseFrameSpec, EmptySpecIsAnError) {
+    EXPECT_FALSE(spec_error("").empty());
+    // An empty item between commas is junk, and the message quotes the spec.
+    const std::string msg = spec_error("1001,,1005");
+    EXPECT_NE(msg.find("1001,,1005"), std::string::npos) << msg;
+}
+
+TEST(ParseFrameSpec, ReversedRangeNamesTheItem) {
+    const std::string msg = spec_error("1001,1010-1001");
+    EXPECT_NE(msg.find("1010-1001"), std::string::npos) << msg;
+}
+
+TEST(ParseFrameSpec, StepZeroNamesTheItem) {
+    const std::string msg = spec_error("1001-1010x0");
+    EXPECT_NE(msg.find("1001-1010x0"), std::string::npos) << msg;
+}
+
+TEST(ParseFrameSpec, NegativeStepIsAnError) {
+    const std::string msg = spec_error("1001-1010x-2");
+    EXPECT_NE(msg.find("1001-1010x-2"), std::string::npos) << msg;
+}
+
+TEST(ParseFrameSpec, JunkNamesTheItem) {
+    for (const std::string item : {"abc", "10a", "1001-", "x3", "1001x3", "1.5", "1001-1010x", "#"}) {
+        const std::string msg = spec_error("1001," + item);
+        EXPECT_NE(msg.find("'" + item + "'"), std::string::npos) << "item " << item << ": " << msg;
+    }
+}
+
+TEST(ParseFrameSpec, FrameNumberOverflowIsAConfigError) {
+    const std::string msg = spec_error("99999999999999999999");
+    EXPECT_NE(msg.find("99999999999999999999"), std::string::npos) << msg;
+}
+
+// ---------------------------------------------------------------------------------------------
+// format_frame_spec
+// ---------------------------------------------------------------------------------------------
+
+TEST(FormatFrameSpec, CompactForms) {
+    EXPECT_EQ(format_frame_spec({1001, 1004, 1007, 1010, 1020}), "1001-1010x3,1020");
+    EXPECT_EQ(format_frame_spec(range(1001, 1100)), "1001-1100");
+    EXPECT_EQ(format_frame_spec({1001}), "1001");
+    EXPECT_EQ(format_frame_spec({1001, 1005}), "1001,1005");
+    EXPECT_EQ(format_frame_spec({-3, -2, -1}), "-3--1");
+    EXPECT_EQ(format_frame_spec({}), "");
+}
+
+TEST(FormatFrameSpec, RoundTripsThroughParse) {
+    const std::vector<Frames> cases = {
+        {1001},
+        range(1001, 1100),
+        range(1001, 1100, 2),
+        {1001, 1004, 1007, 1010, 1020},
+        {1001, 1005, 1010, 1011, 1012, 1013, 1014, 1015, 1016, 1017, 1018, 1019, 1020},
+        {-10, -7, -4, -1, 0, 1},
+        {1, 3, 4, 5, 9, 20, 21},
+        {9998, 9999, 10000, 10001},
+        {-5, 7},
+    };
+    for (const Frames& frames : cases) {
+        const std::string spec = format_frame_spec(frames);
+        EXPECT_EQ(parse_frame_spec(spec), frames) << "spec '" << spec << "'";
+    }
+    for (const std::string spec : {"1001-1100", "1001-1010x3", "1001,1005,1010-1020", "-3--1"})
+        EXPECT_EQ(parse_frame_spec(format_frame_spec(parse_frame_spec(spec))), parse_frame_spec(spec)) << spec;
+}
+
+// ---------------------------------------------------------------------------------------------
+// FrameSequence: tokens and padding
+// ---------------------------------------------------------------------------------------------
+
+TEST(FrameSequence, FourPaddedSpellingsGiveTheSamePaths) {
+    const FrameSequence hashes("/shots/sh010/plate.####.exr");
+    for (const std::string pattern :
+         {"/shots/sh010/plate.%04d.exr", "/shots/sh010/plate.$F4.exr", "/shots/sh010/plate.@@@@.exr"}) {
+        const FrameSequence seq(pattern);
+        EXPECT_EQ(seq.padding(), 4) << pattern;
+        EXPECT_EQ(seq.pattern(), pattern);
+        for (int f : {-5, 0, 1, 7, 42, 999, 1001, 9998, 9999, 10000, 10001, 123456})
+            EXPECT_EQ(seq.path(f), hashes.path(f)) << pattern << " frame " << f;
+    }
+    EXPECT_EQ(hashes.path(1001), "/shots/sh010/plate.1001.exr");
+    EXPECT_EQ(hashes.path(7), "/shots/sh010/plate.0007.exr");
+}
+
+TEST(FrameSequence, UnpaddedSpellingsGiveTheSamePaths) {
+    const FrameSequence printf_d("p.%d.exr"), houdini("p.$F.exr");
+    EXPECT_EQ(printf_d.padding(), 0);
+    EXPECT_EQ(houdini.padding(), 0);
+    for (int f : {-5, 0, 1, 7, 1001, 10001}) EXPECT_EQ(printf_d.path(f), houdini.path(f)) << f;
+    EXPECT_EQ(printf_d.path(7), "p.7.exr");
+    EXPECT_EQ(printf_d.path(1001), "p.1001.exr");
+    EXPECT_EQ(houdini.path(-5), "p.-5.exr");
+    // For 4-digit frames every spelling gives the same path.
+    for (const std::string pattern : {"p.####.exr", "p.%04d.exr", "p.$F4.exr", "p.@@@@.exr"})
+        EXPECT_EQ(FrameSequence(pattern).path(1001), printf_d.path(1001)) << pattern;
+}
+
+TEST(FrameSequence, OtherPaddingWidths) {
+    EXPECT_EQ(FrameSequence("p.#.exr").path(5), "p.5.exr");
+    EXPECT_EQ(FrameSequence("p.#.exr").path(1001), "p.1001.exr");
+    EXPECT_EQ(FrameSequence("p.######.exr").path(1001), "p.001001.exr");
+    EXPECT_EQ(FrameSequence("p.%06d.exr").path(1001), "p.001001.exr");
+    EXPECT_EQ(FrameSequence("p.$F6.exr").path(1001), "p.001001.exr");
+    EXPECT_EQ(FrameSequence("p.@@@@@@.exr").path(1001), "p.001001.exr");
+    EXPECT_EQ(FrameSequence("p.##.exr").padding(), 2);
+}
+
+TEST(FrameSequence, PaddingGrowsAndNeverWraps) {
+    const FrameSequence seq("p.####.exr");
+    EXPECT_EQ(seq.path(9998), "p.9998.exr");
+    EXPECT_EQ(seq.path(9999), "p.9999.exr");
+    EXPECT_EQ(seq.path(10000), "p.10000.exr");
+    EXPECT_EQ(seq.path(10001), "p.10001.exr");
+    EXPECT_EQ(seq.path(1234567), "p.1234567.exr");
+    EXPECT_EQ(seq.path(1001), "p.1001.exr");
+    // Negative frames follow printf: the sign counts toward the width.
+    EXPECT_EQ(seq.path(-5), "p.-005.exr");
+    EXPECT_EQ(seq.path(-12345), "p.-12345.exr");
+    // Distinct frames give distinct paths (no wrap to 0000/0001).
+    EXPECT_NE(seq.path(10000), seq.path(0));
+    EXPECT_NE(seq.path(10001), seq.path(1));
+}
+
+TEST(FrameSequence, TokenMayBeAnywhereInTheFileName) {
+    EXPECT_EQ(FrameSequence("/a/b/sh010_####_depth.exr").path(1001), "/a/b/sh010_1001_depth.exr");
+    EXPECT_EQ(FrameSequence("####.exr").path(12), "0012.exr");
+    EXPECT_EQ(FrameSequence("plate.$F4").path(3), "plate.0003");
+}
+
+TEST(FrameSequence, NoTokenIsAnError) {
+    const std::string msg = pattern_error("/shots/plate.exr");
+    EXPECT_NE(msg.find("/shots/plate.exr"), std::string::npos) << msg;
+    pattern_error("");
+}
+
+TEST(FrameSequence, TwoTokensAreAnError) {
+    for (const std::string pattern : {"p.####.####.exr", "p.####.%04d.exr", "p.$F4_@@@@.exr", "p.%d.$F.exr"}) {
+        const std::string msg = pattern_error(pattern);
+        EXPECT_NE(msg.find(pattern), std::string::npos) << msg;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// FrameSequence::frames_on_disk (CASES.md case 1, FrameSequence half)
+// ---------------------------------------------------------------------------------------------
+
+TEST(FramesOnDisk, FindsExactlyTheFramesOfThePattern) {
+    ScratchDir dir;
+    Frames expected;
+    for (int f = 1001; f <= 1010; ++f) {
+        dir.touch("p." + std::to_string(f) + ".exr");
+        expected.push_back(f);
+    }
+    for (int f = 9998; f <= 10001; ++f) {
+        dir.touch("p." + std::to_string(f) + ".exr");
+        expected.push_back(f);
+    }
+    dir.touch("p.0042.exr");   // a real (padded) frame 42
+    dir.touch("p.-005.exr");   // a real frame -5, as path(-5) writes it
+    expected.push_back(42);
+    expected.push_back(-5);
+    std::sort(expected.begin(), expected.end());
+
+    // Decoys: names that are not written exactly as path() would write them.
+    for (const std::string decoy :
+         {"p.01001.exr", "p.abc.exr", "q.1001.exr", "p.1001.exr.tmp", "p.1001.png", "p.100.exr", "p.42.exr",
+          "p.-5.exr", "p..exr", "p.1001a.exr", "xp.1001.exr", "p.1001.exrx", "p.+1001.exr", "p. 1001.exr",
+          "p.1001.EXR", "P.1001.exr"})
+        dir.touch(decoy);
+
+    for (const std::string token : {"####", "%04d", "$F4", "@@@@"}) {
+        const FrameSequence seq((dir.path / ("p." + token + ".exr")).string());
+        const Frames found = seq.frames_on_disk();
+        EXPECT_EQ(found, expected) << token;
+        EXPECT_EQ(std::count(found.begin(), found.end(), 0), 0);
+        EXPECT_EQ(std::count(found.begin(), found.end(), 1), 0);
+        for (int f : found) EXPECT_TRUE(fs::exists(seq.path(f))) << seq.path(f);
+    }
+}
+
+TEST(FramesOnDisk, UnpaddedPattern) {
+    ScratchDir dir;
+    for (const std::string name : {"p.1.exr", "p.7.exr", "p.1001.exr", "p.01.exr", "p.007.exr", "p.-3.exr"})
+        dir.touch(name);
+    const FrameSequence seq((dir.path / "p.$F.exr").string());
+    EXPECT_EQ(seq.frames_on_disk(), Frames({-3, 1, 7, 1001}));
+}
+
+TEST(FramesOnDisk, SubfolderNamedLikeAFrameIsNotAFrame) {
+    ScratchDir dir;
+    dir.touch("p.1001.exr");
+    fs::create_directory(dir.path / "p.1002.exr");
+    const FrameSequence seq((dir.path / "p.####.exr").string());
+    EXPECT_EQ(seq.frames_on_disk(), Frames({1001}));
+}
+
+TEST(FramesOnDisk, OnlyTheFileNamePartMatchesInTheRightFolder) {
+    ScratchDir dir;
+    fs::create_directories(dir.path / "a");
+    fs::create_directories(dir.path / "b");
+    std::ofstream(dir.path / "a" / "p.1001.exr") << "x";
+    std::ofstream(dir.path / "b" / "p.1002.exr") << "x";
+    EXPECT_EQ(FrameSequence((dir.path / "a" / "p.####.exr").string()).frames_on_disk(), Frames({1001}));
+    EXPECT_EQ(FrameSequence((dir.path / "b" / "p.####.exr").string()).frames_on_disk(), Frames({1002}));
+}
+
+TEST(FramesOnDisk, MissingFolderGivesNoFrames) {
+    ScratchDir dir;
+    const FrameSequence seq((dir.path / "does_not_exist" / "p.####.exr").string());
+    EXPECT_TRUE(seq.frames_on_disk().empty());
+}
+
+TEST(FramesOnDisk, EmptyFolderGivesNoFrames) {
+    ScratchDir dir;
+    EXPECT_TRUE(FrameSequence((dir.path / "p.####.exr").string()).frames_on_disk().empty());
+}

@@ -1,0 +1,825 @@
+// Unit tests for include/depthbatch/job_config.h: one schema from YAML and TOML, path resolution,
+// --set overrides, and errors that name file:line and key.
+#include "depthbatch/error.h"
+#include "depthbatch/job_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace depthbatch;
+
+namespace {
+
+// Lines joined with '\n': lines[i] is line i+1 of the text, so expected line numbers are obvious.
+std::string lines(const std::vector<std::string>& ls) {
+    std::string out;
+    for (const auto& l : ls) out += l + "\n";
+    return out;
+}
+
+const std::string kBase = "/jobs/show/sh010";
+
+JobConfig yaml(const std::string& text, const std::vector<std::string>& overrides = {}) {
+    return parse_job(text, "yaml", "job.yaml", kBase, overrides);
+}
+JobConfig toml(const std::string& text, const std::vector<std::string>& overrides = {}) {
+    return parse_job(text, "toml", "job.toml", kBase, overrides);
+}
+
+// The ConfigError message of parsing `text`; fails the test if parse_job does not throw ConfigError.
+std::string job_error(const std::string& text, const std::string& format,
+                      const std::vector<std::string>& overrides = {}) {
+    const std::string origin = format == "toml" ? "job.toml" : "job.yaml";
+    try {
+        parse_job(text, format, origin, kBase, overrides);
+        ADD_FAILURE() << "parse_job did not throw for:\n" << text;
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.code(), ExitCode::Config);
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "parse_job threw a non-ConfigError: " << e.what();
+    }
+    return {};
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+std::string abs_from(const fs::path& base, const std::string& rel) { return (base / rel).lexically_normal().string(); }
+
+// The full job in both formats: every key of the schema set to a non-default value.
+const std::string kFullYaml = lines({
+    "input:",
+    "  path: plates/sh010.####.exr",
+    "  frames: 1001-1010x3,1020",
+    "  colorspace: ACEScg",
+    "  part: beauty",
+    "  view: left",
+    "output:",
+    "  path: ../depth/sh010_depth.%04d.exr",
+    "  overwrite: skip",
+    "  compression: piz",
+    "  channels: all",
+    "  existing_depth: rename",
+    "  pixel_type: float",
+    "model:",
+    "  path: models/m.pt",
+    "  device: cuda:1",
+    "  size: [640, 360]",
+    "  colorspace: sRGB",
+    "  multiple: 14",
+    "  kind: metric_depth",
+    "  units: m",
+    "  input_size: [518, 294]",
+    "  fixed_size: true",
+    "  precision: fp16",
+    "  batch: 4",
+    "  warmup: 2",
+    "  freeze: true",
+    "  channels_last: yes",
+    "  threads: 6",
+    "color:",
+    "  config: ocio/config.ocio",
+    "  hdr: view",
+    "  display: sRGB - Display",
+    "  view: ACES 1.0 - SDR Video",
+    "  look: Neutral",
+    "depth:",
+    "  kind: normalized",
+    "  normalize: sequence",
+    "  near_is: 1",
+    "  near: 0.5",
+    "  far: 20",
+    "  percentiles: [5, 97.5]",
+    "  stats_frames: 24",
+    "  stats_file: stats/sh010.json",
+    "  stabilize: true",
+    "  stabilize_window: 12",
+    "pipeline:",
+    "  frames_in_flight: 8",
+    "  threads: 3",
+    "  report: reports/sh010.json",
+});
+
+const std::string kFullToml = lines({
+    "[input]",
+    "path = \"plates/sh010.####.exr\"",
+    "frames = \"1001-1010x3,1020\"",
+    "colorspace = \"ACEScg\"",
+    "part = \"beauty\"",
+    "view = \"left\"",
+    "",
+    "[output]",
+    "path = \"../depth/sh010_depth.%04d.exr\"",
+    "overwrite = \"skip\"",
+    "compression = \"piz\"",
+    "channels = \"all\"",
+    "existing_depth = \"rename\"",
+    "pixel_type = \"float\"",
+    "",
+    "[model]",
+    "path = \"models/m.pt\"",
+    "device = \"cuda:1\"",
+    "size = [640, 360]",
+    "colorspace = \"sRGB\"",
+    "multiple = 14",
+    "kind = \"metric_depth\"",
+    "units = \"m\"",
+    "input_size = [518, 294]",
+    "fixed_size = true",
+    "precision = \"fp16\"",
+    "batch = 4",
+    "warmup = 2",
+    "freeze = true",
+    "channels_last = true",
+    "threads = 6",
+    "",
+    "[color]",
+    "config = \"ocio/config.ocio\"",
+    "hdr = \"view\"",
+    "display = \"sRGB - Display\"",
+    "view = \"ACES 1.0 - SDR Video\"",
+    "look = \"Neutral\"",
+    "",
+    "[depth]",
+    "kind = \"normalized\"",
+    "normalize = \"sequence\"",
+    "near_is = 1",
+    "near = 0.5",
+    "far = 20.0",
+    "percentiles = [5, 97.5]",
+    "stats_frames = 24",
+    "stats_file = \"stats/sh010.json\"",
+    "stabilize = true",
+    "stabilize_window = 12",
+    "",
+    "[pipeline]",
+    "frames_in_flight = 8",
+    "threads = 3",
+    "report = \"reports/sh010.json\"",
+});
+
+const std::string kMinimalYaml = lines({
+    "input:",
+    "  path: /plates/a.####.exr",
+    "output:",
+    "  path: /depth/a_depth.####.exr",
+});
+
+void expect_full_job(const JobConfig& j) {
+    EXPECT_EQ(j.input.path, "/jobs/show/sh010/plates/sh010.####.exr");
+    EXPECT_EQ(j.input.frames, (std::vector<int>{1001, 1004, 1007, 1010, 1020}));
+    EXPECT_EQ(j.input.colorspace, "ACEScg");
+    EXPECT_EQ(j.input.part, "beauty");
+    EXPECT_EQ(j.input.view, "left");
+    EXPECT_EQ(j.output.path, "/jobs/show/depth/sh010_depth.%04d.exr");
+    EXPECT_EQ(j.output.overwrite, OverwritePolicy::Skip);
+    EXPECT_EQ(j.output.compression, "piz");
+    EXPECT_EQ(j.output.channels, "all");
+    EXPECT_EQ(j.output.existing_depth, "rename");
+    EXPECT_EQ(j.output.pixel_type, "float");
+    EXPECT_EQ(j.model.path, "/jobs/show/sh010/models/m.pt");
+    EXPECT_EQ(j.model.device, "cuda:1");
+    EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Explicit);
+    EXPECT_EQ(j.model.size.width_px, 640);
+    EXPECT_EQ(j.model.size.height_px, 360);
+    const ContractOverrides& c = j.model.contract;
+    EXPECT_TRUE(c.any());
+    EXPECT_EQ(c.colorspace, std::optional<std::string>("sRGB"));
+    EXPECT_EQ(c.multiple, std::optional<int>(14));
+    EXPECT_EQ(c.kind, std::optional<DepthKind>(DepthKind::MetricDepth));
+    EXPECT_EQ(c.units, std::optional<std::string>("m"));
+    EXPECT_EQ(c.width_px, std::optional<int>(518));
+    EXPECT_EQ(c.height_px, std::optional<int>(294));
+    EXPECT_EQ(c.fixed_size, std::optional<bool>(true));
+    EXPECT_EQ(j.model.precision, "fp16");
+    EXPECT_EQ(j.model.batch, 4);
+    EXPECT_EQ(j.model.warmup, 2);
+    EXPECT_TRUE(j.model.freeze);
+    EXPECT_TRUE(j.model.channels_last);
+    EXPECT_EQ(j.model.threads, 6);
+    EXPECT_EQ(j.color.config, "/jobs/show/sh010/ocio/config.ocio");
+    EXPECT_EQ(j.color.hdr, "view");
+    EXPECT_EQ(j.color.display, "sRGB - Display");
+    EXPECT_EQ(j.color.view, "ACES 1.0 - SDR Video");
+    EXPECT_EQ(j.color.look, "Neutral");
+    EXPECT_EQ(j.depth.kind, "normalized");
+    EXPECT_EQ(j.depth.normalize, "sequence");
+    EXPECT_EQ(j.depth.near_is, 1);
+    EXPECT_EQ(j.depth.near, std::optional<double>(0.5));
+    EXPECT_EQ(j.depth.far, std::optional<double>(20.0));
+    EXPECT_DOUBLE_EQ(j.depth.percentile_low, 5.0);
+    EXPECT_DOUBLE_EQ(j.depth.percentile_high, 97.5);
+    EXPECT_EQ(j.depth.stats_frames, 24);
+    EXPECT_EQ(j.depth.stats_file, "/jobs/show/sh010/stats/sh010.json");
+    EXPECT_TRUE(j.depth.stabilize);
+    EXPECT_EQ(j.depth.stabilize_window, 12);
+    EXPECT_EQ(j.pipeline.frames_in_flight, 8);
+    EXPECT_EQ(j.pipeline.threads, 3);
+    EXPECT_EQ(j.pipeline.report, "/jobs/show/sh010/reports/sh010.json");
+    EXPECT_TRUE(j.render_frames.empty());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// One schema, two formats
+// ---------------------------------------------------------------------------------------------
+
+TEST(JobConfig, FullYamlJob) {
+    const JobConfig j = yaml(kFullYaml);
+    EXPECT_EQ(j.job_file, "job.yaml");
+    expect_full_job(j);
+}
+
+TEST(JobConfig, FullTomlJob) {
+    const JobConfig j = toml(kFullToml);
+    EXPECT_EQ(j.job_file, "job.toml");
+    expect_full_job(j);
+}
+
+TEST(JobConfig, YamlAndTomlGiveEqualFields) {
+    const JobConfig y = yaml(kFullYaml), t = toml(kFullToml);
+    EXPECT_EQ(y.input.path, t.input.path);
+    EXPECT_EQ(y.input.frames, t.input.frames);
+    EXPECT_EQ(y.input.colorspace, t.input.colorspace);
+    EXPECT_EQ(y.input.part, t.input.part);
+    EXPECT_EQ(y.input.view, t.input.view);
+    EXPECT_EQ(y.output.path, t.output.path);
+    EXPECT_EQ(y.output.overwrite, t.output.overwrite);
+    EXPECT_EQ(y.output.compression, t.output.compression);
+    EXPECT_EQ(y.output.channels, t.output.channels);
+    EXPECT_EQ(y.output.existing_depth, t.output.existing_depth);
+    EXPECT_EQ(y.output.pixel_type, t.output.pixel_type);
+    EXPECT_EQ(y.model.path, t.model.path);
+    EXPECT_EQ(y.model.device, t.model.device);
+    EXPECT_EQ(y.model.size.mode, t.model.size.mode);
+    EXPECT_EQ(y.model.size.short_side_px, t.model.size.short_side_px);
+    EXPECT_EQ(y.model.size.width_px, t.model.size.width_px);
+    EXPECT_EQ(y.model.size.height_px, t.model.size.height_px);
+    EXPECT_EQ(y.model.contract.colorspace, t.model.contract.colorspace);
+    EXPECT_EQ(y.model.contract.multiple, t.model.contract.multiple);
+    EXPECT_EQ(y.model.contract.kind, t.model.contract.kind);
+    EXPECT_EQ(y.model.contract.units, t.model.contract.units);
+    EXPECT_EQ(y.model.contract.width_px, t.model.contract.width_px);
+    EXPECT_EQ(y.model.contract.height_px, t.model.contract.height_px);
+    EXPECT_EQ(y.model.contract.fixed_size, t.model.contract.fixed_size);
+    EXPECT_EQ(y.model.precision, t.model.precision);
+    EXPECT_EQ(y.model.batch, t.model.batch);
+    EXPECT_EQ(y.model.warmup, t.model.warmup);
+    EXPECT_EQ(y.model.freeze, t.model.freeze);
+    EXPECT_EQ(y.model.channels_last, t.model.channels_last);
+    EXPECT_EQ(y.model.threads, t.model.threads);
+    EXPECT_EQ(y.color.config, t.color.config);
+    EXPECT_EQ(y.color.hdr, t.color.hdr);
+    EXPECT_EQ(y.color.display, t.color.display);
+    EXPECT_EQ(y.color.view, t.color.view);
+    EXPECT_EQ(y.color.look, t.color.look);
+    EXPECT_EQ(y.depth.kind, t.depth.kind);
+    EXPECT_EQ(y.depth.normalize, t.depth.normalize);
+    EXPECT_EQ(y.depth.near_is, t.depth.near_is);
+    EXPECT_EQ(y.depth.near, t.depth.near);
+    EXPECT_EQ(y.depth.far, t.depth.far);
+    EXPECT_EQ(y.depth.percentile_low, t.depth.percentile_low);
+    EXPECT_EQ(y.depth.percentile_high, t.depth.percentile_high);
+    EXPECT_EQ(y.depth.stats_frames, t.depth.stats_frames);
+    EXPECT_EQ(y.depth.stats_file, t.depth.stats_file);
+    EXPECT_EQ(y.depth.stabilize, t.depth.stabilize);
+    EXPECT_EQ(y.depth.stabilize_window, t.depth.stabilize_window);
+    EXPECT_EQ(y.pipeline.frames_in_flight, t.pipeline.frames_in_flight);
+    EXPECT_EQ(y.pipeline.threads, t.pipeline.threads);
+    EXPECT_EQ(y.pipeline.report, t.pipeline.report);
+    EXPECT_EQ(y.render_frames, t.render_frames);
+}
+
+TEST(JobConfig, DefaultsOfAMinimalJob) {
+    const JobConfig j = yaml(kMinimalYaml);
+    EXPECT_EQ(j.input.path, "/plates/a.####.exr");
+    EXPECT_TRUE(j.input.frames.empty());
+    EXPECT_EQ(j.input.colorspace, "auto");
+    EXPECT_EQ(j.input.part, "0");
+    EXPECT_EQ(j.input.view, "");
+    EXPECT_EQ(j.output.path, "/depth/a_depth.####.exr");
+    EXPECT_EQ(j.output.overwrite, OverwritePolicy::Error);
+    EXPECT_EQ(j.output.compression, "zip");
+    EXPECT_EQ(j.output.channels, "rgba");
+    EXPECT_EQ(j.output.existing_depth, "replace");
+    EXPECT_EQ(j.output.pixel_type, "keep");
+    EXPECT_EQ(j.model.path, "default");
+    EXPECT_EQ(j.model.device, "auto");
+    EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Model);
+    EXPECT_FALSE(j.model.contract.any());
+    EXPECT_EQ(j.model.precision, "fp32");
+    EXPECT_EQ(j.model.batch, 1);
+    EXPECT_EQ(j.model.warmup, -1);
+    EXPECT_FALSE(j.model.freeze);
+    EXPECT_FALSE(j.model.channels_last);
+    EXPECT_EQ(j.model.threads, 0);
+    EXPECT_EQ(j.color.config, "");
+    EXPECT_EQ(j.color.hdr, "clamp");
+    EXPECT_EQ(j.depth.kind, "raw");
+    EXPECT_EQ(j.depth.normalize, "raw");
+    EXPECT_EQ(j.depth.near_is, 0);
+    EXPECT_FALSE(j.depth.near.has_value());
+    EXPECT_FALSE(j.depth.far.has_value());
+    EXPECT_DOUBLE_EQ(j.depth.percentile_low, 2.0);
+    EXPECT_DOUBLE_EQ(j.depth.percentile_high, 98.0);
+    EXPECT_EQ(j.depth.stats_frames, 16);
+    EXPECT_EQ(j.depth.stats_file, "");
+    EXPECT_FALSE(j.depth.stabilize);
+    EXPECT_EQ(j.depth.stabilize_window, 8);
+    EXPECT_EQ(j.pipeline.frames_in_flight, 0);
+    EXPECT_EQ(j.pipeline.threads, 0);
+    EXPECT_EQ(j.pipeline.report, "");
+    EXPECT_TRUE(j.render_frames.empty());
+
+    const JobConfig t = toml(lines({"[input]", "path = \"/plates/a.####.exr\"", "[output]",
+                                    "path = \"/depth/a_depth.####.exr\""}));
+    EXPECT_EQ(t.input.path, j.input.path);
+    EXPECT_EQ(t.output.path, j.output.path);
+    EXPECT_EQ(t.model.size.mode, ProcessingSize::Mode::Model);
+    EXPECT_EQ(t.model.path, "default");
+}
+
+TEST(JobConfig, ProcessingSizeModes) {
+    auto with_size = [](const std::string& value) { return yaml(kMinimalYaml + "model:\n  size: " + value + "\n"); };
+    EXPECT_EQ(with_size("model").model.size.mode, ProcessingSize::Mode::Model);
+    EXPECT_EQ(with_size("plate").model.size.mode, ProcessingSize::Mode::Plate);
+    const JobConfig n = with_size("518");
+    EXPECT_EQ(n.model.size.mode, ProcessingSize::Mode::ShortSide);
+    EXPECT_EQ(n.model.size.short_side_px, 518);
+    const JobConfig e = with_size("[1024, 576]");
+    EXPECT_EQ(e.model.size.mode, ProcessingSize::Mode::Explicit);
+    EXPECT_EQ(e.model.size.width_px, 1024);
+    EXPECT_EQ(e.model.size.height_px, 576);
+
+    const std::string toml_base = lines({"[input]", "path = \"/p/a.####.exr\"", "[output]", "path = \"/d/a.####.exr\"",
+                                         "[model]"});
+    const JobConfig tn = toml(toml_base + "size = 384\n");
+    EXPECT_EQ(tn.model.size.mode, ProcessingSize::Mode::ShortSide);
+    EXPECT_EQ(tn.model.size.short_side_px, 384);
+    EXPECT_EQ(toml(toml_base + "size = \"plate\"\n").model.size.mode, ProcessingSize::Mode::Plate);
+}
+
+TEST(JobConfig, OverwritePoliciesAndDevices) {
+    auto with = [](const std::string& section_and_key) { return yaml(kMinimalYaml + section_and_key); };
+    EXPECT_EQ(yaml(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/a.####.exr",
+                          "  overwrite: overwrite"}))
+                  .output.overwrite,
+              OverwritePolicy::Overwrite);
+    EXPECT_EQ(yaml(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/a.####.exr",
+                          "  overwrite: error"}))
+                  .output.overwrite,
+              OverwritePolicy::Error);
+    for (const std::string device : {"auto", "cpu", "cuda", "cuda:0", "cuda:12"})
+        EXPECT_EQ(with("model:\n  device: \"" + device + "\"\n").model.device, device);
+}
+
+TEST(JobConfig, InputFramesAsSingleNumber) {
+    const JobConfig j = yaml(lines({"input:", "  path: /p/a.####.exr", "  frames: 1001", "output:",
+                                    "  path: /d/a.####.exr"}));
+    EXPECT_EQ(j.input.frames, std::vector<int>{1001});
+    const JobConfig t = toml(lines({"[input]", "path = \"/p/a.####.exr\"", "frames = 1001", "[output]",
+                                    "path = \"/d/a.####.exr\""}));
+    EXPECT_EQ(t.input.frames, std::vector<int>{1001});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths
+// ---------------------------------------------------------------------------------------------
+
+TEST(JobConfig, RelativePathsResolveAgainstBaseDir) {
+    const JobConfig j = parse_job(lines({"input:", "  path: ./in/../plates/a.####.exr", "output:",
+                                         "  path: ../../out/a_depth.####.exr", "model:", "  path: m.pt",
+                                         "color:", "  config: cfg/config.ocio"}),
+                                  "yaml", "x.yaml", "/base/dir");
+    EXPECT_EQ(j.input.path, "/base/dir/plates/a.####.exr");
+    EXPECT_EQ(j.output.path, "/out/a_depth.####.exr");
+    EXPECT_EQ(j.model.path, "/base/dir/m.pt");
+    EXPECT_EQ(j.color.config, "/base/dir/cfg/config.ocio");
+}
+
+TEST(JobConfig, AbsolutePathsAreKept) {
+    const JobConfig j = yaml(lines({"input:", "  path: /abs/plates//a.####.exr", "output:",
+                                    "  path: /abs/out/a.####.exr", "model:", "  path: /models/x.pt"}));
+    EXPECT_EQ(j.input.path, "/abs/plates/a.####.exr");
+    EXPECT_EQ(j.output.path, "/abs/out/a.####.exr");
+    EXPECT_EQ(j.model.path, "/models/x.pt");
+}
+
+TEST(JobConfig, DefaultModelIsNotAPath) {
+    const JobConfig j = yaml(kMinimalYaml + "model:\n  path: default\n");
+    EXPECT_EQ(j.model.path, "default");
+}
+
+// ---------------------------------------------------------------------------------------------
+// --set overrides
+// ---------------------------------------------------------------------------------------------
+
+TEST(JobConfig, OverridesReplaceAndAddValues) {
+    const JobConfig j = yaml(kFullYaml, {"model.device=cpu", "pipeline.threads=2", "model.size=[320, 240]",
+                                          "output.overwrite=overwrite", "input.frames=1001-1005",
+                                          "model.multiple=32"});
+    EXPECT_EQ(j.model.device, "cpu");
+    EXPECT_EQ(j.pipeline.threads, 2);
+    EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Explicit);
+    EXPECT_EQ(j.model.size.width_px, 320);
+    EXPECT_EQ(j.model.size.height_px, 240);
+    EXPECT_EQ(j.output.overwrite, OverwritePolicy::Overwrite);
+    EXPECT_EQ(j.input.frames, (std::vector<int>{1001, 1002, 1003, 1004, 1005}));
+    EXPECT_EQ(j.model.contract.multiple, std::optional<int>(32));
+    // Keys not overridden keep the file's values.
+    EXPECT_EQ(j.input.colorspace, "ACEScg");
+    EXPECT_EQ(j.pipeline.frames_in_flight, 8);
+
+    // An override may add a section the file does not have.
+    const JobConfig m = yaml(kMinimalYaml, {"model.size=plate", "pipeline.frames_in_flight=4"});
+    EXPECT_EQ(m.model.size.mode, ProcessingSize::Mode::Plate);
+    EXPECT_EQ(m.pipeline.frames_in_flight, 4);
+    // The same override works on a TOML job.
+    EXPECT_EQ(toml(kFullToml, {"model.device=cuda:0"}).model.device, "cuda:0");
+}
+
+TEST(JobConfig, OverridePathsResolveAgainstTheCurrentFolder) {
+    const fs::path cwd = fs::current_path();
+    const JobConfig j = yaml(kFullYaml, {"output.path=out/d.####.exr", "model.path=../m2.pt",
+                                          "color.config=c/config.ocio"});
+    EXPECT_EQ(j.output.path, abs_from(cwd, "out/d.####.exr"));
+    EXPECT_EQ(j.model.path, abs_from(cwd, "../m2.pt"));
+    EXPECT_EQ(j.color.config, abs_from(cwd, "c/config.ocio"));
+    // Paths from the file still resolve against the file's folder.
+    EXPECT_EQ(j.input.path, "/jobs/show/sh010/plates/sh010.####.exr");
+    // An absolute override is kept as is.
+    EXPECT_EQ(yaml(kFullYaml, {"input.path=/x/y.####.exr"}).input.path, "/x/y.####.exr");
+}
+
+TEST(JobConfig, OverrideErrors) {
+    std::string msg = job_error(kMinimalYaml, "yaml", {"model.device"});
+    EXPECT_TRUE(contains(msg, "model.device")) << msg;
+    msg = job_error(kMinimalYaml, "yaml", {"device=cpu"});
+    EXPECT_TRUE(contains(msg, "device=cpu")) << msg;
+    msg = job_error(kMinimalYaml, "yaml", {"model.fps=4"});
+    EXPECT_TRUE(contains(msg, "--set model.fps=4")) << msg;
+    EXPECT_TRUE(contains(msg, "'model.fps'")) << msg;
+    msg = job_error(kMinimalYaml, "yaml", {"pipeline.threads=many"});
+    EXPECT_TRUE(contains(msg, "--set pipeline.threads=many")) << msg;
+    EXPECT_TRUE(contains(msg, "'many'")) << msg;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors: file:line, key, allowed keys
+// ---------------------------------------------------------------------------------------------
+
+TEST(JobConfigErrors, UnknownKeyYaml) {
+    const std::string msg = job_error(lines({
+                                          "input:",                   // 1
+                                          "  path: /p/a.####.exr",    // 2
+                                          "output:",                  // 3
+                                          "  path: /d/a.####.exr",    // 4
+                                          "model:",                   // 5
+                                          "  device: cpu",            // 6
+                                          "  batchsize: 4",           // 7
+                                      }),
+                                      "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:7:")) << msg;
+    EXPECT_TRUE(contains(msg, "'model.batchsize'")) << msg;
+    // The allowed keys of the section are listed (sorted, comma-separated).
+    const auto allowed = msg.find("allowed");
+    ASSERT_NE(allowed, std::string::npos) << msg;
+    for (const std::string key : {"batch", "colorspace", "device", "fixed_size", "input_size", "kind", "multiple",
+                                  "path", "size", "units"})
+        EXPECT_TRUE(contains(msg.substr(allowed), " " + key + ",") || contains(msg.substr(allowed), " " + key + ")"))
+            << key << ": " << msg;
+    EXPECT_TRUE(contains(msg, "colorspace, device, fixed_size")) << msg;
+}
+
+TEST(JobConfigErrors, UnknownKeyToml) {
+    const std::string msg = job_error(lines({
+                                          "[input]",                      // 1
+                                          "path = \"/p/a.####.exr\"",     // 2
+                                          "fps = 24",                     // 3
+                                          "[output]",                     // 4
+                                          "path = \"/d/a.####.exr\"",     // 5
+                                      }),
+                                      "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:3:")) << msg;
+    EXPECT_TRUE(contains(msg, "'input.fps'")) << msg;
+    EXPECT_TRUE(contains(msg, "colorspace, frames, part, path, view")) << msg;
+}
+
+TEST(JobConfigErrors, UnknownSection) {
+    std::string msg = job_error(kMinimalYaml + "render:\n  fast: true\n", "yaml");  // render: is line 5
+    EXPECT_TRUE(contains(msg, "job.yaml:5:")) << msg;
+    EXPECT_TRUE(contains(msg, "'render'")) << msg;
+    const auto allowed = msg.find("allowed");
+    ASSERT_NE(allowed, std::string::npos) << msg;
+    for (const std::string section : {"color", "depth", "input", "model", "output", "pipeline"})
+        EXPECT_TRUE(contains(msg.substr(allowed), section)) << section << ": " << msg;
+
+    msg = job_error(lines({"[input]", "path = \"/p/a.####.exr\"", "[output]", "path = \"/d/a.####.exr\"", "",
+                           "[render]", "fast = true"}),
+                    "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'render'")) << msg;
+}
+
+TEST(JobConfigErrors, WrongTypeNamesLineAndKey) {
+    std::string msg = job_error(kMinimalYaml + "model:\n  size: abc\n", "yaml");  // size: is line 6
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'model.size'")) << msg;
+    EXPECT_TRUE(contains(msg, "'abc'")) << msg;
+
+    msg = job_error(kMinimalYaml + "pipeline:\n  frames_in_flight: 2\n  threads: x\n", "yaml");  // line 7
+    EXPECT_TRUE(contains(msg, "job.yaml:7:")) << msg;
+    EXPECT_TRUE(contains(msg, "'pipeline.threads'")) << msg;
+    EXPECT_TRUE(contains(msg, "'x'")) << msg;
+
+    msg = job_error(lines({"[input]", "path = \"/p/a.####.exr\"", "[output]", "path = \"/d/a.####.exr\"",
+                           "[pipeline]", "threads = \"x\""}),
+                    "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'pipeline.threads'")) << msg;
+
+    msg = job_error(kMinimalYaml + "model:\n  size: [640]\n", "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "[width, height]")) << msg;
+
+    msg = job_error(kMinimalYaml + "model:\n  fixed_size: maybe\n", "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'model.fixed_size'")) << msg;
+
+    msg = job_error(kMinimalYaml + "model:\n  path:\n    - a.pt\n", "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'model.path'")) << msg;
+
+    msg = job_error(kMinimalYaml + "pipeline:\n  threads: -1\n", "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "out of range")) << msg;
+}
+
+TEST(JobConfigErrors, BadEnumValue) {
+    const std::string msg = job_error(lines({
+                                          "input:",                   // 1
+                                          "  path: /p/a.####.exr",    // 2
+                                          "output:",                  // 3
+                                          "  path: /d/a.####.exr",    // 4
+                                          "  overwrite: maybe",       // 5
+                                      }),
+                                      "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:5:")) << msg;
+    EXPECT_TRUE(contains(msg, "'output.overwrite'")) << msg;
+    EXPECT_TRUE(contains(msg, "'maybe'")) << msg;
+    EXPECT_TRUE(contains(msg, "error, overwrite, skip")) << msg;
+
+    const std::string comp = job_error(kMinimalYaml + "  compression: lzw\n", "yaml");
+    EXPECT_TRUE(contains(comp, "job.yaml:5:")) << comp;
+    EXPECT_TRUE(contains(comp, "'output.compression'")) << comp;
+
+    const std::string kind = job_error(kMinimalYaml + "model:\n  kind: disparity\n", "yaml");
+    EXPECT_TRUE(contains(kind, "job.yaml:6:")) << kind;
+    EXPECT_TRUE(contains(kind, "metric_depth, relative_depth, relative_inverse_depth")) << kind;
+}
+
+TEST(JobConfigErrors, MissingInputPath) {
+    std::string msg = job_error(lines({"input:", "  frames: 1001-1010", "output:", "  path: /d/a.####.exr"}), "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml")) << msg;
+    EXPECT_TRUE(contains(msg, "'input.path'")) << msg;
+    EXPECT_TRUE(contains(msg, "required")) << msg;
+
+    msg = job_error(lines({"output:", "  path: /d/a.####.exr"}), "yaml");
+    EXPECT_TRUE(contains(msg, "'input.path'")) << msg;
+
+    msg = job_error(lines({"input:", "  path: /p/a.####.exr"}), "yaml");
+    EXPECT_TRUE(contains(msg, "'output.path'")) << msg;
+    EXPECT_TRUE(contains(msg, "required")) << msg;
+
+    msg = job_error("", "yaml");
+    EXPECT_TRUE(contains(msg, "'input.path'")) << msg;
+}
+
+TEST(JobConfigErrors, PathWithoutFrameToken) {
+    const std::string msg = job_error(lines({"input:", "  path: /p/a.exr", "output:", "  path: /d/a.####.exr"}),
+                                      "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:2:")) << msg;
+    EXPECT_TRUE(contains(msg, "'input.path'")) << msg;
+}
+
+TEST(JobConfigErrors, OutputMustBeExr) {
+    const std::string msg = job_error(lines({
+                                          "input:",                   // 1
+                                          "  path: /p/a.####.exr",    // 2
+                                          "output:",                  // 3
+                                          "  path: /d/a.####.png",    // 4
+                                      }),
+                                      "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:4:")) << msg;
+    EXPECT_TRUE(contains(msg, "'output.path'")) << msg;
+    EXPECT_TRUE(contains(msg, ".exr")) << msg;
+}
+
+TEST(JobConfigErrors, OutputEqualsInput) {
+    std::string msg = job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /p/a.####.exr"}),
+                                "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:4:")) << msg;
+    EXPECT_TRUE(contains(msg, "'output.path'")) << msg;
+    // Different spellings of the same files are the same files.
+    msg = job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /p/x/../a.%04d.exr"}), "yaml");
+    EXPECT_TRUE(contains(msg, "'output.path'")) << msg;
+    // Relative paths that meet after resolution.
+    msg = job_error(lines({"input:", "  path: a.####.exr", "output:", "  path: " + kBase + "/a.$F4.exr"}), "yaml");
+    EXPECT_TRUE(contains(msg, "'output.path'")) << msg;
+}
+
+TEST(JobConfigErrors, BadDevice) {
+    for (const std::string device : {"gpu", "cuda:", "cuda:x", "cuda:-1", "CPU", "cuda0", "mps"}) {
+        const std::string msg = job_error(kMinimalYaml + "model:\n  device: \"" + device + "\"\n", "yaml");
+        EXPECT_TRUE(contains(msg, "job.yaml:6:")) << device << ": " << msg;
+        EXPECT_TRUE(contains(msg, "'model.device'")) << msg;
+        EXPECT_TRUE(contains(msg, "'" + device + "'")) << msg;
+    }
+}
+
+TEST(JobConfigErrors, BadFrameSpecNamesKeyAndItem) {
+    const std::string msg = job_error(lines({"input:", "  path: /p/a.####.exr", "  frames: 1001,1010-1001",
+                                             "output:", "  path: /d/a.####.exr"}),
+                                      "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:3:")) << msg;
+    EXPECT_TRUE(contains(msg, "'input.frames'")) << msg;
+    EXPECT_TRUE(contains(msg, "1010-1001")) << msg;
+}
+
+TEST(JobConfigErrors, TomlSyntaxErrorNamesLine) {
+    const std::string msg = job_error(lines({
+                                          "[input]",                      // 1
+                                          "path = \"/p/a.####.exr\"",     // 2
+                                          "[output]",                     // 3
+                                          "path = \"/d/a.####.exr",       // 4: unterminated string
+                                          "[model]",                      // 5
+                                          "device = \"cpu\"",             // 6
+                                      }),
+                                      "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:4:")) << msg;
+    EXPECT_TRUE(contains(msg, "TOML")) << msg;
+
+    const std::string msg2 = job_error(lines({
+                                           "[input]",                      // 1
+                                           "path = \"/p/a.####.exr\"",     // 2
+                                           "",                             // 3
+                                           "frames = = 3",                 // 4
+                                       }),
+                                       "toml");
+    EXPECT_TRUE(contains(msg2, "job.toml:4:")) << msg2;
+}
+
+TEST(JobConfigErrors, YamlSyntaxErrorNamesLine) {
+    std::string msg = job_error(lines({
+                                    "input:",                        // 1
+                                    "  path: /p/a.####.exr",         // 2
+                                    "output:",                       // 3
+                                    "  path: /d/a.####.exr",         // 4
+                                    "  overwrite: skip: now",        // 5: a map value inside a plain scalar
+                                }),
+                                "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:5:")) << msg;
+    EXPECT_TRUE(contains(msg, "YAML")) << msg;
+
+    msg = job_error(lines({
+                        "input:",                        // 1
+                        "  path: /p/a.####.exr",         // 2
+                        "\toutput: 3",                   // 3: tab indentation
+                    }),
+                    "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:3:")) << msg;
+    EXPECT_TRUE(contains(msg, "YAML")) << msg;
+
+    msg = job_error(lines({
+                        "input:",                        // 1
+                        "  path: /p/a.####.exr",         // 2
+                        " output:",                      // 3: indentation matches no level
+                        "  path: /d/a.####.exr",         // 4
+                    }),
+                    "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:3:")) << msg;
+}
+
+TEST(JobConfigErrors, DuplicateKeyNamesBothLines) {
+    // A repeated key is invalid in both formats (YAML 1.2: mapping keys are unique); one value must not
+    // silently win.
+    std::string msg = job_error(lines({
+                                    "input:",                        // 1
+                                    "  path: /p/a.####.exr",         // 2
+                                    "  frames: 1001-1010",           // 3
+                                    "output:",                       // 4
+                                    "  path: /d/a.####.exr",         // 5
+                                    "input:",                        // 6
+                                    "  frames: 1001-1100",           // 7
+                                }),
+                                "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'input'")) << msg;
+
+    msg = job_error(lines({
+                        "input:",                        // 1
+                        "  path: /p/a.####.exr",         // 2
+                        "  frames: 1001-1010",           // 3
+                        "  frames: 1001-1100",           // 4
+                        "output:",                       // 5
+                        "  path: /d/a.####.exr",         // 6
+                    }),
+                    "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:4:")) << msg;
+    EXPECT_TRUE(contains(msg, "'input.frames'")) << msg;
+    EXPECT_TRUE(contains(msg, "line 3")) << msg;
+
+    msg = job_error(lines({
+                        "[input]",                       // 1
+                        "path = \"/p/a.####.exr\"",      // 2
+                        "frames = \"1001-1010\"",        // 3
+                        "frames = \"1001-1100\"",        // 4
+                    }),
+                    "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:4:")) << msg;
+}
+
+TEST(JobConfigErrors, JobMustBeAMapping) {
+    const std::string msg = job_error("- a\n- b\n", "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml")) << msg;
+}
+
+TEST(JobConfigErrors, SectionMustBeAMapping) {
+    const std::string msg = job_error(kMinimalYaml + "model: fast\n", "yaml");
+    EXPECT_TRUE(contains(msg, "job.yaml:5:")) << msg;
+    EXPECT_TRUE(contains(msg, "'model'")) << msg;
+}
+
+TEST(JobConfigErrors, LoadJobRejectsUnknownExtensionAndMissingFile) {
+    EXPECT_THROW(load_job("/nonexistent/job.json"), ConfigError);
+    try {
+        load_job("/nonexistent/dir/job.yaml");
+        ADD_FAILURE() << "load_job did not throw";
+    } catch (const ConfigError& e) {
+        EXPECT_TRUE(contains(e.what(), "/nonexistent/dir/job.yaml")) << e.what();
+    }
+}
+
+TEST(JobConfigErrors, DepthAndColourRulesNameLineAndKey) {
+    auto err = [](const std::vector<std::string>& extra) {
+        std::vector<std::string> ls = {"input:", "  path: /p/a.####.exr", "output:", "  path: /d/a.####.exr"};
+        ls.insert(ls.end(), extra.begin(), extra.end());  // extra[0] is line 5
+        return job_error(lines(ls), "yaml");
+    };
+    std::string msg = err({"depth:", "  kind: normalized"});
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'depth.kind'")) << msg;
+
+    msg = err({"depth:", "  normalize: fixed", "  kind: normalized"});
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'depth.normalize'")) << msg;
+
+    msg = err({"depth:", "  near: 1", "  kind: metric"});
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'depth.near'")) << msg;
+
+    msg = err({"depth:", "  kind: metric", "  near: 5", "  far: 5.0"});
+    EXPECT_TRUE(contains(msg, "job.yaml:7:")) << msg;
+    EXPECT_TRUE(contains(msg, "'depth.near'")) << msg;
+
+    msg = err({"depth:", "  kind: metric", "  near: close", "  far: 5"});
+    EXPECT_TRUE(contains(msg, "job.yaml:7:")) << msg;
+    EXPECT_TRUE(contains(msg, "'close'")) << msg;
+
+    msg = err({"depth:", "  normalize: frame", "  percentiles: [98, 2]"});
+    EXPECT_TRUE(contains(msg, "job.yaml:7:")) << msg;
+    EXPECT_TRUE(contains(msg, "'depth.percentiles'")) << msg;
+
+    msg = err({"depth:", "  kind: inverse", "  normalize: frame"});
+    EXPECT_TRUE(contains(msg, "job.yaml:7:")) << msg;
+    EXPECT_TRUE(contains(msg, "'depth.normalize'")) << msg;
+
+    msg = err({"color:", "  hdr: view", "  display: sRGB - Display"});
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'color.hdr'")) << msg;
+
+    msg = err({"model:", "  precision: fp8"});
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "bf16, fp16, fp32")) << msg;
+
+    msg = err({"model:", "  batch: 0"});
+    EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
+    EXPECT_TRUE(contains(msg, "'model.batch'")) << msg;
+}
+
+TEST(JobConfig, NormalizeWithoutKindMeansNormalized) {
+    const JobConfig j = yaml(kMinimalYaml + "depth:\n  normalize: frame\n");
+    EXPECT_EQ(j.depth.kind, "normalized");
+    EXPECT_EQ(j.depth.normalize, "frame");
+    const JobConfig f = yaml(kMinimalYaml + "depth:\n  normalize: fixed\n  near: 1\n  far: 5\n");
+    EXPECT_EQ(f.depth.kind, "normalized");
+    EXPECT_EQ(f.depth.near, std::optional<double>(1.0));
+    EXPECT_EQ(f.depth.far, std::optional<double>(5.0));
+}

@@ -70,20 +70,20 @@ size_t DepthNormalizer::apply(float* v, size_t n, const DepthRange* range) const
         }
         return clamped;
     }
+    if (kind_ == "metric" && model_kind_ == DepthKind::MetricDepth) {
+        if (!has_near_far_) return 0;
+        for (size_t i = 0; i < n; ++i) {
+            const float c = std::clamp(v[i], static_cast<float>(near_), static_cast<float>(far_));
+            clamped += std::isfinite(v[i]) && c != v[i];
+            v[i] = std::isfinite(v[i]) ? c : static_cast<float>(far_);
+        }
+        return clamped;
+    }
     // Normalized position t in [0,1] with t = 0 at the near end.
-    DepthRange r = normalize_ == "fixed" ? DepthRange{near_, far_} : (range ? *range : DepthRange{});
     if (normalize_ != "fixed" && !range) throw RenderError("depth normalization needs a range");
+    const DepthRange r = normalize_ == "fixed" ? DepthRange{near_, far_} : *range;
     const double span = r.far_value - r.near_value;
     if (kind_ == "metric") {
-        if (model_kind_ == DepthKind::MetricDepth) {
-            if (!has_near_far_) return 0;
-            for (size_t i = 0; i < n; ++i) {
-                const float c = std::clamp(v[i], static_cast<float>(near_), static_cast<float>(far_));
-                clamped += std::isfinite(v[i]) && c != v[i];
-                v[i] = std::isfinite(v[i]) ? c : static_cast<float>(far_);
-            }
-            return clamped;
-        }
         for (size_t i = 0; i < n; ++i) {
             double t = span != 0 && std::isfinite(v[i]) ? (v[i] - r.near_value) / span : 1.0;
             const double c = std::clamp(t, 0.0, 1.0);

@@ -1,0 +1,238 @@
+// Depth conventions and normalization end to end (CASES.md 3 and 15): each convention x each model kind
+// with known numbers, chunked vs whole renders byte for byte, the statistics sidecar, stabilization.
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <OpenImageIO/imageio.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+using namespace depthbatch::test;
+
+namespace {
+
+constexpr int kConfig = 2, kOutputExists = 6;
+
+float depth_at(const fs::path& exr, int x, int y) {
+    OIIO::ImageBuf buf = read_image(exr);
+    const int z = channel_index(buf, "depth.Z");
+    EXPECT_GE(z, 0);
+    return buf.getchannel(x, y, 0, z);
+}
+
+std::string metadata(const fs::path& exr, const std::string& key) {
+    return file_spec(exr).get_string_attribute(key);
+}
+
+std::string bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// One 16x8 half plate p.1001.exr (RGB = 0.5) and a job; returns the job path.
+fs::path const_job(const TempDir& dir, const std::string& model, const std::string& depth_yaml, const std::string& out) {
+    if (!fs::exists(dir / "p.1001.exr"))
+        write_image(dir / "p.1001.exr", 16, 8, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+    return write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                            "model: {path: " + model + ", size: plate}\n"
+                                            "output: {path: " + out + "/d.####.exr}\n" + depth_yaml);
+}
+
+}  // namespace
+
+// CASES.md 15: P-const(4.0) metric: metric 4.0, inverse 0.25 (Nuke 1/z), normalized fixed 1..5 -> 0.75
+// with near -> 0, and the direction in the metadata.
+TEST(Depth, MetricModelConventions) {
+    TempDir dir;
+    write_p_const(dir / "c4.pt", 4.0, "metric_depth");
+    struct Case { std::string depth, out; float expected; };
+    const std::vector<Case> cases = {
+        {"", "raw", 4.0f},
+        {"depth: {kind: metric}\n", "metric", 4.0f},
+        {"depth: {kind: inverse}\n", "inverse", 0.25f},
+        {"depth: {kind: normalized, normalize: fixed, near: 1, far: 5}\n", "norm0", 0.75f},
+        {"depth: {kind: normalized, normalize: fixed, near: 1, far: 5, near_is: 1}\n", "norm1", 0.25f},
+        {"depth: {kind: metric, near: 0.5, far: 3}\n", "clip", 3.0f},
+        {"depth: {kind: inverse, near: 0.5, far: 3}\n", "invclip", 1.0f / 3.0f},
+    };
+    for (const auto& c : cases) {
+        const auto r = run_cli({const_job(dir, "c4.pt", c.depth, c.out).string()});
+        ASSERT_EQ(r.exit_code, 0) << c.out << "\n" << r.output;
+        const fs::path exr = dir / c.out / "d.1001.exr";
+        EXPECT_NEAR(depth_at(exr, 3, 2), c.expected, 1e-6) << c.out;
+    }
+    EXPECT_EQ(metadata(dir / "inverse/d.1001.exr", "depthbatch/depth_convention"), "inverse");
+    EXPECT_EQ(metadata(dir / "inverse/d.1001.exr", "depthbatch/depth_units"), "1/m");
+    EXPECT_EQ(metadata(dir / "norm0/d.1001.exr", "depthbatch/near_is"), "0 (near = 0, far = 1)");
+    EXPECT_EQ(metadata(dir / "norm1/d.1001.exr", "depthbatch/near_is"), "1 (near = 1, far = 0)");
+    EXPECT_EQ(metadata(dir / "clip/d.1001.exr", "depthbatch/depth_clamped_values"), std::to_string(16 * 8));
+}
+
+// CASES.md 15, relative half: inverse of a relative inverse model is the model's value (0 stays 0:
+// infinitely far, never Inf/NaN); metric without near/far is a config error, not a silent 1/x.
+TEST(Depth, RelativeInverseModelConventions) {
+    TempDir dir;
+    write_p_const(dir / "c0.pt", 0.0, "relative_inverse_depth");
+    auto r = run_cli({const_job(dir, "c0.pt", "depth: {kind: inverse}\n", "inv0").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(depth_at(dir / "inv0/d.1001.exr", 5, 5), 0.0f);
+
+    // A 0 -> 1 ramp across x as relative inverse depth (P-mean on a ramp plate).
+    write_p_mean(dir / "pm_ri.pt", "relative_inverse_depth");
+    write_image(dir / "ramp.1001.exr", 101, 4, {"R", "G", "B"}, "float", [](int x, int, int) { return x / 100.0f; });
+    auto ramp_job = [&](const std::string& depth, const std::string& out) {
+        return write_job(dir / (out + ".yaml"), "input: {path: ramp.####.exr, colorspace: sRGB}\n"
+                                                "model: {path: pm_ri.pt, size: plate}\n"
+                                                "output: {path: " + out + "/d.####.exr}\n" + depth);
+    };
+    r = run_cli({ramp_job("depth: {kind: inverse}\n", "ramp_inv").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    OIIO::ImageBuf inv = read_image(dir / "ramp_inv/d.1001.exr");
+    for (int x = 0; x <= 100; ++x) {
+        const float v = inv.getchannel(x, 1, 0, 3);
+        ASSERT_TRUE(std::isfinite(v));
+        ASSERT_NEAR(v, x / 100.0f, 1e-6);
+    }
+    // normalized, fixed range in the model's units: near = 1 (largest disparity), far = 0.
+    r = run_cli({ramp_job("depth: {kind: normalized, normalize: fixed, near: 1, far: 0}\n", "ramp_norm").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "ramp_norm/d.1001.exr", 100, 0), 0.0f, 1e-6) << "near (disparity 1) -> 0";
+    EXPECT_NEAR(depth_at(dir / "ramp_norm/d.1001.exr", 25, 0), 0.75f, 1e-6);
+    // frame normalization with percentiles 0/100 spans the ramp exactly; near_is 1 needs no inversion.
+    r = run_cli({ramp_job("depth: {normalize: frame, percentiles: [0, 100], near_is: 1}\n", "ramp_frame").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "ramp_frame/d.1001.exr", 30, 0), 0.30f, 1e-6);
+    // metric from relative inverse depth with near/far metres: linear in disparity.
+    r = run_cli({ramp_job("depth: {kind: metric, normalize: frame, percentiles: [0, 100], near: 1, far: 5}\n",
+                          "ramp_metric").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "ramp_metric/d.1001.exr", 100, 0), 1.0f, 1e-5);
+    EXPECT_NEAR(depth_at(dir / "ramp_metric/d.1001.exr", 0, 0), 5.0f, 1e-5);
+    EXPECT_NEAR(depth_at(dir / "ramp_metric/d.1001.exr", 50, 0), 1.0f / (0.2f + 0.5f * 0.8f), 1e-5);
+
+    r = run_cli({ramp_job("depth: {kind: metric}\n", "ramp_bad").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_NE(r.output.find("depth.kind metric"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("depth.near"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "ramp_bad"));
+}
+
+TEST(Depth, RelativeDepthModelConventions) {
+    TempDir dir;
+    write_p_const(dir / "c2.pt", 2.0, "relative_depth");
+    auto r = run_cli({const_job(dir, "c2.pt", "depth: {kind: inverse}\n", "inv").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "inv/d.1001.exr", 1, 1), 0.5f, 1e-7);
+    r = run_cli({const_job(dir, "c2.pt", "depth: {normalize: fixed, near: 1, far: 3}\n", "norm").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "norm/d.1001.exr", 1, 1), 0.5f, 1e-7);
+    EXPECT_EQ(metadata(dir / "norm/d.1001.exr", "depthbatch/depth_convention"), "normalized");
+    r = run_cli({const_job(dir, "c2.pt", "depth: {kind: metric}\n", "bad").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+}
+
+// CASES.md 3: 50 frames, grey rising 0.1 -> 0.9; sequence normalization. Whole render vs two overlapping
+// chunks started at the same time into one folder: every file bitwise equal, 1025 ~ 0.49 (stats from
+// the shot, not the chunk), no temporary files left.
+TEST(Depth, ChunksMatchWholeRenderBitForBit) {
+    TempDir dir;
+    write_p_mean(dir / "pmean.pt");
+    for (int i = 0; i < 50; ++i) {
+        const float grey = 0.1f + 0.8f * i / 49.0f;
+        write_image(dir / ("g." + std::to_string(1001 + i) + ".exr"), 128, 72, {"R", "G", "B"}, "float",
+                    [grey](int, int, int) { return grey; });
+    }
+    const std::string job = "input: {path: g.####.exr, colorspace: sRGB, frames: 1001-1050}\n"
+                            "model: {path: pmean.pt, size: plate}\n"
+                            "depth: {normalize: sequence}\n";
+    write_job(dir / "whole.yaml", job + "output: {path: whole/d.####.exr}\n");
+    write_job(dir / "chunks.yaml", job + "output: {path: chunks/d.####.exr}\n");
+    auto r = run_cli({(dir / "whole.yaml").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ofstream(dir / "chunks.sh") << "cd '" << dir.path.string() << "'\n"
+                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --frames 1001-1025 > a.log 2>&1; echo $? > a.rc) &\n"
+                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
+                                     << "wait\n";
+    ASSERT_EQ(std::system(("bash '" + (dir / "chunks.sh").string() + "'").c_str()), 0);
+    EXPECT_EQ(bytes(dir / "a.rc"), "0\n") << bytes(dir / "a.log");
+    EXPECT_EQ(bytes(dir / "b.rc"), "0\n") << bytes(dir / "b.log");
+    for (int f = 1001; f <= 1050; ++f) {
+        const std::string name = "d." + std::to_string(f) + ".exr";
+        ASSERT_TRUE(fs::exists(dir / "chunks" / name)) << name;
+        ASSERT_EQ(bytes(dir / "chunks" / name), bytes(dir / "whole" / name)) << name << " differs from the whole render";
+    }
+    EXPECT_NEAR(depth_at(dir / "chunks/d.1025.exr", 10, 10), (0.1 + 0.8 * 24 / 49.0 - 0.116) / 0.768, 0.01);
+    EXPECT_NEAR(depth_at(dir / "chunks/d.1025.exr", 10, 10), 0.49, 0.01);
+    const auto files = list_dir(dir / "chunks");
+    EXPECT_EQ(files.size(), 51u) << "50 frames and the statistics sidecar, no temporary file";
+    EXPECT_TRUE(fs::exists(dir / "chunks/d.stats.json"));
+}
+
+TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
+    TempDir dir;
+    write_p_mean(dir / "pmean.pt");
+    for (int f = 1001; f <= 1010; ++f)
+        write_image(dir / ("g." + std::to_string(f) + ".exr"), 32, 16, {"R", "G", "B"}, "float",
+                    [f](int x, int, int) { return (f - 1000) * 0.05f + x * 0.01f; });
+    const std::string job = "input: {path: g.####.exr, colorspace: sRGB, frames: 1001-1010}\n"
+                            "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n"
+                            "depth: {normalize: sequence, stats_frames: 4}\n";
+    write_job(dir / "job.yaml", job);
+    auto r = run_cli({"stats", (dir / "job.yaml").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("over frames 1001-1010x3"), std::string::npos) << r.output;
+    ASSERT_TRUE(fs::exists(dir / "out/d.stats.json"));
+    EXPECT_TRUE(list_dir(dir / "out") == std::vector<std::string>{"d.stats.json"}) << "stats writes only the sidecar";
+    r = run_cli({(dir / "job.yaml").string(), "--frames", "1003-1004"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("sequence statistics from"), std::string::npos) << "the chunk reuses the sidecar\n" << r.output;
+    EXPECT_EQ(metadata(dir / "out/d.1003.exr", "depthbatch/stats_sample_frames"), "1001-1010x3");
+
+    // A sidecar made for another job (other percentiles) is refused, and recomputed with --overwrite.
+    write_job(dir / "other.yaml", job + "output: {path: out/d.####.exr}\n");
+    r = run_cli({(dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005"});
+    EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
+    EXPECT_NE(r.output.find("depth.percentiles"), std::string::npos) << r.output;
+    r = run_cli({(dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005", "--overwrite"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(bytes(dir / "out/d.stats.json").find("5.0"), std::string::npos);
+}
+
+// Stabilization is chunk-independent too: warm-up frames make a chunk's first frames identical to the
+// whole render's.
+TEST(Depth, StabilizedChunksMatchWholeRender) {
+    TempDir dir;
+    write_p_mean(dir / "pmean.pt", "relative_inverse_depth");
+    for (int i = 0; i < 20; ++i) {
+        const float gain = 1.0f + 0.15f * ((i * 7) % 5 - 2) / 2.0f;  // per-frame "flicker" of the scale
+        write_image(dir / ("s." + std::to_string(1001 + i) + ".exr"), 64, 32, {"R", "G", "B"}, "float",
+                    [gain](int x, int y, int) { return gain * (0.1f + 0.005f * x + 0.004f * y); });
+    }
+    const std::string job = "input: {path: s.####.exr, colorspace: sRGB, frames: 1001-1020}\n"
+                            "model: {path: pmean.pt, size: plate}\n"
+                            "depth: {kind: inverse, stabilize: true, stabilize_window: 4}\n";
+    write_job(dir / "whole.yaml", job + "output: {path: whole/d.####.exr}\n");
+    write_job(dir / "chunks.yaml", job + "output: {path: chunks/d.####.exr}\n");
+    ASSERT_EQ(run_cli({(dir / "whole.yaml").string()}).exit_code, 0);
+    for (const char* chunk : {"1011-1020", "1001-1010"}) {
+        const auto r = run_cli({(dir / "chunks.yaml").string(), "--frames", chunk});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    for (int f = 1001; f <= 1020; ++f) {
+        const std::string name = "d." + std::to_string(f) + ".exr";
+        ASSERT_EQ(bytes(dir / "chunks" / name), bytes(dir / "whole" / name)) << name;
+    }
+    // The scale flicker is taken out: frame-to-frame change of the centre pixel shrinks.
+    double raw_flicker = 0, stab_flicker = 0;
+    for (int i = 1; i < 20; ++i) {
+        auto gain = [](int k) { return 1.0f + 0.15f * ((k * 7) % 5 - 2) / 2.0f; };
+        const float centre = 0.1f + 0.005f * 32 + 0.004f * 16;
+        raw_flicker += std::abs(gain(i) - gain(i - 1)) * centre;
+        stab_flicker += std::abs(depth_at(dir / ("whole/d." + std::to_string(1001 + i) + ".exr"), 32, 16) -
+                                 depth_at(dir / ("whole/d." + std::to_string(1000 + i) + ".exr"), 32, 16));
+    }
+    EXPECT_LT(stab_flicker, 0.6 * raw_flicker) << "raw " << raw_flicker << " stabilized " << stab_flicker;
+}

@@ -49,6 +49,10 @@ find_path(DEPTHBATCH_OCIO_INCLUDE OpenColorIO/OpenColorIO.h REQUIRED)
 set_property(TARGET OpenColorIO::OpenColorIO APPEND PROPERTY
   INTERFACE_INCLUDE_DIRECTORIES "${DEPTHBATCH_OCIO_INCLUDE}")
 
+# OpenEXR directly (OIIO 2.4 cannot read luminance/chroma files with subsampled RY/BY: the plate reader
+# converts those through Imf::RgbaInputFile).
+find_package(OpenEXR 3 REQUIRED CONFIG)
+
 find_package(TBB REQUIRED CONFIG)
 find_package(CLI11 REQUIRED CONFIG)
 find_package(yaml-cpp REQUIRED CONFIG)

@@ -1,15 +1,85 @@
 #include "depthbatch/color_transform.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/log.h"
 
 #include <OpenColorIO/OpenColorIO.h>
 
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 namespace OCIO = OCIO_NAMESPACE;
 
 namespace depthbatch {
+namespace {
+
+/// Values this far outside [0,1] count as out of range (conversion round-off, e.g. 1.0000001, does not).
+constexpr float kRangeTolerance = 1e-5f;
+
+/// Common names of the sRGB-encoded (texture) colorspace across configs (ours, the ACES studio/CG
+/// configs, older Nuke-style configs). Used for "auto" on integer plates and when a model's contract says
+/// "sRGB" and the config spells it another way.
+const char* const kSrgbNames[] = {"sRGB", "srgb_tx", "sRGB - Texture", "Utility - sRGB - Texture",
+                                  "srgb_texture", "Input - Generic - sRGB - Texture", "srgb"};
+
+std::string list_colorspaces(const OCIO::ConstConfigRcPtr& config) {
+    std::ostringstream s;
+    const int n = config->getNumColorSpaces(OCIO::SEARCH_REFERENCE_SPACE_ALL, OCIO::COLORSPACE_ALL);
+    for (int i = 0; i < n; ++i)
+        s << (i ? ", " : "") << "'" << config->getColorSpaceNameByIndex(OCIO::SEARCH_REFERENCE_SPACE_ALL, OCIO::COLORSPACE_ALL, i) << "'";
+    s << "; roles:";
+    for (int i = 0; i < config->getNumRoles(); ++i) s << " " << config->getRoleName(i);
+    return s.str();
+}
+
+std::string list_displays(const OCIO::ConstConfigRcPtr& config) {
+    std::ostringstream s;
+    for (int d = 0; d < config->getNumDisplays(); ++d) {
+        const char* display = config->getDisplay(d);
+        s << (d ? "; " : "") << "'" << display << "': ";
+        for (int v = 0; v < config->getNumViews(display); ++v) s << (v ? ", " : "") << "'" << config->getView(display, v) << "'";
+    }
+    return s.str();
+}
+
+OCIO::ConstConfigRcPtr load_config(const std::string& path) {
+    if (!std::filesystem::exists(path)) throw ConfigError("OCIO config '" + path + "' does not exist");
+    try {
+        return OCIO::Config::CreateFromFile(path.c_str());
+    } catch (const OCIO::Exception& e) {
+        throw ConfigError("OCIO config '" + path + "' cannot be read: " + e.what());
+    }
+}
+
+bool has_colorspace(const OCIO::ConstConfigRcPtr& config, const std::string& name) {
+    return !name.empty() && config->getColorSpace(name.c_str()) != nullptr;  // names, aliases and roles
+}
+
+/// `name` if the config knows it; for "sRGB" (as model contracts say) also a common alias of it.
+std::string resolve_colorspace(const OCIO::ConstConfigRcPtr& config, const std::string& config_path,
+                               const std::string& name, const std::string& what) {
+    if (has_colorspace(config, name)) return name;
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "srgb")
+        for (const char* alt : kSrgbNames)
+            if (has_colorspace(config, alt)) {
+                log_info("colour: ", what, " '", name, "' is '", alt, "' in ", config_path);
+                return alt;
+            }
+    throw ConfigError("OCIO config '" + config_path + "' has no colorspace or role '" + name + "' (" + what +
+                      "); it has " + list_colorspaces(config));
+}
+
+std::string canonical(const OCIO::ConstConfigRcPtr& config, const std::string& name) {
+    auto cs = config->getColorSpace(name.c_str());
+    return cs ? cs->getName() : name;
+}
+
+}  // namespace
 
 struct ColorTransform::Impl {
     OCIO::ConstCPUProcessorRcPtr cpu;
@@ -23,45 +93,181 @@ std::string ColorTransform::resolve_config_path(const std::string& job_config) {
     return DEPTHBATCH_SHIPPED_OCIO_CONFIG;
 }
 
-std::string ColorTransform::auto_colorspace(const OIIO::ImageSpec& spec) {
-    const auto base = spec.format.basetype;
-    if (base == OIIO::TypeDesc::HALF || base == OIIO::TypeDesc::FLOAT || base == OIIO::TypeDesc::DOUBLE)
-        return "scene_linear";
-    return "sRGB";
+std::string ColorTransform::auto_colorspace(const PlateInfo& plate, const std::string& config_path, std::string* why) {
+    const OCIO::ConstConfigRcPtr config = load_config(config_path);
+    const OIIO::ImageSpec& spec = plate.file_spec;
+    const OIIO::TypeDesc type = plate.r >= 0 ? spec.channelformat(plate.r) : spec.format;
+    const int bits = spec.get_int_attribute("oiio:BitsPerSample", static_cast<int>(type.size() * 8));
+    std::string kind = std::string(type.c_str());
+    if (type.basetype != OIIO::TypeDesc::HALF && type.basetype != OIIO::TypeDesc::FLOAT &&
+        type.basetype != OIIO::TypeDesc::DOUBLE)
+        kind = std::to_string(bits) + "-bit";
+    kind += " " + plate.format;
+    std::string name, reason;
+    if (plate.format == "dpx" && config->hasRole(OCIO::ROLE_COMPOSITING_LOG)) {
+        name = canonical(config, OCIO::ROLE_COMPOSITING_LOG);
+        reason = kind + " plate -> the config's compositing_log role";
+    } else if (type.basetype == OIIO::TypeDesc::HALF || type.basetype == OIIO::TypeDesc::FLOAT ||
+               type.basetype == OIIO::TypeDesc::DOUBLE) {
+        if (!config->hasRole(OCIO::ROLE_SCENE_LINEAR))
+            throw ConfigError("input.colorspace auto: OCIO config '" + config_path +
+                              "' has no scene_linear role for a " + kind + " plate; set input.colorspace");
+        name = canonical(config, OCIO::ROLE_SCENE_LINEAR);
+        reason = kind + " plate -> the config's scene_linear role";
+    } else {
+        for (const char* alt : kSrgbNames)
+            if (name.empty() && has_colorspace(config, alt)) name = canonical(config, alt);
+        if (name.empty())
+            throw ConfigError("input.colorspace auto: OCIO config '" + config_path + "' has no sRGB-encoded colorspace ('" +
+                              kSrgbNames[0] + "', '" + kSrgbNames[1] + "', '" + kSrgbNames[2] + "') for a " + kind +
+                              " plate; set input.colorspace");
+        reason = kind + " plate -> sRGB encoded";
+        if (plate.format == "dpx") reason += " (the config has no compositing_log role)";
+    }
+    if (why) *why = reason + " '" + name + "'";
+    return name;
 }
 
-std::shared_ptr<const ColorTransform> ColorTransform::create(const std::string& config_path,
-                                                             const std::string& from, const std::string& to) {
+std::shared_ptr<const ColorTransform> ColorTransform::create(const std::string& config_path, const std::string& from,
+                                                             const std::string& to) {
+    JobConfig::Color color;
+    color.config = config_path;
+    return create(color, from, to, nullptr);
+}
+
+std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Color& color,
+                                                             const std::string& input_colorspace,
+                                                             const std::string& model_colorspace,
+                                                             const PlateInfo* plate) {
     std::shared_ptr<ColorTransform> t(new ColorTransform());
     t->impl_ = std::make_unique<Impl>();
-    t->config_path_ = config_path;
-    t->from_ = from;
-    t->to_ = to;
+    t->config_path_ = resolve_config_path(color.config);
+    t->hdr_ = color.hdr.empty() ? "clamp" : color.hdr;
+    const OCIO::ConstConfigRcPtr config = load_config(t->config_path_);
+
+    if (input_colorspace == "auto") {
+        if (!plate) throw ConfigError("input.colorspace auto needs a plate to decide from");
+        std::string why;
+        t->from_ = auto_colorspace(*plate, t->config_path_, &why);
+        log_info("input.colorspace auto: ", why, " (set input.colorspace to override)");
+    } else {
+        t->from_ = resolve_colorspace(config, t->config_path_, input_colorspace, "input.colorspace");
+    }
+    const std::string model = resolve_colorspace(config, t->config_path_, model_colorspace, "the model's colorspace");
+
     try {
-        if (!std::filesystem::exists(config_path))
-            throw ConfigError("OCIO config '" + config_path + "' does not exist");
-        OCIO::ConstConfigRcPtr config = OCIO::Config::CreateFromFile(config_path.c_str());
-        for (const std::string& name : {from, to})
-            if (!config->getColorSpace(name.c_str()))  // names, aliases and roles
-                throw ConfigError("OCIO config '" + config_path + "' has no colorspace or role '" + name + "'");
-        OCIO::ConstProcessorRcPtr proc = config->getProcessor(from.c_str(), to.c_str());
+        OCIO::ConstProcessorRcPtr proc;
+        if (t->hdr_ == "view") {
+            bool display_ok = false, view_ok = false;
+            for (int d = 0; d < config->getNumDisplays(); ++d)
+                if (color.display == config->getDisplay(d)) display_ok = true;
+            if (display_ok)
+                for (int v = 0; v < config->getNumViews(color.display.c_str()); ++v)
+                    if (color.view == config->getView(color.display.c_str(), v)) view_ok = true;
+            if (!display_ok || !view_ok)
+                throw ConfigError("color.display '" + color.display + "' / color.view '" + color.view +
+                                  "': OCIO config '" + t->config_path_ + "' has no such " +
+                                  (display_ok ? "view for that display" : "display") + "; it has " + list_displays(config));
+            if (!color.look.empty()) {
+                std::stringstream looks(color.look);
+                for (std::string look; std::getline(looks, look, ',');) {
+                    while (!look.empty() && (look.front() == ' ' || look.front() == '+' || look.front() == '-')) look.erase(0, 1);
+                    while (!look.empty() && look.back() == ' ') look.pop_back();
+                    if (!look.empty() && !config->getLook(look.c_str())) {
+                        std::string have;
+                        for (int i = 0; i < config->getNumLooks(); ++i) have += std::string(i ? ", '" : "'") + config->getLookNameByIndex(i) + "'";
+                        throw ConfigError("color.look '" + look + "': OCIO config '" + t->config_path_ + "' has no such look (" +
+                                          (have.empty() ? std::string("it defines none") : "it has " + have) + ")");
+                    }
+                }
+            }
+            auto dvt = OCIO::DisplayViewTransform::Create();
+            dvt->setSrc(t->from_.c_str());
+            dvt->setDisplay(color.display.c_str());
+            dvt->setView(color.view.c_str());
+            auto pipeline = OCIO::LegacyViewingPipeline::Create();
+            pipeline->setDisplayViewTransform(dvt);
+            if (!color.look.empty()) {
+                pipeline->setLooksOverrideEnabled(true);
+                pipeline->setLooksOverride(color.look.c_str());
+            }
+            proc = pipeline->getProcessor(config);
+            t->to_ = color.display + " / " + color.view + (color.look.empty() ? "" : " / " + color.look);
+        } else {
+            proc = config->getProcessor(t->from_.c_str(), model.c_str());
+            t->to_ = model_colorspace;
+        }
         t->noop_ = proc->isNoOp();
         t->impl_->cpu = proc->getDefaultCPUProcessor();
     } catch (const OCIO::Exception& e) {
-        throw ConfigError("OCIO config '" + config_path + "': cannot convert '" + from + "' to '" + to +
-                          "': " + e.what());
+        throw ConfigError("OCIO config '" + t->config_path_ + "': cannot convert '" + t->from_ + "' to '" +
+                          (t->hdr_ == "view" ? color.display + " / " + color.view : model) + "': " + e.what());
     }
+    if (t->hdr_ == "view")
+        log_info("colour: the display/view output (", t->to_, ") is fed to the model as its '", model_colorspace,
+                 "' input; choose a display whose encoding matches it");
+    log_info(t->description());
     return t;
 }
 
-void ColorTransform::apply(OIIO::ImageBuf& rgb) const {
+std::string ColorTransform::description() const {
+    std::ostringstream s;
+    s << "colour '" << from_ << "' -> '" << to_ << "'";
+    if (hdr_ == "view") s << " (color.hdr view: display/view transform, then clamped into 0-1)";
+    else s << " (color.hdr clamp: converted, then values outside 0-1 clamped)";
+    if (noop_) s << ", no-op";
+    s << "; config " << config_path_;
+    return s.str();
+}
+
+void ColorTransform::convert(OIIO::ImageBuf& rgb) const {
     if (noop_) return;
     const OIIO::ImageSpec& spec = rgb.spec();
     if (spec.nchannels != 3 || spec.format != OIIO::TypeDesc::FLOAT || !rgb.localpixels())
-        throw RenderError("ColorTransform::apply needs a packed float RGB buffer");
+        throw RenderError("ColorTransform: the colour stage needs a packed float RGB buffer");
     float* data = static_cast<float*>(rgb.localpixels());
-    OCIO::PackedImageDesc desc(data, spec.width, spec.height * spec.depth, 3);
+    OCIO::PackedImageDesc desc(data, spec.width, static_cast<long>(spec.height) * spec.depth, 3);
     impl_->cpu->apply(desc);
+}
+
+PixelStats ColorTransform::apply(OIIO::ImageBuf& rgb) const {
+    const OIIO::ImageSpec& spec = rgb.spec();
+    if (spec.nchannels != 3 || spec.format != OIIO::TypeDesc::FLOAT || !rgb.localpixels())
+        throw RenderError("ColorTransform: the colour stage needs a packed float RGB buffer");
+    float* data = static_cast<float*>(rgb.localpixels());
+    const size_t pixels = static_cast<size_t>(spec.width) * spec.height * spec.depth;
+    PixelStats stats;
+    for (size_t i = 0; i < pixels; ++i) {
+        float* p = data + 3 * i;
+        bool bad = false;
+        for (int c = 0; c < 3; ++c)
+            if (!std::isfinite(p[c])) {
+                p[c] = 0.0f;
+                bad = true;
+            }
+        stats.nonfinite += bad;
+    }
+    convert(rgb);
+    for (size_t i = 0; i < pixels; ++i) {
+        float* p = data + 3 * i;
+        bool out = false;
+        for (int c = 0; c < 3; ++c) {
+            float v = p[c];
+            if (std::isnan(v)) {        // conversion overflow (e.g. 1e38 through a matrix)
+                v = 0.0f;
+                out = true;
+            } else if (v < 0.0f) {
+                out |= v < -kRangeTolerance;
+                v = 0.0f;
+            } else if (v > 1.0f) {
+                out |= v > 1.0f + kRangeTolerance;
+                v = 1.0f;
+            }
+            p[c] = v;
+        }
+        stats.out_of_range += out;
+    }
+    return stats;
 }
 
 }  // namespace depthbatch

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <ctime>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -19,18 +21,48 @@ namespace fs = std::filesystem;
 namespace depthbatch {
 namespace {
 
-/// Metadata that describes the source file's encoding, not the image: never copied to our EXR.
+/// Metadata that describes the source file's encoding (or its texture/multi-view structure), not the
+/// image: never copied to our EXR.
 bool is_format_attribute(const std::string& name) {
     static const char* prefixes[] = {"oiio:", "openexr:", "tiff:", "jpeg:", "png:", "dpx:", "exif:ExifVersion",
-                                     "compression", "planarconfig", "Orientation", "ImageDescription",
                                      "depthbatch/"};
+    static const char* names[] = {"compression", "planarconfig", "Orientation", "multiView", "textureformat",
+                                  "wrapmodes", "tile_width", "tile_height", "type", "chunkCount", "version"};
     for (const char* p : prefixes)
         if (name.rfind(p, 0) == 0) return true;
+    for (const char* n : names)
+        if (name == n) return true;
     return false;
 }
 
-bool passthrough_keeps_type(OIIO::TypeDesc t) {
-    return t.basetype == OIIO::TypeDesc::HALF || t.basetype == OIIO::TypeDesc::FLOAT;
+/// "YYYY:MM:DD hh:mm:ss" (the TIFF/EXR DateTime form) of a file's modification time, UTC; "" if unknown.
+std::string file_time(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return "";
+    std::tm tm{};
+    if (!::gmtime_r(&st.st_mtime, &tm)) return "";
+    char text[32];
+    std::strftime(text, sizeof text, "%Y:%m:%d %H:%M:%S", &tm);
+    return text;
+}
+
+OIIO::TypeDesc passthrough_type(OIIO::TypeDesc t, const std::string& pixel_type) {
+    if (pixel_type == "half") return OIIO::TypeDesc::HALF;
+    if (pixel_type == "float") return OIIO::TypeDesc::FLOAT;
+    if (t.basetype == OIIO::TypeDesc::HALF) return OIIO::TypeDesc::HALF;
+    return OIIO::TypeDesc::FLOAT;   // float stays float; integer codes become exact floats
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep = ",") {
+    std::string s;
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
+    return s;
+}
+
+std::vector<std::string> names_of(const PlateInfo& plate, const std::vector<int>& channels) {
+    std::vector<std::string> names;
+    for (int c : channels) names.push_back(plate.file_spec.channelnames[c]);
+    return names;
 }
 
 /// Removes the temporary file unless released.
@@ -62,11 +94,94 @@ std::string temp_name(const fs::path& final_path) {
 
 }  // namespace
 
-std::vector<std::string> output_channel_names(const Plate& plate) {
-    std::vector<std::string> names = {"R", "G", "B"};
-    if (plate.a >= 0) names.push_back("A");
-    names.push_back("depth.Z");
+ExrWriteOptions ExrWriteOptions::from(const JobConfig::Output& output) {
+    ExrWriteOptions o;
+    o.compression = output.compression;
+    o.overwrite = output.overwrite;
+    o.channels = output.channels;
+    o.existing_depth = output.existing_depth;
+    o.pixel_type = output.pixel_type;
+    return o;
+}
+
+namespace {
+/// `all` on a multi-view plate writes a multi-view file (multiView kept), so our depth takes the chosen
+/// view's name by OpenEXR's convention: depth.Z in the default view, depth.<view>.Z in another.
+bool writes_multiview(const PlateInfo& plate, const ExrWriteOptions& options) {
+    return options.channels == "all" && !plate.views.empty();
+}
+std::string depth_name(const PlateInfo& plate, const ExrWriteOptions& options) {
+    if (writes_multiview(plate, options) && plate.view != plate.views.front()) return "depth." + plate.view + ".Z";
+    return "depth.Z";
+}
+}  // namespace
+
+std::vector<OutputChannel> output_channels(const PlateInfo& plate, const ExrWriteOptions& options) {
+    const OIIO::ImageSpec& in = plate.file_spec;
+    const bool rename = options.existing_depth == "rename";
+    const std::string ours = depth_name(plate, options);
+    std::vector<OutputChannel> out;
+    auto pass = [&](const std::string& name, int source) {
+        out.push_back({name, source, passthrough_type(in.channelformat(source), options.pixel_type)});
+    };
+    if (options.channels == "all") {
+        for (int c = 0; c < in.nchannels; ++c) {
+            // The chosen view's own depth makes way for ours; other views' depth (multi-view) is theirs.
+            const bool depth = std::count(plate.own_depth.begin(), plate.own_depth.end(), c) > 0;
+            if (!depth) pass(in.channelnames[c], c);
+            else if (rename) pass(in.channelnames[c] + "_plate", c);
+        }
+    } else if (options.channels != "depth") {   // rgba
+        pass("R", plate.r);
+        pass("G", plate.g);
+        pass("B", plate.b);
+        if (plate.a >= 0) pass("A", plate.a);
+        if (rename)
+            for (int c : plate.own_depth) pass(plate.base_name(c) + "_plate", c);
+    }
+    // Unique names: a clash (a plate that already has Z_plate, ...) gets a numeric suffix.
+    for (size_t i = 0; i < out.size(); ++i) {
+        const std::string base = out[i].name;
+        for (int n = 2; out[i].name == ours || std::any_of(out.begin(), out.begin() + i, [&](const OutputChannel& o) {
+                            return o.name == out[i].name;
+                        });
+             ++n)
+            out[i].name = base + std::to_string(n);
+    }
+    out.push_back({ours, -1, OIIO::TypeDesc::FLOAT});
+    return out;
+}
+
+std::vector<std::string> output_channel_names(const PlateInfo& plate, const ExrWriteOptions& options) {
+    std::vector<std::string> names;
+    for (const auto& c : output_channels(plate, options)) names.push_back(c.name);
     return names;
+}
+
+namespace {
+/// What happens to the plate's own depth channels, in words ("" when the plate has none).
+std::string plate_depth_rule(const PlateInfo& plate, const ExrWriteOptions& options) {
+    const std::vector<int>& depth = plate.own_depth;
+    if (depth.empty()) return "";
+    const std::string names = join(names_of(plate, depth));
+    if (options.channels == "depth") return names + " not written (output.channels: depth)";
+    if (options.existing_depth != "rename") return names + " dropped (output.existing_depth: replace)";
+    std::vector<std::string> kept;
+    for (const auto& c : output_channels(plate, options))
+        if (c.source >= 0 && std::count(depth.begin(), depth.end(), c.source))
+            kept.push_back(plate.file_spec.channelnames[c.source] + " -> " + c.name);
+    return join(kept, ", ") + " (output.existing_depth: rename)";
+}
+}  // namespace
+
+std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& options) {
+    std::vector<std::string> items;
+    for (const auto& c : output_channels(plate, options)) items.push_back(c.name + " " + c.type.c_str());
+    std::string s = "output channels " + join(items, ", ") + "; compression " + options.compression;
+    const std::string rule = plate_depth_rule(plate, options);
+    if (!rule.empty()) s += "; the plate's own depth " + rule + "; " + depth_name(plate, options) + " is ours";
+    if (writes_multiview(plate, options)) s += "; multi-view (" + join(plate.views) + ") kept, the depth is view '" + plate.view + "'";
+    return s;
 }
 
 void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::ImageBuf& depth,
@@ -77,43 +192,58 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
                           std::to_string(depth.spec().height) + ", plate data window is " +
                           std::to_string(in.width) + "x" + std::to_string(in.height));
 
-    // Pixels: passthrough channels then depth, all float32 in memory over the data window.
-    std::vector<int> order = {plate.r, plate.g, plate.b};
-    if (plate.a >= 0) order.push_back(plate.a);
-    const int npass = static_cast<int>(order.size());
-    OIIO::ImageBuf pass;
-    if (!OIIO::ImageBufAlgo::channels(pass, plate.pixels, npass, order, {}, {}, false, 1))
-        throw RenderError(path + ": cannot take passthrough channels: " + pass.geterror());
-    OIIO::ImageBuf depth_at_origin = depth;
-    {
-        OIIO::ImageSpec& ds = depth_at_origin.specmod();
-        ds.x = pass.spec().x;
-        ds.y = pass.spec().y;
+    // Pixels: the output channels, float32 in memory over the data window (exact for every source type:
+    // half and integer codes are exactly representable; the file stores each channel in its own type).
+    const std::vector<OutputChannel> channels = output_channels(plate, options);
+    const int nout = static_cast<int>(channels.size());
+    const int nin = plate.pixels.nchannels();
+    if (!plate.pixels.localpixels() || plate.pixels.spec().format != OIIO::TypeDesc::FLOAT || !depth.localpixels() ||
+        depth.spec().format != OIIO::TypeDesc::FLOAT)
+        throw RenderError(path + ": plate pixels and depth must be packed float32 buffers");
+    const size_t npixels = static_cast<size_t>(in.width) * in.height;
+    std::vector<float> pixels(npixels * nout);
+    const float* src = static_cast<const float*>(plate.pixels.localpixels());
+    const float* z = static_cast<const float*>(depth.localpixels());
+    for (int k = 0; k < nout; ++k) {
+        const int s = channels[k].source;
+        if (s >= nin) throw RenderError(path + ": plate channel " + std::to_string(s) + " does not exist");
+        for (size_t i = 0; i < npixels; ++i) pixels[i * nout + k] = s < 0 ? z[i] : src[i * nin + s];
     }
-    OIIO::ImageBuf pixels;
-    if (!OIIO::ImageBufAlgo::channel_append(pixels, pass, depth_at_origin, {}, 1))
-        throw RenderError(path + ": cannot append depth: " + pixels.geterror());
 
     // Spec: windows from the plate, channel names and per-channel types, metadata.
-    OIIO::ImageSpec spec(in.width, in.height, npass + 1, OIIO::TypeDesc::FLOAT);
+    OIIO::ImageSpec spec(in.width, in.height, nout, OIIO::TypeDesc::FLOAT);
     spec.x = in.x;
     spec.y = in.y;
     spec.full_x = in.full_x;
     spec.full_y = in.full_y;
     spec.full_width = in.full_width;
     spec.full_height = in.full_height;
-    spec.channelnames = output_channel_names(plate);
-    spec.alpha_channel = plate.a >= 0 ? 3 : -1;
-    spec.z_channel = npass;
     spec.channelformats.clear();
-    for (int c = 0; c < npass; ++c) {
-        const OIIO::TypeDesc t = in.channelformat(order[c]);
-        spec.channelformats.push_back(passthrough_keeps_type(t) ? t : OIIO::TypeDesc(OIIO::TypeDesc::FLOAT));
+    spec.alpha_channel = spec.z_channel = -1;
+    for (int k = 0; k < nout; ++k) {
+        spec.channelnames[k] = channels[k].name;
+        spec.channelformats.push_back(channels[k].type);
+        if (channels[k].name == "A") spec.alpha_channel = k;
+        if (channels[k].source < 0) spec.z_channel = k;
     }
-    spec.channelformats.push_back(OIIO::TypeDesc::FLOAT);
     for (const auto& attr : in.extra_attribs)
         if (!is_format_attribute(attr.name().string())) spec.extra_attribs.push_back(attr);
+    if (writes_multiview(plate, options)) {
+        if (const OIIO::ParamValue* mv = in.find_attribute("multiView")) spec.extra_attribs.push_back(*mv);
+    } else if (!plate.view.empty()) {
+        spec.attribute("view", plate.view);
+    }
+    // OIIO stamps the current time as capDate when there is no DateTime: the same frame rendered twice
+    // (overlapping farm chunks) would then differ. Without the plate's own DateTime, the plate file's
+    // modification time (UTC) stands in, so a frame's bytes depend only on its inputs.
+    if (spec.get_string_attribute("DateTime").empty()) spec.attribute("DateTime", file_time(plate.path));
     spec.attribute("compression", options.compression);
+    if (plate.parts > 1)
+        spec.attribute("depthbatch/plate_part", std::to_string(plate.part) + (plate.part_name.empty() ? "" : " " + plate.part_name));
+    if (!plate.view.empty()) spec.attribute("depthbatch/plate_view", plate.view);
+    if (const std::string rule = plate_depth_rule(plate, options); !rule.empty()) spec.attribute("depthbatch/plate_depth", rule);
+    if (plate.unassociated_alpha && plate.a >= 0 && options.channels != "depth")
+        spec.attribute("depthbatch/alpha", "unassociated: colour as stored in the plate, not premultiplied by A");
     for (const auto& [key, value] : metadata) spec.attribute(key, value);
 
     const fs::path final_path(path);
@@ -127,7 +257,7 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     auto out = OIIO::ImageOutput::create("openexr");
     if (!out) throw RenderError(path + ": no OpenEXR writer: " + OIIO::geterror());
     if (!out->open(tmp.path, spec)) throw RenderError(path + ": cannot write: " + out->geterror());
-    const bool wrote = out->write_image(OIIO::TypeDesc::FLOAT, pixels.localpixels());
+    const bool wrote = out->write_image(OIIO::TypeDesc::FLOAT, pixels.data());
     const bool closed = out->close();
     if (!wrote || !closed) throw RenderError(path + ": write failed: " + out->geterror());
 

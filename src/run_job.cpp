@@ -11,11 +11,13 @@
 #include "depthbatch/temporal_stabilizer.h"
 
 #include <OpenImageIO/imageio.h>
+#include <nlohmann/json.hpp>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -96,18 +98,11 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
 void plan_from_first_frame(JobContext& ctx, int frame) {
     const JobConfig& job = ctx.job;
     const std::string first = ctx.input.path(frame);
-    auto in = OIIO::ImageInput::open(first);
-    if (!in) throw InputError("frame " + std::to_string(frame) + " (" + first + "): cannot open: " + OIIO::geterror());
-    const OIIO::ImageSpec spec = in->spec();
-    in.reset();
-    std::string from = job.input.colorspace;
-    if (from == "auto") {
-        from = ColorTransform::auto_colorspace(spec);
-        log_info("input.colorspace auto: ", spec.format.c_str(), " plate -> '", from, "'");
-    }
-    ctx.color = ColorTransform::create(ColorTransform::resolve_config_path(job.color.config), from, ctx.contract().colorspace);
-    log_info("colour '", from, "' -> '", ctx.contract().colorspace, "' (", ctx.color->config_path(), ")",
-             ctx.color->is_noop() ? ", no-op" : "");
+    const PlateInfo plate = probe_plate(first, frame, job.input);   // part/view, deep, channels: fails here
+    const OIIO::ImageSpec& spec = plate.file_spec;
+    log_info("plate ", plate.describe());
+    ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
+    log_info(describe_output(plate, ExrWriteOptions::from(job.output)));
     ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract());
     ModelInput probe;
     probe.width = ctx.first_plan.input_width;
@@ -128,11 +123,12 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
 void prepare(const JobContext& ctx, FrameWork& w) {
     try {
         auto t0 = Clock::now();
-        w.plate = read_plate(w.result.input_path, w.result.frame);
+        w.plate = read_plate(w.result.input_path, w.result.frame, ctx.job.input);
         w.result.times.read_ms = ms_since(t0);
         t0 = Clock::now();
         OIIO::ImageBuf rgb = plate_rgb(*w.plate);
-        ctx.color->apply(rgb);
+        const PixelStats px = ctx.color->apply(rgb);   // NaN/Inf -> 0, OCIO, into 0-1; counted
+        w.result.nonfinite_pixels = px.nonfinite, w.result.out_of_range_pixels = px.out_of_range;
         w.result.times.color_ms = ms_since(t0);
         t0 = Clock::now();
         w.plan = ReformatPlan::make(w.plate->width(), w.plate->height(), ctx.job.model.size, ctx.contract());
@@ -202,7 +198,7 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         meta.push_back({"depthbatch/source", w.result.input_path});
         meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
-        const ExrWriteOptions options{ctx.job.output.compression, ctx.job.output.overwrite};
+        const ExrWriteOptions options = ExrWriteOptions::from(ctx.job.output);
         write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
         w.result.times.write_ms = ms_since(t0);
     } catch (const Error& e) {
@@ -384,9 +380,14 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         } else {
             ++report.rendered;
             const StageTimes& t = w.result.times;
+            StageTimes& sum = report.totals;
+            sum.read_ms += t.read_ms, sum.color_ms += t.color_ms, sum.reformat_ms += t.reformat_ms;
+            sum.infer_ms += t.infer_ms, sum.restore_ms += t.restore_ms, sum.write_ms += t.write_ms;
             log_info("frame ", w.result.frame, " -> ", w.result.output_path, "  read ", std::lround(t.read_ms),
                      " ms, colour ", std::lround(t.color_ms), ", reformat ", std::lround(t.reformat_ms), ", infer ",
                      std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ", std::lround(t.write_ms),
+                     w.result.nonfinite_pixels ? ", " + std::to_string(w.result.nonfinite_pixels) + " NaN/Inf plate pixels replaced by 0" : "",
+                     w.result.out_of_range_pixels ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" + ctx.color->hdr() + ")" : "",
                      w.result.clamped_values ? ", " + std::to_string(w.result.clamped_values) + " input values clamped" : "",
                      w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
         }
@@ -394,6 +395,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         if (observer) observer->on_frame_done(w.result);
     };
     using Batch = std::vector<std::unique_ptr<FrameWork>>;
+    std::optional<Clock::time_point> infer_idle_since;  // touched only by the serial inference stage
 
     tbb::task_arena arena(ctx.workers);
     arena.execute([&] {
@@ -427,9 +429,12 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                 }) &
             tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::serial_in_order,
                 [&](Batch* b) -> Batch* {
+                    const auto t_in = Clock::now();
+                    if (infer_idle_since) report.infer_wait_ms += std::chrono::duration<double, std::milli>(t_in - *infer_idle_since).count();
                     std::vector<FrameWork*> frames;
                     for (auto& w : *b) frames.push_back(w.get());
                     infer(ctx, frames);
+                    report.infer_busy_ms += ms_since(t_in);
                     for (FrameWork* w : frames) {
                         if (w->failed()) {
                             stop = true;
@@ -442,6 +447,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                         }
                         w->input = ModelInput();
                     }
+                    infer_idle_since = Clock::now();
                     return b;
                 }) &
             tbb::make_filter<Batch*, void>(tbb::filter_mode::parallel,
@@ -461,7 +467,30 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         report.rendered + report.skipped < static_cast<int>(frames.size()))
         report.exit_code = ExitCode::Interrupted;
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+    if (!job.pipeline.report.empty()) write_report_json(report, job.pipeline.report);
     return report;
+}
+
+void write_report_json(const JobReport& r, const std::string& path) {
+    using nlohmann::json;
+    auto stages = [](const StageTimes& t) {
+        return json{{"read_ms", t.read_ms}, {"color_ms", t.color_ms}, {"reformat_ms", t.reformat_ms},
+                    {"infer_ms", t.infer_ms}, {"restore_ms", t.restore_ms}, {"write_ms", t.write_ms}};
+    };
+    json frames = json::array();
+    for (const FrameResult& f : r.frames)
+        frames.push_back({{"frame", f.frame}, {"status", exit_code_name(f.status)}, {"message", f.message},
+                          {"input", f.input_path}, {"output", f.output_path}, {"times", stages(f.times)},
+                          {"input_values_clamped", f.clamped_values}, {"depth_values_clamped", f.depth_clamped}});
+    const json j = {{"rendered", r.rendered}, {"skipped", r.skipped}, {"failed", r.failed},
+                    {"exit_code", static_cast<int>(r.exit_code)}, {"wall_s", r.wall_s},
+                    {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0}, {"device", r.device},
+                    {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
+                    {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
+                    {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms}, {"frames", frames}};
+    std::ofstream out(path);
+    out << j.dump(1) << "\n";
+    if (!out) throw RenderError(path + ": cannot write the JSON report");
 }
 
 }  // namespace depthbatch

@@ -1,11 +1,23 @@
 // depthbatch — writing one output frame as OpenEXR, atomically.
 //
-// Channels: R,G,B (and A when the plate has alpha) passed through from the plate, then `depth.Z`
-// (float32). Grey plates pass their single channel through as R, G and B so Nuke shows rgba.
-// Passthrough channels keep the plate's pixel type when it is half or float; integer plates (8/16-bit
-// PNG/JPEG/TIFF/DPX) are written as float so code/255 and code/65535 survive exactly.
-// The data window and display window are the plate's; the plate's metadata is copied (minus
-// format-specific attributes that would lie about the new file) and ours added under "depthbatch/".
+// Channel layouts (output.channels; docs/plates-and-color.md is the user-facing copy):
+//   rgba   R,G,B (and A when the plate has alpha) passed through from the plate, then depth.Z (default).
+//          Always unprefixed R,G,B,A whatever the plate's layer was called, so Nuke shows them as rgba;
+//          grey plates pass their single channel through as R, G and B.
+//   depth  depth.Z only.
+//   all    a copy of every channel of the plate's part, under its own name, then depth.Z.
+// The plate's own depth (a channel named Z or depth.Z; in a multi-view file also <view>.Z,
+// depth.<view>.Z) never appears under those names next to ours: there is exactly one depth.Z, ours.
+// output.existing_depth: "replace" (default) leaves the plate's own depth out; "rename" keeps it as
+// Z_plate / depth.Z_plate (in `all`: its full name + "_plate", e.g. left.Z_plate), in the rgba and all
+// layouts. Channel names are unique (a clash gets a numeric suffix).
+// Pixel types (output.pixel_type): "keep" — half stays half, float stays float, integer plates
+// (8/10/16-bit PNG/JPEG/TIFF/DPX) become float so code/255, code/1023 and code/65535 survive exactly;
+// "half" / "float" — every passthrough channel in that type. depth.Z is always float32.
+// The data window and display window are the plate's; the plate's metadata is copied (minus attributes
+// that describe the source file's encoding and would lie about the new file, and minus multiView: the
+// output is single-view, its "view" attribute names the view the depth belongs to) and ours added
+// under "depthbatch/".
 // The file is written to a hidden temporary in the output folder and renamed into place: an interrupted
 // or failed write never leaves a partial EXR under the final name.
 #pragma once
@@ -26,7 +38,27 @@ using Metadata = std::vector<std::pair<std::string, std::string>>;
 struct ExrWriteOptions {
     std::string compression = "zip";              ///< zip, zips, piz, dwaa, none
     OverwritePolicy overwrite = OverwritePolicy::Error;
+    std::string channels = "rgba";                ///< rgba | depth | all
+    std::string existing_depth = "replace";       ///< replace | rename
+    std::string pixel_type = "keep";              ///< keep | half | float
+
+    /// Everything from the job's output section.
+    static ExrWriteOptions from(const JobConfig::Output& output);
 };
+
+/// One channel of the output file.
+struct OutputChannel {
+    std::string name;
+    int source = -1;         ///< plate channel index, -1 for our depth
+    OIIO::TypeDesc type;     ///< stored pixel type
+};
+
+/// The channels write_depth_exr writes for this plate, in order (e.g. R,G,B,A,depth.Z).
+std::vector<OutputChannel> output_channels(const PlateInfo& plate, const ExrWriteOptions& options = ExrWriteOptions());
+std::vector<std::string> output_channel_names(const PlateInfo& plate, const ExrWriteOptions& options = ExrWriteOptions());
+
+/// One line for the log: the channels and types written and what happens to the plate's own depth.
+std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& options);
 
 /// Write `depth` (1-channel float32, plate.width() x plate.height()) with the plate's passthrough
 /// channels to `path`. `metadata` entries are stored as strings under their given names.
@@ -34,8 +66,5 @@ struct ExrWriteOptions {
 /// OutputExistsError if `path` exists and the policy is not Overwrite (the existing file is untouched).
 void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::ImageBuf& depth,
                      const Metadata& metadata, const ExrWriteOptions& options);
-
-/// The channel names write_depth_exr writes for this plate, in order (e.g. R,G,B,A,depth.Z).
-std::vector<std::string> output_channel_names(const Plate& plate);
 
 }  // namespace depthbatch

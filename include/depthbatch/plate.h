@@ -1,35 +1,81 @@
-// depthbatch — reading one plate frame with OpenImageIO.
+// depthbatch — reading one plate frame (OpenImageIO; OpenEXR directly for luminance/chroma files).
 //
-// A Plate keeps every channel of the file's first subimage, mip level 0, as float32 (conversion from
-// half and from 8/16-bit integer codes is exact: code/255, code/65535), in the file's data window, with
-// the file's spec (data and display windows, channel names and types, metadata) kept for the writer.
+// What is read (docs/plates-and-color.md is the user-facing copy):
+//   * one part (OIIO subimage) of the file: input.part (index or name), default the first; with
+//     input.view set, a multi-part file gives the first part of that view holding colour channels;
+//   * mip level 0 of tiled / mip-mapped files;
+//   * in a single-part multi-view file (multiView attribute), the channels of one view: input.view, default
+//     the file's default (first) view, by OpenEXR's naming rule (ImfMultiView.h: a channel belongs to view V
+//     when the component before its last is V; channels without a view component belong to the default view);
+//   * every channel of that part, as float32 over the data window (conversion is exact: half -> float,
+//     integer code -> code/255, code/1023, code/65535); the data window and display window are kept as the
+//     file has them (negative origins, overscan, data outside the display window);
+//   * luminance/chroma EXRs (Y, RY, BY, often with 2x2 subsampled chroma, which OIIO 2.4 refuses) are read
+//     through Imf::RgbaInputFile, which reconstructs the chroma and converts to RGB (ImfRgbaYca.h); a
+//     luminance-only (Y) file is grey; 1- and 2-channel plates are grey (+ alpha);
+//   * straight (unassociated) alpha, as PNG and some TIFFs store it, is kept as stored: colour is never
+//     premultiplied on reading, so alpha never changes what the model sees;
+//   * deep files are refused ("deep images are not supported").
 #pragma once
+
+#include "depthbatch/job_config.h"
 
 #include <OpenImageIO/imagebuf.h>
 
 #include <string>
+#include <vector>
 
 namespace depthbatch {
 
-struct Plate {
+/// Everything about a plate frame except its pixels: which part/view was chosen, its spec, and what each
+/// channel is. probe_plate() fills it from the header alone.
+struct PlateInfo {
     int frame = 0;
     std::string path;
-    OIIO::ImageSpec file_spec;   ///< the spec as stored in the file (native channel formats, metadata)
-    OIIO::ImageBuf pixels;       ///< all channels, float32, ROI = the data window
+    std::string format;          ///< OIIO format name: "openexr", "dpx", "tiff", "png", "jpeg", ...
+    OIIO::ImageSpec file_spec;   ///< the chosen part, mip level 0, as stored (native channel formats, metadata);
+                                 ///< for a luminance/chroma file: the R,G,B[,A] half channels it converts to
     int r = -1, g = -1, b = -1;  ///< channel indices feeding the model's R,G,B (equal for grey plates)
     int a = -1;                  ///< alpha channel index, -1 if none
+    std::vector<int> own_depth;  ///< the chosen view's own depth channels (named Z or depth.Z, in a multi-view
+                                 ///< file with the view component: left.Z, depth.left.Z)
+    std::vector<int> other_depth;  ///< the other views' depth channels (multi-view files)
+    int part = 0, parts = 1;     ///< chosen part (subimage) and how many the file has
+    std::string part_name;       ///< the part's name ("" if none)
+    std::string view;            ///< the chosen view ("" if the file has none)
+    std::vector<std::string> views;  ///< multiView list of a single-part multi-view file (empty otherwise)
+    int mip_levels = 1;          ///< levels in the file (level 0 is read)
+    bool luminance_chroma = false;   ///< converted from Y/RY/BY by Imf::RgbaInputFile
+    bool unassociated_alpha = false; ///< the file stores straight (not premultiplied) colour, kept as stored
 
     /// Data window size in pixels.
     int width() const { return file_spec.width; }
     int height() const { return file_spec.height; }
+    /// A channel's name without its view component ("left.Z" -> "Z", "forward.left.u" -> "forward.u");
+    /// the name itself in a file without views.
+    std::string base_name(int channel) const;
+    /// One line for the log: format, windows, channels, the part/view chosen and why.
+    std::string describe() const;
 };
 
-/// Read frame `frame` from `path`. Throws InputError naming the frame and path when the file is
-/// missing, unreadable, truncated or holds something depthbatch cannot use (deep data, no channels).
-Plate read_plate(const std::string& path, int frame);
+/// A plate frame with its pixels.
+struct Plate : PlateInfo {
+    OIIO::ImageBuf pixels;       ///< every channel of file_spec, float32, ROI = the data window
+};
+
+/// Read the header of frame `frame` at `path` and decide part, view and channel roles as the job's
+/// input section says. Throws InputError naming the frame and path when the file is missing, unreadable,
+/// deep or has no channels, and ConfigError when input.part / input.view name something the file lacks
+/// (the message lists what it has).
+PlateInfo probe_plate(const std::string& path, int frame, const JobConfig::Input& input = JobConfig::Input());
+
+/// Read frame `frame` from `path` (as probe_plate, then the pixels). Throws InputError naming the frame and
+/// path for everything wrong with the file, including a part/view the job asks for that it lacks.
+Plate read_plate(const std::string& path, int frame, const JobConfig::Input& input = JobConfig::Input());
 
 /// The plate's R,G,B as a packed 3-channel float32 ImageBuf over the data window (grey plates are
-/// replicated to three channels). Alpha and other channels never reach the model.
+/// replicated to three channels). Alpha and other channels never reach the model. Pixel values are the
+/// plate's, untouched (NaN and Inf included: ColorTransform::apply deals with them).
 OIIO::ImageBuf plate_rgb(const Plate& plate);
 
 }  // namespace depthbatch

@@ -32,6 +32,8 @@ struct FrameResult {
     std::string input_path, output_path;
     StageTimes times;
     long clamped_values = 0;          ///< model-input values outside [0,1] that were clamped
+    long nonfinite_pixels = 0;        ///< plate pixels with NaN/Inf in R,G,B, replaced by 0 before the colour stage
+    long out_of_range_pixels = 0;     ///< plate pixels outside [0,1] after the colour stage (clamped into it)
     size_t depth_clamped = 0;         ///< written depth values clamped by the convention (normalized, clip)
 };
 
@@ -41,8 +43,15 @@ struct JobReport {
     double wall_s = 0;
     std::string device;               ///< "cpu" or "cuda:N"
     int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;
+    StageTimes totals;                ///< summed over rendered frames
+    double infer_wait_ms = 0;         ///< time the inference stage sat waiting for its next input
+    double infer_busy_ms = 0;         ///< time the inference stage spent in forward passes
     ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
 };
+
+/// Write `report` as JSON (per-stage totals, the inference stage's busy/wait time, every frame).
+/// Throws RenderError if the file cannot be written.
+void write_report_json(const JobReport& report, const std::string& path);
 
 /// Receives progress from run_job; called from worker threads, one call at a time.
 class JobObserver {

@@ -4,12 +4,19 @@
 #include "depthbatch/log.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/serialization/import_read.h>
+#include <torch/csrc/jit/passes/frozen_graph_optimizations.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -17,10 +24,18 @@ namespace fs = std::filesystem;
 namespace depthbatch {
 namespace {
 
-/// First line of a c10::Error message: the rest is a C++ backtrace a user cannot act on.
+/// The part of a c10::Error a user can act on: the first line, or, for errors raised inside the
+/// TorchScript interpreter (whose first line only says so), the Python-style "XxxError: ..." line.
 std::string first_line(const std::string& message) {
-    const auto nl = message.find('\n');
-    return nl == std::string::npos ? message : message.substr(0, nl);
+    std::istringstream lines(message);
+    std::string line, first, raised;
+    while (std::getline(lines, line)) {
+        if (first.empty() && !line.empty()) first = line;
+        const auto colon = line.find("Error: ");
+        if (raised.empty() && colon != std::string::npos && line.find(' ') > colon) raised = line;
+    }
+    if (first.find("TorchScript interpreter") != std::string::npos && !raised.empty()) return raised;
+    return first;
 }
 
 void check_model_file(const std::string& path) {
@@ -71,6 +86,15 @@ ModelContract resolve_contract(const std::string& path, const std::string& embed
 struct DepthModel::Impl {
     mutable torch::jit::Module module;
     torch::Device device = torch::kCPU;
+    at::ScalarType autocast = at::kFloat;   ///< kHalf / kBFloat16 under autocast on CUDA
+    bool channels_last = false;
+    mutable std::optional<torch::jit::Module> cpu_fallback;  ///< plain fp32 CPU copy, made on first need
+    std::string path;
+    std::function<bool(size_t, const std::string&)> fault;
+
+    /// One forward on `device`; returns [N,H,W] float32 on the CPU. Throws c10::Error.
+    torch::Tensor forward(torch::jit::Module& m, const torch::Tensor& cpu_batch, torch::Device dev,
+                          at::ScalarType precision, bool injected_oom) const;
 };
 
 DepthModel::DepthModel() : impl_(std::make_unique<Impl>()) {}
@@ -80,6 +104,8 @@ std::string DepthModel::default_model_path() {
     if (const char* env = std::getenv("DEPTHBATCH_DEFAULT_MODEL"); env && *env) return env;
     return DEPTHBATCH_DEFAULT_MODEL;
 }
+
+bool torch_has_cuda() { return at::globalContext().hasCUDA() && torch::cuda::device_count() > 0; }
 
 int set_torch_threads(int threads) {
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -135,16 +161,129 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
         throw ModelError(m->path_ + ": cannot move the model to " + m->device_name_ + ": " + first_line(e.what()));
     }
     m->sha256_ = sha256_file(m->path_);
-    const std::string code = m->impl_->module.get_method("forward").function().qualname().qualifiedName();
-    (void)code;
-    m->traced_ = m->contract_.fixed_size;
+    m->impl_->path = m->path_;
+    // torch.jit.trace (PyTorch >= 2.0) stores the example inputs it traced with in traced_inputs.pkl:
+    // their size is the one size the module is known to accept.
+    int traced_w = 0, traced_h = 0;
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(m->path_);
+        m->traced_ = reader.hasRecord("traced_inputs.pkl");
+        if (m->traced_) {
+            const c10::IValue inputs = torch::jit::readArchiveAndTensors(
+                "traced_inputs", "", "traced_inputs/", std::nullopt, std::nullopt, at::Device(at::kCPU), reader);
+            if (inputs.isGenericDict())
+                for (const auto& kv : inputs.toGenericDict())
+                    if (kv.key().isString() && kv.key().toStringRef() == "forward" && kv.value().isList()) {
+                        const auto list = kv.value().toList();
+                        if (!list.empty() && list.get(0).isTensor() && list.get(0).toTensor().dim() == 4) {
+                            traced_h = static_cast<int>(list.get(0).toTensor().size(2));
+                            traced_w = static_cast<int>(list.get(0).toTensor().size(3));
+                        }
+                    }
+        }
+    } catch (const c10::Error& e) {
+        log_debug(m->path_, ": could not read its traced inputs: ", first_line(e.what()));
+    }
+    if (m->traced_) {
+        ModelContract& c = m->contract_;
+        if (traced_w > 0 && c.width > 0 && (c.width != traced_w || c.height != traced_h))
+            throw ModelError(m->path_ + ": traced at " + std::to_string(traced_w) + "x" + std::to_string(traced_h) +
+                             " (width x height) but the contract/job says " + std::to_string(c.width) + "x" +
+                             std::to_string(c.height) + "; a traced module runs only at the size it was traced at");
+        if (traced_w > 0 && !c.fixed_size) {
+            log_info(m->path_, ": traced module: fixed input size ", traced_w, "x", traced_h, " (from its traced inputs)");
+            c.width = traced_w;
+            c.height = traced_h;
+            c.fixed_size = true;
+        } else if (traced_w == 0 && !c.fixed_size) {
+            log_warning(m->path_, ": made with torch.jit.trace but its size is unknown: set model.input_size and "
+                        "model.fixed_size: true to the size it was traced at");
+        }
+    }
+
+    // Precision: autocast on CUDA only. On the CPU half precision is refused with one warning and the
+    // job runs in fp32, identical to an explicit fp32 run (CASES.md 8a).
+    m->precision_ = options.precision;
+    if (options.precision != "fp32") {
+        if (!m->impl_->device.is_cuda()) {
+            log_warning("model.precision ", options.precision, " needs CUDA; running in fp32 on ", m->device_name_);
+            m->precision_ = "fp32";
+        } else {
+            m->impl_->autocast = options.precision == "fp16" ? at::kHalf : at::kBFloat16;
+            log_warning("model.precision ", options.precision, ": autocast on ", m->device_name_,
+                        "; ViT models can overflow in fp16 (non-finite frames are redone in fp32), and small "
+                        "batches may be slower than fp32");
+        }
+    }
+    if (options.freeze) {
+        try {
+            m->impl_->module = torch::jit::optimize_for_inference(m->impl_->module);
+            log_info("model.freeze: frozen and optimized for inference (in memory only)");
+        } catch (const c10::Error& e) {
+            log_warning("model.freeze: cannot freeze this module (", first_line(e.what()), "); running it as it is");
+        }
+    }
+    if (options.channels_last) {
+        m->impl_->channels_last = true;
+        for (auto p : m->impl_->module.parameters())
+            if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+    }
+    const int warmup = options.warmup >= 0 ? options.warmup : (m->impl_->device.is_cuda() ? 1 : 0);
+    if (warmup > 0 && m->contract_.height > 0) {
+        ModelInput in;
+        in.width = m->contract_.width;
+        in.height = m->contract_.height;
+        in.chw.assign(static_cast<size_t>(3) * in.width * in.height, 0.5f);
+        for (int i = 0; i < warmup; ++i) m->infer({&in});
+        log_info("model.warmup: ", warmup, " forward pass(es) at ", in.width, "x", in.height);
+    }
     return m;
+}
+
+void DepthModel::set_fault_injector(std::function<bool(size_t, const std::string&)> injector) {
+    impl_->fault = std::move(injector);
 }
 
 long long DepthModel::parameter_count() const {
     long long n = 0;
     for (const auto& p : impl_->module.parameters()) n += p.numel();
     return n;
+}
+
+torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tensor& cpu_batch, torch::Device dev,
+                                        at::ScalarType precision, bool injected_oom) const {
+    if (injected_oom) throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, __LINE__}, "injected out of memory");
+    c10::InferenceMode guard;
+    torch::Tensor x = cpu_batch.to(dev);
+    if (channels_last && dev == device) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    torch::jit::IValue result;
+    if (precision != at::kFloat && dev.is_cuda()) {
+        at::autocast::set_autocast_enabled(at::kCUDA, true);
+        at::autocast::set_autocast_dtype(at::kCUDA, precision);
+        try {
+            result = m.forward({x});
+        } catch (...) {
+            at::autocast::set_autocast_enabled(at::kCUDA, false);
+            at::autocast::clear_cache();
+            throw;
+        }
+        at::autocast::set_autocast_enabled(at::kCUDA, false);
+        at::autocast::clear_cache();
+    } else {
+        result = m.forward({x});
+    }
+    if (result.isTuple() && !result.toTupleRef().elements().empty()) result = result.toTupleRef().elements()[0];
+    if (!result.isTensor())
+        throw ModelError(path + ": model output is a " + result.tagKind() + ", not a tensor [N,1,H,W] or [N,H,W]");
+    torch::Tensor out = result.toTensor();
+    if (out.dim() == 4 && out.size(1) == 1) out = out.squeeze(1);
+    if (out.dim() != 3 || out.size(0) != cpu_batch.size(0))
+        throw ModelError(path + ": model output has shape " + c10::str(out.sizes()) +
+                         ", not an image [N,1,H,W] or [N,H,W] with N = " + std::to_string(cpu_batch.size(0)));
+    if (!out.is_floating_point())
+        throw ModelError(path + ": model output is " + std::string(c10::toString(out.scalar_type())) +
+                         ", not floating point depth");
+    return out.to(torch::kCPU, torch::kFloat32).contiguous();
 }
 
 std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& batch) const {
@@ -155,31 +294,66 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         if (in->width != w || in->height != h) throw RenderError("a batch mixes input sizes");
         items.push_back(torch::from_blob(const_cast<float*>(in->chw.data()), {3, h, w}, torch::kFloat32));
     }
-    torch::Tensor out;
-    try {
-        c10::InferenceMode guard;
-        torch::Tensor x = torch::stack(items).to(impl_->device);
-        torch::jit::IValue result = impl_->module.forward({x});
-        if (result.isTuple() && !result.toTupleRef().elements().empty()) result = result.toTupleRef().elements()[0];
-        if (!result.isTensor())
-            throw ModelError(path_ + ": model output is a " + result.tagKind() + ", not a tensor [N,1,H,W] or [N,H,W]");
-        out = result.toTensor();
-        if (out.dim() == 4 && out.size(1) == 1) out = out.squeeze(1);
-        if (out.dim() != 3 || out.size(0) != static_cast<int64_t>(batch.size()))
-            throw ModelError(path_ + ": model output has shape " + c10::str(out.sizes()) +
-                             ", not an image [N,1,H,W] or [N,H,W] with N = " + std::to_string(batch.size()));
-        if (!out.is_floating_point())
-            throw ModelError(path_ + ": model output is " + std::string(c10::toString(out.scalar_type())) +
-                             ", not floating point depth");
-        out = out.to(torch::kCPU, torch::kFloat32).contiguous();
-    } catch (const c10::Error& e) {
+    const torch::Tensor cpu_batch = torch::stack(items);
+    auto where = [&](const std::string& dev) {
         std::string hint;
         if (contract_.fixed_size)
             hint = " (this model has a fixed input size of " + std::to_string(contract_.width) + "x" +
                    std::to_string(contract_.height) + ", width x height)";
-        throw RenderError(path_ + ": forward pass failed on " + device_name_ + " at " + std::to_string(w) + "x" +
-                          std::to_string(h) + hint + ": " + first_line(e.what()));
+        return path_ + ": forward pass failed on " + dev + " at " + std::to_string(w) + "x" + std::to_string(h) + hint;
+    };
+
+    torch::Tensor out;
+    try {
+        const bool oom = impl_->fault && impl_->fault(batch.size(), device_name_);
+        out = impl_->forward(impl_->module, cpu_batch, impl_->device, impl_->autocast, oom);
+    } catch (const c10::OutOfMemoryError& e) {
+        if (batch.size() > 1) {
+            log_warning("out of memory on ", device_name_, " with a batch of ", batch.size(), "; retrying in halves");
+            const auto mid = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
+            std::vector<DepthImage> a = infer({batch.begin(), mid});
+            std::vector<DepthImage> b = infer({mid, batch.end()});
+            for (auto& d : b) a.push_back(std::move(d));
+            return a;
+        }
+        log_warning("out of memory on ", device_name_, " for a single frame (", first_line(e.what()),
+                    "); running it on the CPU in fp32");
+        try {
+            if (!impl_->cpu_fallback) {
+                impl_->cpu_fallback = impl_->module.clone();
+                impl_->cpu_fallback->to(torch::kCPU);
+            }
+            out = impl_->forward(*impl_->cpu_fallback, cpu_batch, torch::kCPU, at::kFloat, false);
+        } catch (const c10::Error& e2) {
+            throw RenderError(where("cpu (fallback)") + ": " + first_line(e2.what()));
+        }
+    } catch (const c10::Error& e) {
+        const std::string msg = first_line(e.what());
+        std::string hint;
+        if (!impl_->device.is_cuda() && (msg.find("CUDA") != std::string::npos || msg.find("cuda") != std::string::npos))
+            hint = " [device mismatch: the model holds tensors or code tied to a CUDA device (traced or saved on a "
+                   "GPU?) but runs on " + device_name_ + "; re-export it on the CPU, or run with model.device cuda]";
+        throw RenderError(where(device_name_) + ": " + msg + hint);
     }
+
+    // Non-finite depth never reaches a file. Half precision gets one fp32 retry (CASES.md 7).
+    auto bad_values = [](const torch::Tensor& t) { return (~torch::isfinite(t)).sum().item<int64_t>(); };
+    int64_t bad = bad_values(out);
+    const bool all_zero = out.numel() > 0 && out.abs().max().item<float>() == 0.0f;
+    if ((bad > 0 || all_zero) && impl_->autocast != at::kFloat) {
+        log_warning(precision_, " output has ", bad, " non-finite values", all_zero ? " (all zero)" : "",
+                    "; redoing the batch in fp32");
+        try {
+            out = impl_->forward(impl_->module, cpu_batch, impl_->device, at::kFloat, false);
+        } catch (const c10::Error& e) {
+            throw RenderError(where(device_name_) + " (fp32 retry): " + first_line(e.what()));
+        }
+        bad = bad_values(out);
+    }
+    if (bad > 0)
+        throw RenderError(path_ + ": the model returned " + std::to_string(bad) + " non-finite depth values (Inf/NaN) at " +
+                          std::to_string(w) + "x" + std::to_string(h));
+
     std::vector<DepthImage> result(batch.size());
     const int oh = static_cast<int>(out.size(1)), ow = static_cast<int>(out.size(2));
     for (size_t i = 0; i < batch.size(); ++i) {

@@ -11,12 +11,17 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 namespace {
 
 std::atomic<bool> g_cancel{false};
-extern "C" void on_signal(int) { g_cancel = true; }
+// First SIGINT/SIGTERM: stop starting frames, let frames in flight finish (no partial file is left).
+// Second: leave at once (a hidden temporary file may remain in the output folder, never a partial EXR).
+extern "C" void on_signal(int) {
+    if (g_cancel.exchange(true)) std::_Exit(static_cast<int>(depthbatch::ExitCode::Interrupted));
+}
 
 int code(depthbatch::ExitCode c) { return static_cast<int>(c); }
 
@@ -24,7 +29,15 @@ int print_info(const std::string& model_path) {
     depthbatch::JobConfig::Model options;
     options.path = model_path;
     options.device = "cpu";
-    auto model = depthbatch::DepthModel::load(options);
+    std::unique_ptr<depthbatch::DepthModel> model;
+    try {
+        model = depthbatch::DepthModel::load(options);
+    } catch (const depthbatch::ModelError& e) {
+        // No depthbatch.json: load anyway to show what the file itself tells (size if traced, parameters).
+        if (std::string(e.what()).find("has no depthbatch.json") == std::string::npos) throw;
+        options.contract.kind = depthbatch::DepthKind::RelativeInverseDepth;
+        model = depthbatch::DepthModel::load(options);
+    }
     const auto& c = model->contract();
     std::cout << "model        " << model->path() << "\n"
               << "sha256       " << model->sha256() << "\n"
@@ -33,7 +46,9 @@ int print_info(const std::string& model_path) {
               << "input        RGB [0,1] in '" << c.colorspace << "', multiple of " << c.multiple << " px";
     if (c.height) std::cout << ", size " << c.width << "x" << c.height << " (w x h)";
     std::cout << (c.fixed_size ? ", fixed size" : ", any size") << "\n"
-              << "output       " << depthbatch::depth_kind_name(c.kind) << (c.units.empty() ? "" : " (" + c.units + ")")
+              << "output       "
+              << (c.embedded ? std::string(depthbatch::depth_kind_name(c.kind)) + (c.units.empty() ? "" : " (" + c.units + ")")
+                             : std::string("unknown: the job must state model.kind"))
               << "\n"
               << "parameters   " << model->parameter_count() << "\n"
               << "module       " << (model->traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)")
@@ -49,6 +64,7 @@ int main(int argc, char** argv) {
     CLI::App app{"depthbatch: render depth passes (OpenEXR depth.Z) for image sequences with a depth model.\n"
                  "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
                  "5 render failure, 6 outputs exist, 130 interrupted."};
+    app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
     app.require_subcommand(0, 1);
 
     std::string job_path, frames, device, output_path;
@@ -126,6 +142,14 @@ int main(int argc, char** argv) {
         const double fps = report.wall_s > 0 ? report.rendered / report.wall_s : 0.0;
         log_info("done: ", report.rendered, " rendered, ", report.skipped, " skipped, ", report.failed, " failed in ",
                  report.wall_s, " s (", fps, " frames/s) on ", report.device);
+        if (report.rendered > 0) {
+            const StageTimes& t = report.totals;
+            const double n = report.rendered;
+            log_info("per frame: read ", t.read_ms / n, " ms, colour ", t.color_ms / n, ", reformat ", t.reformat_ms / n,
+                     ", infer ", t.infer_ms / n, ", restore ", t.restore_ms / n, ", write ", t.write_ms / n,
+                     "; inference busy ", report.infer_busy_ms / 1000.0, " s, waited for input ",
+                     report.infer_wait_ms / 1000.0, " s");
+        }
         if (report.exit_code == ExitCode::Interrupted) log_error("interrupted: no partial files were left");
         return code(report.exit_code);
     } catch (const Error& e) {

@@ -11,6 +11,7 @@
 #include "depthbatch/model_contract.h"
 #include "depthbatch/reformat.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,8 +37,11 @@ public:
     /// "cpu" or "cuda:N", and why it was picked (for the log).
     const std::string& device_name() const { return device_name_; }
     const std::string& device_reason() const { return device_reason_; }
-    /// True for modules made with torch.jit.trace (one fixed size), false for torch.jit.script.
+    /// True for modules made with torch.jit.trace (the archive holds traced_inputs.pkl, which
+    /// torch.jit.trace has saved since PyTorch 2.0), false for torch.jit.script.
     bool traced() const { return traced_; }
+    /// The precision in force: "fp32", or "fp16"/"bf16" (autocast, CUDA only).
+    const std::string& precision() const { return precision_; }
     long long parameter_count() const;
 
     /// Run one batch. All inputs must share one size (width x height, multiples of contract().multiple;
@@ -45,8 +49,16 @@ public:
     /// the model's units, at the model's output size.
     /// Throws ModelError when the output is not an image ([N,1,H,W] or [N,H,W] float) and RenderError
     /// when the forward pass itself fails (message names the device, and the expected size for a traced
-    /// model).
+    /// model) or returns non-finite depth in fp32 (message gives the count of bad values).
+    /// Half precision (CASES.md 7): an fp16/bf16 result with Inf, NaN or all zeros is redone in fp32 and
+    /// logged. Out of memory (CASES.md 8 neighbours): the batch is split in halves and retried, and a
+    /// single frame that still fails runs on a CPU fp32 copy of the module, with a warning; nothing is lost.
     std::vector<DepthImage> infer(const std::vector<const ModelInput*>& batch) const;
+
+    /// Test hook: called before every forward with (batch size, device name); it may throw
+    /// c10::OutOfMemoryError-like failures by returning true ("pretend this forward ran out of memory").
+    /// Not for production use.
+    void set_fault_injector(std::function<bool(size_t batch, const std::string& device)> injector);
 
 private:
     DepthModel();
@@ -55,7 +67,11 @@ private:
     ModelContract contract_;
     std::string path_, sha256_, device_name_, device_reason_;
     bool traced_ = false;
+    std::string precision_ = "fp32";
 };
+
+/// True when this LibTorch was built with CUDA and at least one GPU is visible.
+bool torch_has_cuda();
 
 /// Set LibTorch's intra-op thread count (0 = the number of cores) and return the value in force.
 int set_torch_threads(int threads);

@@ -1,0 +1,268 @@
+"""bench/run's body (bench/run sets up the venv and binaries, then runs this). See bench/run for usage."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib as B  # noqa: E402
+
+PLATE = "plates/bedroom/bedroom.####.jpg"   # 24 frames 1001-1024, 960x540 8-bit JPEG
+PLATE_FIRST, PLATE_COUNT, PLATE_W, PLATE_H = 1001, 24, 960, 540
+
+
+def model_floor(model: Path, size: str, iters: int, device: str, threads: int = 0) -> Dict[str, str]:
+    cmd = [str(B.MODEL_FLOOR), "--model", str(model), "--plate", f"{PLATE_W}x{PLATE_H}", "--size", size,
+           "--iters", str(iters), "--device", device, "--threads", str(threads)]
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
+    return dict(kv.split("=", 1) for kv in out.split()[1:])
+
+
+def reference_loop(model: Path, frames: str, out_dir: Path, device: str, size: str = "model") -> Dict:
+    cmd = [B.PYTHON, str(Path(__file__).parent / "reference_loop.py"), "--model", str(model),
+           "--input", str(B.SAMPLES / PLATE), "--frames", frames, "--output", str(out_dir / "ref.####.exr"),
+           "--device", device, "--size", size]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    r["wall_s"] = time.perf_counter() - t0
+    return r
+
+
+def best(runs: List[Dict], key) -> Dict:
+    return min(runs, key=key)
+
+
+def fmt_stages(totals: Dict[str, float], frames: int) -> str:
+    keys = ["read_ms", "color_ms", "reformat_ms", "infer_ms", "restore_ms", "write_ms"]
+    return ", ".join(f"{k[:-3]} {totals[k] / frames:.1f}" for k in keys if k in totals) + " ms/frame (summed over threads)"
+
+
+def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int, reps: int, device: str,
+             work: Path, gpu: bool, lines: List[str], floor_threads: List[int]) -> Dict[str, float]:
+    frames = B.frames_spec(PLATE_FIRST, frames_n)
+    floors = {}
+    for t in floor_threads:
+        B.log(f"{title}: model floor ({floor_iters} forwards, {t} LibTorch threads)")
+        f = model_floor(model, size, floor_iters, device, threads=t)
+        floors[int(f["threads"])] = f
+    job = B.write_job(work / "job.yaml", str(B.SAMPLES / PLATE), frames, str(work / "out" / "depth.####.exr"),
+                      {"model.path": str(model), "model.size": size if size in ("model", "plate") else int(size),
+                       "model.device": device})
+    db_runs = []
+    for i in range(reps):
+        B.log(f"{title}: depthbatch run {i + 1}/{reps} ({frames_n} frames)")
+        sampler = B.GpuSampler(gpu) if gpu else None
+        r = B.run_depthbatch(job, gpu=sampler)
+        if sampler is not None:
+            r["gpu"] = sampler.summary()
+        db_runs.append(r)
+    db = best(db_runs, lambda r: r["report"]["wall_s"])
+    py_runs = []
+    for i in range(reps):
+        B.log(f"{title}: Python reference loop run {i + 1}/{reps}")
+        py_runs.append(reference_loop(model, frames, work / "out", device, size))
+    py = best(py_runs, lambda r: r["loop_s"])
+
+    rep = db["report"]
+    pipe_s, proc_s = rep["wall_s"], db["wall_s"]
+    # The floor with depthbatch's own LibTorch thread count is the like-for-like one; the best over the
+    # thread counts tried is the true floor when that differs.
+    same = int(rep["torch_threads"])
+    if same not in floors:
+        B.log(f"{title}: model floor ({floor_iters} forwards, {same} LibTorch threads)")
+        floors[same] = model_floor(model, size, floor_iters, device, threads=same)
+    floor = floors[same]
+    floor_ms = float(floor["median_ms_per_frame"])
+    best_t = min(floors, key=lambda t: float(floors[t]["median_ms_per_frame"]))
+    best_ms = float(floors[best_t]["median_ms_per_frame"])
+    floor_total_s = frames_n * floor_ms / 1e3
+    lines += [
+        f"== {title} ==",
+        f"frames: {frames_n} of {B.SAMPLES / PLATE} ({PLATE_W}x{PLATE_H}); model input {floor['input']}; "
+        f"device {rep['device']}; best of {reps} run(s) each; load average now {B.loadavg()}",
+        "model floor (bench/model_floor: DepthModel::infer at the processing size, no I/O; "
+        f"{floor_iters} forwards after 1 warm-up): "
+        + "; ".join(f"{t} LibTorch thread(s): median {float(f['median_ms_per_frame']):.1f} ms/frame "
+                    f"(mean {float(f['ms_per_frame']):.1f})" for t, f in sorted(floors.items())),
+        f"  like-for-like floor ({same} threads, as depthbatch): {floor_total_s:.2f} s for {frames_n} frames",
+        f"depthbatch: pipeline {pipe_s:.2f} s ({frames_n / pipe_s:.2f} frames/s), process {proc_s:.2f} s "
+        f"(with start-up and model load); {rep['worker_threads']} workers, {rep['torch_threads']} LibTorch "
+        f"threads, {rep['frames_in_flight']} frames in flight",
+        f"  stages: {fmt_stages(rep['stage_totals'], frames_n)}",
+    ]
+    if "infer_busy_ms" in rep:
+        lines.append(f"  inference stage busy {rep['infer_busy_ms'] / 1e3:.2f} s, waiting for input "
+                     f"{rep.get('infer_wait_ms', 0) / 1e3:.2f} s")
+    if db.get("gpu"):
+        lines.append(f"  {db['gpu']}")
+    lines += [
+        f"Python reference loop: loop {py['loop_s']:.2f} s ({frames_n / py['loop_s']:.2f} frames/s), process "
+        f"{py['wall_s']:.2f} s; {py['torch_threads']} torch threads",
+        f"  stages: {fmt_stages(py['stage_totals'], frames_n)}",
+        f"RATIO depthbatch wall / model floor: {pipe_s / floor_total_s:.2f} (pipeline), "
+        f"{proc_s / floor_total_s:.2f} (process)"
+        + (f"; vs the best floor ({best_t} thread(s), {best_ms:.1f} ms/frame): "
+           f"{pipe_s / (frames_n * best_ms / 1e3):.2f} (pipeline)" if best_t != same else ""),
+        f"RATIO Python wall / depthbatch wall: {py['loop_s'] / pipe_s:.2f} (loop vs pipeline), "
+        f"{py['wall_s'] / proc_s:.2f} (process vs process)",
+        "",
+    ]
+    return {"pipe_s": pipe_s, "floor_ms": floor_ms}
+
+
+def thread_sweep(frames_n: int, reps: int, device: str, work: Path, lines: List[str]) -> None:
+    frames = B.frames_spec(PLATE_FIRST, frames_n)
+    job = B.write_job(work / "sweep.yaml", str(B.SAMPLES / PLATE), frames, str(work / "out" / "sweep.####.exr"),
+                      {"model.device": device})
+    nproc = os.cpu_count() or 1
+    values = sorted({1, 2, nproc})   # {1, 2} on a 2-core machine
+    configs = [(pt, mt, "") for pt in values for mt in values]
+    # libgomp's threads spin at barriers (OMP_WAIT_POLICY unset); passive makes them sleep at once, which
+    # matters when other threads (TBB workers, other processes) want the same cores. It must be in the
+    # environment when libgomp loads, so it is a property of the process, not a job key.
+    configs.append((nproc, nproc, "OMP_WAIT_POLICY=PASSIVE"))
+    rows = []
+    for pt, mt, env in configs:
+        runs = []
+        for i in range(reps):
+            B.log(f"thread sweep: pipeline.threads {pt}, model.threads {mt} {env}, run {i + 1}/{reps}")
+            extra_env = dict([env.split("=", 1)]) if env else None
+            runs.append(B.run_depthbatch(job, ["--set", f"pipeline.threads={pt}", "--set", f"model.threads={mt}"],
+                                         env=extra_env))
+        r = best(runs, lambda r: r["report"]["wall_s"])
+        rows.append((pt, mt, env, r["report"], [x["report"]["wall_s"] for x in runs]))
+    fastest = min(rows, key=lambda row: row[3]["wall_s"])
+    lines += [f"== thread split, FastDepth on the {PLATE_W}x{PLATE_H} bedroom plate ({frames_n} frames, best of "
+              f"{reps}; load average now {B.loadavg()}) ==",
+              f"{'pipeline.threads':>16} {'model.threads':>13} {'workers':>7} {'torch':>5} {'wall s':>7} "
+              f"{'frames/s':>8} {'infer ms/f':>10} {'infer wait s':>12} {'vs best':>7}  all runs (s)"]
+    for pt, mt, env, rep, walls in rows:
+        n = max(1, rep["rendered"])
+        mark = "*" if (pt, mt, env) == (nproc, nproc, "") else " "
+        lines.append(f"{pt:>15}{mark} {mt:>13} {rep['worker_threads']:>7} "
+                     f"{rep['torch_threads']:>5} {rep['wall_s']:>7.2f} {n / rep['wall_s']:>8.2f} "
+                     f"{rep['stage_totals']['infer_ms'] / n:>10.1f} {rep.get('infer_wait_ms', 0) / 1e3:>12.2f} "
+                     f"{rep['wall_s'] / fastest[3]['wall_s']:>7.2f}  {' '.join(f'{w:.2f}' for w in walls)}"
+                     + (f"  {env}" if env else ""))
+    lines.append(f"fastest: pipeline.threads {fastest[0]}, model.threads {fastest[1]}"
+                 f"{' ' + fastest[2] if fastest[2] else ''} ({fastest[3]['wall_s']:.2f} s)")
+    default = [row for row in rows if (row[0], row[1], row[2]) == (nproc, nproc, "")]
+    if default:
+        d = default[0][3]
+        lines.append(f"* = what the job defaults (pipeline.threads 0, model.threads 0) resolve to on this machine: "
+                     f"{d['worker_threads']} workers, {d['torch_threads']} LibTorch threads; it takes "
+                     f"{d['wall_s'] / fastest[3]['wall_s']:.2f}x the fastest.")
+    lines += ["'infer ms/f' is the forward pass inside the pipeline: compare it with the model floor above; when it is "
+              "much higher, LibTorch's intra-op (OpenMP) threads are competing with the TBB workers for the same cores.",
+              ""]
+
+
+def rss_runs(counts: List[int], size: str, channels: str, device: str, work: Path, lines: List[str]) -> None:
+    seq = work / "seq"
+    seq.mkdir()
+    for i in range(max(counts)):
+        src = B.SAMPLES / PLATE.replace("####", f"{PLATE_FIRST + i % PLATE_COUNT:04d}")
+        (seq / f"long.{1001 + i:04d}.jpg").symlink_to(src)
+    rows = []
+    for n in counts:
+        out = work / f"rss{n}"
+        job = B.write_job(work / f"rss{n}.yaml", str(seq / "long.####.jpg"), B.frames_spec(1001, n),
+                          str(out / "depth.####.exr"), {"model.size": size if size in ("model", "plate") else int(size),
+                                                        "model.device": device, "output.channels": channels})
+        B.log(f"peak RSS: {n} frames (model.size {size})")
+        r = B.run_depthbatch(job, measure_rss=True)
+        rows.append((n, r))
+        for f in out.glob("*.exr"):   # 1,000 EXRs are ~3 GB: free the disk before the next run
+            f.unlink()
+    lines += [f"== peak RSS of depthbatch vs sequence length (symlinks to the bedroom plate; model.size {size} and "
+              f"output.channels {channels} to keep the {max(counts)}-frame run short: this bench is about growth "
+              f"with sequence length, not the absolute level) =="]
+    for n, r in rows:
+        rep = r["report"]
+        lines.append(f"{n:>5} frames: peak RSS {r['max_rss_kb'] / 1024:.1f} MiB, pipeline {rep['wall_s']:.1f} s "
+                     f"({rep['rendered'] / rep['wall_s']:.1f} frames/s), {rep['frames_in_flight']} frames in flight")
+    if len(rows) >= 2:
+        (n0, r0), (n1, r1) = rows[0], rows[-1]
+        lines.append(f"RATIO RSS({n1})/RSS({n0}): {r1['max_rss_kb'] / r0['max_rss_kb']:.3f}")
+    lines.append("")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="bench/run")
+    p.add_argument("--device", default="cpu", help="cpu (default) | cuda | cuda:N: depthbatch, floor and Python loop")
+    p.add_argument("--reps", type=int, default=2, help="runs per measurement, the fastest is kept (default 2)")
+    p.add_argument("--frames", type=int, default=PLATE_COUNT, help="frames for the FastDepth case (max 24)")
+    p.add_argument("--heavy-frames", type=int, default=4, help="frames for the model-heavy case (default 4)")
+    p.add_argument("--heavy-model", default=None, help="TorchScript model for the model-heavy case "
+                   "(default: Depth Anything V2 Small architecture, random weights; see bench/heavy_model.py)")
+    p.add_argument("--rss-frames", default="100,1000", help="sequence lengths for peak RSS (default 100,1000)")
+    p.add_argument("--rss-size", default="64", help="model.size for the RSS runs (default 64)")
+    p.add_argument("--rss-channels", default="depth", help="output.channels for the RSS runs (default depth)")
+    p.add_argument("--skip", default="", help="comma list of parts to skip: fastdepth,heavy,sweep,rss")
+    p.add_argument("--nvidia-smi", action="store_true", help="sample GPU utilization during depthbatch runs")
+    a = p.parse_args()
+    skip = set(filter(None, a.skip.split(",")))
+    for exe in (B.DEPTHBATCH, B.MODEL_FLOOR):
+        if not exe.exists():
+            print(f"bench/run: {exe} is missing (build it: cmake --build {B.BUILD})", file=sys.stderr)
+            return 2
+    t_start = time.perf_counter()
+    lines = ["depthbatch bench/run — one run, ratios measured now (not a test)"] + B.machine_lines() + [""]
+    print("\n".join(lines), flush=True)
+    out: List[str] = []
+
+    def flush():
+        print("\n".join(out), flush=True)
+        out.clear()
+
+    with B.tempdir("depthbatch-bench-") as tmp:
+        work = Path(tmp)
+        if "fastdepth" not in skip:
+            d = work / "fastdepth"
+            d.mkdir()
+            run_case("I/O-heavy: FastDepth (default model) on the 960x540 bedroom plate", B.DEFAULT_MODEL,
+                     min(a.frames, PLATE_COUNT), "model", 12, a.reps, a.device, d, a.nvidia_smi, out,
+                     sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [])
+            flush()
+        if "heavy" not in skip:
+            d = work / "heavy"
+            d.mkdir()
+            if a.heavy_model:
+                heavy, what = Path(a.heavy_model).resolve(), a.heavy_model
+            else:
+                heavy = B.CACHE / "heavy-dav2s.pt"
+                what = "cached " + str(heavy)
+                if not heavy.exists():
+                    B.log("model-heavy case: exporting the model (once; cached in", B.CACHE, ")")
+                    r = subprocess.run([B.PYTHON, str(Path(__file__).parent / "heavy_model.py"), str(heavy)],
+                                       check=True, stdout=subprocess.PIPE, text=True)
+                    what = json.loads(r.stdout.strip().splitlines()[-1])["description"]
+                    (heavy.with_suffix(".txt")).write_text(what + "\n")
+                elif heavy.with_suffix(".txt").exists():
+                    what = heavy.with_suffix(".txt").read_text().strip()
+            out.append(f"model-heavy model: {what}")
+            run_case("model-heavy: Depth Anything V2 Small cost at processing size 518 on the bedroom plate", heavy,
+                     min(a.heavy_frames, PLATE_COUNT), "model", 2, 1, a.device, d, a.nvidia_smi, out,
+                     sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [])
+            flush()
+        if "sweep" not in skip:
+            d = work / "sweep"
+            d.mkdir()
+            thread_sweep(min(a.frames, PLATE_COUNT), a.reps, a.device, d, out)
+            flush()
+        if "rss" not in skip:
+            d = work / "rss"
+            d.mkdir()
+            rss_runs([int(n) for n in a.rss_frames.split(",")], a.rss_size, a.rss_channels, a.device, d, out)
+            flush()
+    print(f"total bench time {time.perf_counter() - t_start:.0f} s; load average at the end: {B.loadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+// model_floor — the model-only floor for bench/run: N forward passes at the processing size, no I/O.
+//
+// It goes through the same code as the depthbatch binary: DepthModel::load (same LibTorch, same device
+// choice, same contract), set_torch_threads (same intra-op thread count as run_job picks), the same
+// processing size (ReformatPlan::make from the plate size and model.size) and DepthModel::infer (same
+// batching, same copy of the output back to the CPU). Only reading, colour, reformat, restore,
+// normalization and writing are missing, so depthbatch wall / (frames x floor) is the pipeline's overhead.
+//
+//   model_floor [--model PATH|default] [--device cpu|cuda|auto] [--plate WxH] [--size model|plate|N|WxH]
+//               [--batch B] [--threads T] [--iters N] [--freeze]
+//
+// --threads is model.threads as run_job resolves it (0 = all cores). One untimed warm-up forward, then
+// --iters timed forwards of a batch of --batch inputs. Prints one line of key=value pairs:
+//   model_floor ms_per_frame=... ms_per_batch=... input=WxH batch=B iters=N threads=T device=... model=...
+#include "depthbatch/depth_model.h"
+#include "depthbatch/error.h"
+#include "depthbatch/job_config.h"
+#include "depthbatch/reformat.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace depthbatch;
+
+namespace {
+
+[[noreturn]] void usage(const std::string& why) {
+    std::fprintf(stderr,
+                 "model_floor: %s\nusage: model_floor [--model PATH|default] [--device cpu|cuda|auto] "
+                 "[--plate WxH] [--size model|plate|N|WxH] [--batch B] [--threads T] [--iters N] [--freeze]\n",
+                 why.c_str());
+    std::exit(2);
+}
+
+bool parse_wxh(const std::string& s, int& w, int& h) {
+    return std::sscanf(s.c_str(), "%dx%d", &w, &h) == 2 && w > 0 && h > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    JobConfig::Model options;
+    options.device = "cpu";
+    int plate_w = 960, plate_h = 540, batch = 1, threads = 0, iters = 10;
+    std::string size = "model";
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--model") options.path = value();
+        else if (a == "--device") options.device = value();
+        else if (a == "--plate") { if (!parse_wxh(value(), plate_w, plate_h)) usage("--plate wants WxH"); }
+        else if (a == "--size") size = value();
+        else if (a == "--batch") batch = std::atoi(value().c_str());
+        else if (a == "--threads") threads = std::atoi(value().c_str());
+        else if (a == "--iters") iters = std::atoi(value().c_str());
+        else if (a == "--freeze") options.freeze = true;
+        else if (a == "-h" || a == "--help") usage("help");
+        else usage("unknown argument " + a);
+    }
+    if (batch < 1 || iters < 1) usage("--batch and --iters must be >= 1");
+
+    ProcessingSize ps;
+    int w = 0, h = 0;
+    if (size == "model") ps.mode = ProcessingSize::Mode::Model;
+    else if (size == "plate") ps.mode = ProcessingSize::Mode::Plate;
+    else if (parse_wxh(size, w, h)) {
+        ps.mode = ProcessingSize::Mode::Explicit;
+        ps.width_px = w;
+        ps.height_px = h;
+    } else {
+        ps.mode = ProcessingSize::Mode::ShortSide;
+        ps.short_side_px = std::atoi(size.c_str());
+        if (ps.short_side_px < 1) usage("bad --size " + size);
+    }
+
+    try {
+        options.batch = batch;
+        options.threads = threads;
+        // run_job: set_torch_threads(model.threads > 0 ? model.threads : workers), workers = cores by default.
+        const int torch_threads = set_torch_threads(threads);
+        auto model = DepthModel::load(options);
+        const ReformatPlan plan = ReformatPlan::make(plate_w, plate_h, ps, model->contract());
+
+        std::mt19937 rng(1234);
+        std::uniform_real_distribution<float> u(0.0f, 1.0f);
+        std::vector<ModelInput> inputs(static_cast<size_t>(batch));
+        std::vector<const ModelInput*> ptrs;
+        for (auto& in : inputs) {
+            in.width = plan.input_width;
+            in.height = plan.input_height;
+            in.chw.resize(static_cast<size_t>(3) * in.width * in.height);
+            for (float& v : in.chw) v = u(rng);
+            ptrs.push_back(&in);
+        }
+
+        model->infer(ptrs);  // warm-up (first-call JIT profiling, allocator)
+        std::vector<double> ms;
+        for (int i = 0; i < iters; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto out = model->infer(ptrs);
+            const auto t1 = std::chrono::steady_clock::now();
+            if (out.size() != ptrs.size()) throw RenderError("model returned a wrong batch size");
+            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        }
+        double total = 0;
+        for (double v : ms) total += v;
+        std::vector<double> sorted = ms;
+        std::sort(sorted.begin(), sorted.end());
+        const double mean_batch = total / iters;
+        const double median_batch = sorted[sorted.size() / 2];
+        std::printf("model_floor ms_per_frame=%.3f median_ms_per_frame=%.3f ms_per_batch=%.3f input=%dx%d batch=%d "
+                    "iters=%d threads=%d device=%s model=%s\n",
+                    mean_batch / batch, median_batch / batch, mean_batch, plan.input_width, plan.input_height, batch,
+                    iters, torch_threads, model->device_name().c_str(), model->path().c_str());
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "model_floor: %s\n", e.what());
+        return 1;
+    }
+}

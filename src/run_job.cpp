@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <cmath>
 #include <filesystem>
@@ -349,8 +350,10 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     const size_t tokens = static_cast<size_t>(std::max(1, (in_flight + batch - 1) / batch));
     report.worker_threads = ctx.workers;
     report.frames_in_flight = static_cast<int>(tokens) * batch;
+    const char* omp_wait = std::getenv("OMP_WAIT_POLICY");
     log_info(todo.size(), " frames (", format_frame_spec(todo), "), ", ctx.workers, " worker threads, LibTorch ",
-             ctx.torch_threads, " intra-op threads, ", report.frames_in_flight, " frames in flight, batch ", batch);
+             ctx.torch_threads, " intra-op threads (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset", "), ",
+             report.frames_in_flight, " frames in flight, batch ", batch);
 
     Metadata job_meta = {
         {"depthbatch/version", DEPTHBATCH_VERSION},

@@ -10,8 +10,8 @@
 //              4*N so that a 4097x3 plate does not become a 300,000 px strip
 //   [w, h]     resized to exactly w x h, then padded up to the multiple
 //   model      the contract's size: exactly it for fixed-size (traced) models, else its short side
-// Resizing uses OIIO ImageBufAlgo::resize: the default filter for the plate, "triangle" (bilinear, no
-// overshoot, so depth never rings below zero) for depth.
+// Resizing uses OIIO ImageBufAlgo: resize with the "triangle" filter (antialiased bilinear) for the
+// plate, resample with bilinear interpolation for depth (no overshoot, so depth never rings below zero).
 #pragma once
 
 #include "depthbatch/job_config.h"

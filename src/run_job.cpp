@@ -334,10 +334,10 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                                   format_frame_spec(ctx.shot) + "); stabilization follows the shot's frame order");
         const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
         const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
-        const auto start = first - std::min<std::ptrdiff_t>(job.depth.stabilize_window, first - ctx.shot.begin());
+        stabilizer.emplace(job.depth.stabilize_window);
+        const auto start = first - std::min<std::ptrdiff_t>(stabilizer->warmup_frames(), first - ctx.shot.begin());
         for (auto it = start; it <= last; ++it)
             plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it)});
-        stabilizer.emplace(job.depth.stabilize_window);
         log_info("temporal stabilization: window ", job.depth.stabilize_window, " frames, ",
                  plan.size() - todo.size(), " warm-up frames");
     } else {
@@ -444,10 +444,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                             if (stabilizer) stabilizer->reset();
                             continue;
                         }
-                        if (stabilizer) {
-                            const Affine a = stabilizer->push(w->raw, w->input);
-                            for (float& v : w->raw.data) v = static_cast<float>(a.scale * v + a.shift);
-                        }
+                        if (stabilizer) stabilizer->stabilize(w->raw, w->input);
                         w->input = ModelInput();
                     }
                     infer_idle_since = Clock::now();

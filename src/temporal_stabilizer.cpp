@@ -50,6 +50,40 @@ void TemporalStabilizer::reset() {
     prev_raw_.clear();
     prev_rgb_.clear();
     pair_fits_.clear();
+    history_.clear();
+}
+
+void TemporalStabilizer::stabilize(DepthImage& raw, const ModelInput& input) {
+    const Affine a = push(raw, input);
+    const size_t total = static_cast<size_t>(raw.width) * raw.height;
+    Frame cur;
+    cur.depth.resize(total);
+    cur.rgb.resize(total);
+    const size_t plane = static_cast<size_t>(input.width) * input.height;
+    for (size_t i = 0; i < total; ++i) {
+        const int ox = static_cast<int>(i % raw.width), oy = static_cast<int>(i / raw.width);
+        const int ix = std::min(input.width - 1, ox * input.width / std::max(1, raw.width));
+        const int iy = std::min(input.height - 1, oy * input.height / std::max(1, raw.height));
+        const size_t p = static_cast<size_t>(iy) * input.width + ix;
+        cur.depth[i] = static_cast<float>(a.scale * raw.data[i] + a.shift);
+        cur.rgb[i] = (input.chw[p] + input.chw[plane + p] + input.chw[2 * plane + p]) / 3.0f;
+    }
+    if (pair_fits_.empty()) history_.clear();   // first frame, or a size change: no usable history
+    // Temporal average of the aligned depth over the window, per pixel, using only the earlier frames in
+    // which that pixel's colour is within kColourChange of now (a static pixel): moving content keeps its
+    // own value, static content stops shimmering.
+    for (size_t i = 0; i < total; ++i) {
+        double sum = cur.depth[i];
+        int n = 1;
+        for (const Frame& h : history_)
+            if (std::abs(h.rgb[i] - cur.rgb[i]) < kColourChange) {
+                sum += h.depth[i];
+                ++n;
+            }
+        raw.data[i] = static_cast<float>(sum / n);
+    }
+    history_.push_back(std::move(cur));
+    while (static_cast<int>(history_.size()) > window_) history_.pop_front();
 }
 
 Affine TemporalStabilizer::push(const DepthImage& raw, const ModelInput& input) {

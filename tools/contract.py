@@ -20,6 +20,9 @@ Fields (JSON):
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from typing import Any, Dict
 
 import torch
@@ -56,15 +59,25 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
     the reloaded file (raises RuntimeError above `tol`). Never pass a module that went through
     torch.jit.optimize_for_inference: such a file fails to load (see DESIGN.md, Nuke facts).
     """
-    module.save(path, _extra_files={EXTRA_FILE: json.dumps(contract, indent=1, sort_keys=True)})
-    files = {EXTRA_FILE: ""}
-    loaded = torch.jit.load(path, map_location="cpu", _extra_files=files)
-    if json.loads(files[EXTRA_FILE]) != contract:
-        raise RuntimeError(f"{path}: contract did not survive the round trip")
-    with torch.inference_mode():
-        diff = (module(example) - loaded(example)).abs().max().item()
-    if not diff <= tol:
-        raise RuntimeError(f"{path}: reloaded module differs by {diff} (> {tol})")
+    # Written beside the target in a hidden folder (torch.jit.save names the archive's top folder after
+    # the file name, so the temporary keeps the final name) and moved into place only once it checks out.
+    text = json.dumps(contract, indent=1, sort_keys=True)
+    final = os.path.abspath(path)
+    tmp_dir = tempfile.mkdtemp(prefix=".export-", dir=os.path.dirname(final))
+    tmp = os.path.join(tmp_dir, os.path.basename(final))
+    try:
+        module.save(tmp, _extra_files={EXTRA_FILE: text})
+        files = {EXTRA_FILE: ""}
+        loaded = torch.jit.load(tmp, map_location="cpu", _extra_files=files)
+        if json.loads(files[EXTRA_FILE]) != json.loads(text):
+            raise RuntimeError(f"{path}: contract did not survive the round trip")
+        with torch.inference_mode():
+            diff = (module(example) - loaded(example)).abs().max().item()
+        if not diff <= tol:
+            raise RuntimeError(f"{path}: reloaded module differs by {diff} (> {tol})")
+        os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
     return diff
 
 

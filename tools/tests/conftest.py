@@ -17,3 +17,7 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
     return REPO_ROOT / ".." / "shared" / "samples"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "heavy: slowest parity cases (still run by default)")

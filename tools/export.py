@@ -1,0 +1,77 @@
+"""Export depth models to depthbatch TorchScript files: `python -m tools.export SUBCOMMAND ...`.
+
+  depth-anything-v2   official .pth or Hugging Face (-hf) .safetensors -> scripted module + depthbatch.json
+  depth-anything-3    DA3MONO-LARGE / DA3METRIC-LARGE model.safetensors -> scripted module + depthbatch.json
+  nuke-style-trace    a test model traced at one size, without depthbatch.json (what artists make for Nuke)
+
+Every scripted export is reloaded and compared with the in-memory module (tools/contract.save_scripted).
+Exit status: 0 on success, 2 on a bad checkpoint or argument (the message names the offending keys).
+"""
+import argparse
+import json
+import sys
+from typing import List, Optional
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.export", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    v2 = sub.add_parser("depth-anything-v2", help="Depth Anything V2 (relative, or metric with --metric-max-depth)")
+    v2.add_argument("--variant", required=True, choices=["vits", "vitb", "vitl"],
+                    help="vits = Small (Apache-2.0), vitb = Base, vitl = Large (CC-BY-NC-4.0)")
+    v2.add_argument("--checkpoint", required=True,
+                    help="depth_anything_v2_<variant>.pth (official) or model.safetensors (Hugging Face -hf layout)")
+    v2.add_argument("--out", required=True, help="output TorchScript file (.pt)")
+    v2.add_argument("--pos-embed-interp", default="official", choices=["official", "hf"],
+                    help="position-embedding resize for non-518x518 inputs: 'official' = the official "
+                         "DINOv2/Depth-Anything code (default), 'hf' = current transformers (size-based)")
+    v2.add_argument("--metric-max-depth", type=float, default=None, metavar="METRES",
+                    help="for the Depth-Anything-V2-Metric checkpoints: 20 (Hypersim, indoor) or 80 (VKITTI, outdoor)")
+    v2.add_argument("--source", default=None, help="provenance text for the contract (default: the file name)")
+
+    v3 = sub.add_parser("depth-anything-3", help="Depth Anything 3 monocular models")
+    v3.add_argument("--model", required=True, choices=["mono-large", "metric-large"],
+                    help="mono-large = DA3MONO-LARGE (relative depth), metric-large = DA3METRIC-LARGE")
+    v3.add_argument("--checkpoint", required=True, help="the model's model.safetensors (or a .pth state dict)")
+    v3.add_argument("--out", required=True, help="output TorchScript file (.pt)")
+    v3.add_argument("--sky", default="clamp", choices=["clamp", "none"],
+                    help="clamp: sky pixels get the 0.99 quantile of non-sky depth (as the official forward); "
+                         "none: raw network depth everywhere")
+    v3.add_argument("--source", default=None, help="provenance text for the contract")
+    v3.add_argument("--net", default="vitl", choices=["vitl", "vitb", "vits"], help=argparse.SUPPRESS)  # tests only
+
+    nk = sub.add_parser("nuke-style-trace", help="test model traced at one fixed size, no depthbatch.json")
+    nk.add_argument("--out", required=True)
+    nk.add_argument("--size", required=True, nargs=2, type=int, metavar=("H", "W"))
+    nk.add_argument("--inner", default="tiny",
+                    help="luma | tiny | da-v2-small | PATH to a TorchScript model (default: tiny)")
+    nk.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "depth-anything-v2":
+            from tools.depth_anything_v2 import export
+            contract = export(args.checkpoint, args.out, args.variant, pos_embed_interp=args.pos_embed_interp,
+                              max_depth=args.metric_max_depth, source=args.source)
+        elif args.command == "depth-anything-3":
+            from tools.depth_anything_3 import export
+            contract = export(args.checkpoint, args.out, args.model, sky=args.sky, source=args.source, net=args.net)
+        else:
+            from tools.nuke_style import make
+            make(args.out, tuple(args.size), inner=args.inner, seed=args.seed)
+            print(f"wrote {args.out}: traced at 1x3x{args.size[0]}x{args.size[1]}, no depthbatch.json")
+            return 0
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}")
+    print(json.dumps(contract, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -27,7 +27,7 @@ const std::map<std::string, std::set<std::string>>& schema() {
                    "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads"}},
         {"color", {"config", "hdr", "display", "view", "look"}},
         {"depth", {"kind", "normalize", "near_is", "near", "far", "percentiles", "stats_frames", "stats_file",
-                   "stabilize", "stabilize_window"}},
+                   "stabilize", "stabilize_window", "focal_px"}},
         {"pipeline", {"frames_in_flight", "threads", "report"}},
     };
     return s;
@@ -387,6 +387,10 @@ JobConfig build(const Tree& tree) {
     if (r.has("depth.stats_file")) d.stats_file = r.path("depth.stats_file");
     if (r.has("depth.stabilize")) d.stabilize = r.boolean("depth.stabilize");
     if (r.has("depth.stabilize_window")) d.stabilize_window = r.integer("depth.stabilize_window", 1, 256);
+    if (r.has("depth.focal_px")) {
+        d.focal_px = r.number("depth.focal_px");
+        if (!(*d.focal_px > 0)) r.fail("depth.focal_px", "must be > 0 (pixels)");
+    }
     if (d.normalize == "fixed" && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
     if (d.kind == "normalized" && d.normalize == "raw")
         r.fail("depth.kind", "'normalized' needs depth.normalize: frame, sequence or fixed");

@@ -67,6 +67,8 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
         if (!k) throw ModelError(origin + ": depthbatch.json output.kind '" + kind + "' is unknown");
         c.kind = *k;
         c.units = out.value("units", std::string());
+        c.reference_focal_px = out.value("reference_focal_px", 0.0);
+        if (c.reference_focal_px < 0) throw ModelError(origin + ": depthbatch.json output.reference_focal_px must be > 0");
         for (auto it = j.begin(); it != j.end(); ++it)
             if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name")
                 c.provenance[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();

@@ -91,6 +91,11 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
     log_info("device ", ctx->model->device_name(), " (", ctx->model->device_reason(), ")");
     ctx->normalizer.emplace(job.depth, contract.kind);
+    if (contract.reference_focal_px > 0 && !job.depth.focal_px)
+        throw ConfigError("depth.focal_px: " + ctx->model->path() + " outputs metric depth for a " +
+                          std::to_string(static_cast<int>(contract.reference_focal_px)) +
+                          " px focal length; set depth.focal_px to the plate's focal length in plate pixels "
+                          "(focal_mm / sensor_width_mm x plate width)");
     return ctx;
 }
 
@@ -143,6 +148,15 @@ void prepare(const JobContext& ctx, FrameWork& w) {
     }
 }
 
+/// Focal-dependent metric models (contract output.reference_focal_px): metres = raw * focal /
+/// reference focal, with the plate's focal (depth.focal_px) scaled to the pixels the model saw.
+void apply_focal(const JobContext& ctx, FrameWork& w) {
+    if (ctx.contract().reference_focal_px <= 0) return;
+    const double focal = *ctx.job.depth.focal_px * w.plan.scaled_width / w.plan.plate_width;
+    const float k = static_cast<float>(focal / ctx.contract().reference_focal_px);
+    for (float& v : w.raw.data) v *= k;
+}
+
 /// Inference for a batch of prepared frames, in frame order; frames of one size share a forward pass.
 void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
     size_t i = 0;
@@ -166,6 +180,7 @@ void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
             for (size_t k = 0; k < group.size(); ++k) {
                 group[k]->raw = std::move(out[k]);
                 group[k]->result.times.infer_ms = each;
+                apply_focal(ctx, *group[k]);
             }
         } catch (const Error& e) {
             for (FrameWork* w : group)
@@ -369,6 +384,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         job_meta.push_back({"depthbatch/stats_percentiles", std::to_string(stats.percentile_low) + "," + std::to_string(stats.percentile_high)});
     }
     if (stabilizer) job_meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
+    if (ctx.contract().reference_focal_px > 0)
+        job_meta.push_back({"depthbatch/focal_px", std::to_string(*job.depth.focal_px)});
 
     std::mutex report_mutex;
     std::atomic<bool> stop{false};

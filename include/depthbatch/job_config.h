@@ -36,6 +36,8 @@
 //   depth.stats_file   sequence statistics sidecar; default next to the output
 //   depth.stabilize    temporal alignment of relative depth (true/false)                default false
 //   depth.stabilize_window  frames of history for stabilization                         default 8
+//   depth.focal_px     the plate's focal length in plate pixels (focal_mm / sensor_width_mm * plate width),
+//                      required by focal-dependent metric models (Depth Anything 3 metric)
 //   pipeline.frames_in_flight  frames held at once (bounds memory)                      default 2*cores
 //   pipeline.threads   worker threads for read/colour/write and LibTorch (0 = all cores)
 //   pipeline.report    write a JSON report (timings per stage and frame) to this path
@@ -121,6 +123,7 @@ struct JobConfig {
         std::string stats_file;          ///< absolute path, "" = next to the output
         bool stabilize = false;
         int stabilize_window = 8;
+        std::optional<double> focal_px;  ///< plate focal length in plate pixels
     } depth;
 
     struct Pipeline {

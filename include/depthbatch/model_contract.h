@@ -34,6 +34,10 @@ struct ModelContract {
     bool fixed_size = false;          ///< the module accepts only height x width (a traced module)
     DepthKind kind = DepthKind::RelativeInverseDepth;
     std::string units;                                ///< "m" for metric depth, "" otherwise
+    /// Focal-dependent metric output (Depth Anything 3 metric): the raw output is depth for a camera of
+    /// this focal length in pixels, metres = raw * focal_px / reference_focal_px, focal_px measured in the
+    /// pixels the model sees (output.reference_focal_px, 0 = not focal dependent).
+    double reference_focal_px = 0;
     std::map<std::string, std::string> provenance;    ///< source, source_sha256, license, variant, ...
     bool embedded = false;            ///< true when read from the model's own depthbatch.json
 };

@@ -236,3 +236,28 @@ TEST(Depth, StabilizedChunksMatchWholeRender) {
     }
     EXPECT_LT(stab_flicker, 0.6 * raw_flicker) << "raw " << raw_flicker << " stabilized " << stab_flicker;
 }
+
+// Focal-dependent metric models (Depth Anything 3 metric): metres = raw * focal_px / reference focal, the
+// plate's focal scaled to the pixels the model sees; without depth.focal_px the job is refused.
+TEST(Depth, FocalDependentMetricModelUsesThePlateFocalLength) {
+    TempDir dir;
+    write_probe_model(dir / "focal.pt", "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + 2.0\n",
+                      R"({"format": 1, "name": "focal-probe", "input": {"colorspace": "sRGB", "multiple": 1},
+                          "output": {"kind": "metric_depth", "units": "m", "reference_focal_px": 300}})");
+    write_image(dir / "p.1001.exr", 200, 100, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+    auto job = [&](const std::string& extra, const std::string& out) {
+        return write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                                "output: {path: " + out + "/d.####.exr}\n" + extra).string();
+    };
+    auto r = run_cli({job("model: {path: focal.pt, size: plate}\ndepth: {focal_px: 600}\n", "plate")});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "plate/d.1001.exr", 50, 50), 4.0f, 1e-6) << "2 * 600 / 300";
+    // Processed at half size: the model sees a 300 px focal as 300 * 100/200 = 150 px... of its own pixels.
+    r = run_cli({job("model: {path: focal.pt, size: [100, 50]}\ndepth: {focal_px: 600}\n", "half")});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "half/d.1001.exr", 50, 50), 2.0f, 1e-5) << "2 * 300 / 300";
+    r = run_cli({job("model: {path: focal.pt, size: plate}\n", "missing")});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_NE(r.output.find("depth.focal_px"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "missing"));
+}

@@ -1,5 +1,7 @@
 #include "depthbatch/exr_depth_writer.h"
 
+#include "atomic_file.h"
+
 #include "depthbatch/error.h"
 
 #include <OpenImageIO/imagebufalgo.h>
@@ -63,33 +65,6 @@ std::vector<std::string> names_of(const PlateInfo& plate, const std::vector<int>
     std::vector<std::string> names;
     for (int c : channels) names.push_back(plate.file_spec.channelnames[c]);
     return names;
-}
-
-/// Removes the temporary file unless released.
-struct TempFile {
-    std::string path;
-    bool keep = false;
-    ~TempFile() {
-        if (!keep && !path.empty()) {
-            std::error_code ec;
-            fs::remove(path, ec);
-        }
-    }
-};
-
-bool same_bytes(const std::string& a, const std::string& b) {
-    std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
-    if (!fa || !fb) return false;
-    return std::equal(std::istreambuf_iterator<char>(fa), std::istreambuf_iterator<char>(),
-                      std::istreambuf_iterator<char>(fb), std::istreambuf_iterator<char>());
-}
-
-std::string temp_name(const fs::path& final_path) {
-    static std::atomic<unsigned> counter{0};
-    return (final_path.parent_path() /
-            ("." + final_path.filename().string() + "." + std::to_string(::getpid()) + "." +
-             std::to_string(counter++) + ".tmp"))
-        .string();
 }
 
 }  // namespace
@@ -253,28 +228,17 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     // No existence check here: run_job refuses existing outputs before rendering, and the no-replace
     // link() below catches a file that appeared since (another farm task), comparing bytes.
 
-    TempFile tmp{temp_name(final_path)};
+    detail::TempFile tmp(path);
     auto out = OIIO::ImageOutput::create("openexr");
     if (!out) throw RenderError(path + ": no OpenEXR writer: " + OIIO::geterror());
-    if (!out->open(tmp.path, spec)) throw RenderError(path + ": cannot write: " + out->geterror());
+    if (!out->open(tmp.path(), spec)) throw RenderError(path + ": cannot write: " + out->geterror());
     const bool wrote = out->write_image(OIIO::TypeDesc::FLOAT, pixels.data());
     const bool closed = out->close();
     if (!wrote || !closed) throw RenderError(path + ": write failed: " + out->geterror());
-
-    if (options.overwrite == OverwritePolicy::Overwrite) {
-        fs::rename(tmp.path, final_path, ec);
-        if (ec) throw RenderError(path + ": cannot move the finished file into place: " + ec.message());
-    } else {
-        // link() never replaces: a file that appeared meanwhile (another farm task) is left alone.
-        if (::link(tmp.path.c_str(), path.c_str()) != 0) {
-            const int err = errno;
-            // Two farm tasks whose chunks overlap write the same frame: identical bytes are no conflict.
-            if (err == EEXIST && same_bytes(tmp.path, path)) return;
-            if (err == EEXIST) throw OutputExistsError(path + ": appeared while rendering (another task?) with "
-                                                       "different content; not overwritten");
-            throw RenderError(path + ": cannot move the finished file into place: " + std::strerror(err));
-        }
-    }
+    // Two farm tasks whose chunks overlap write the same frame: identical bytes are no conflict.
+    if (tmp.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
+        throw OutputExistsError(path + ": appeared while rendering (another task?) with different content; "
+                                "not overwritten");
 }
 
 }  // namespace depthbatch

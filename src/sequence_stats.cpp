@@ -2,6 +2,8 @@
 
 #include "depthbatch/error.h"
 
+#include "atomic_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -87,31 +89,13 @@ bool write_sequence_stats(const std::string& path, const SequenceStats& s, bool 
     const fs::path final_path(path);
     std::error_code ec;
     if (!final_path.parent_path().empty()) fs::create_directories(final_path.parent_path(), ec);
-    static std::atomic<unsigned> counter{0};
-    const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() + "." +
-                                                     std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp");
+    detail::TempFile tmp(path);
     {
-        std::ofstream out(tmp);
+        std::ofstream out(tmp.path());
         out << j.dump(1) << "\n";
-        if (!out) {
-            fs::remove(tmp, ec);
-            throw RenderError(path + ": cannot write the statistics sidecar");
-        }
+        if (!out) throw RenderError(path + ": cannot write the statistics sidecar");
     }
-    if (replace) {
-        fs::rename(tmp, final_path, ec);
-        if (ec) {
-            fs::remove(tmp, ec);
-            throw RenderError(path + ": cannot move the statistics sidecar into place");
-        }
-        return true;
-    }
-    const int rc = ::link(tmp.c_str(), final_path.c_str());
-    const int err = errno;
-    fs::remove(tmp, ec);
-    if (rc == 0) return true;
-    if (err == EEXIST) return false;
-    throw RenderError(path + ": cannot move the statistics sidecar into place: " + std::strerror(err));
+    return tmp.publish(replace) == detail::TempFile::Result::Published;
 }
 
 }  // namespace depthbatch

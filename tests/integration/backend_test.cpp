@@ -13,11 +13,6 @@ namespace {
 
 constexpr int kModel = 4;
 
-std::string bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 /// CASES.md 7 probe: sqrt((300 m)^2)/300 for channel mean m: m in fp32, +Inf in fp16 where m > 0.853.
 fs::path write_p_fp16(const fs::path& path) {
     return write_probe_model(path,
@@ -65,7 +60,7 @@ TEST(Backend, AutoDeviceHalfPrecisionWithoutGpuEqualsFp32Cpu) {
     size_t warnings = 0;
     for (size_t p = a.output.find("warning:"); p != std::string::npos; p = a.output.find("warning:", p + 1)) ++warnings;
     EXPECT_EQ(warnings, 1u) << a.output;
-    EXPECT_EQ(bytes(dir / "a/d.1001.exr"), bytes(dir / "b/d.1001.exr"));
+    EXPECT_EQ(read_bytes(dir / "a/d.1001.exr"), read_bytes(dir / "b/d.1001.exr"));
 }
 
 // CASES.md 8b: a model with a hard-coded cuda:0 tensor, run on the CPU: model exit code, the message
@@ -106,7 +101,7 @@ TEST(Backend, BatchedRenderEqualsSingleFrameRender) {
             worst = std::max(worst, std::abs(ia[3] - ib[3]));
         EXPECT_LE(worst, 1e-5f) << "frame " << f;
     }
-    const auto report = nlohmann::json::parse(bytes(dir / "report.json"));
+    const auto report = nlohmann::json::parse(read_bytes(dir / "report.json"));
     EXPECT_EQ(report["rendered"], 5);
     EXPECT_EQ(report["frames"].size(), 5u);
     EXPECT_GT(report["stage_totals"]["infer_ms"].get<double>(), 0.0);

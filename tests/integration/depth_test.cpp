@@ -27,11 +27,6 @@ std::string metadata(const fs::path& exr, const std::string& key) {
     return file_spec(exr).get_string_attribute(key);
 }
 
-std::string bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 /// One 16x8 half plate p.1001.exr (RGB = 0.5) and a job; returns the job path.
 fs::path const_job(const TempDir& dir, const std::string& model, const std::string& depth_yaml, const std::string& out) {
     if (!fs::exists(dir / "p.1001.exr"))
@@ -157,12 +152,12 @@ TEST(Depth, ChunksMatchWholeRenderBitForBit) {
                                      << "('" DEPTHBATCH_BIN "' chunks.yaml -q --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
                                      << "wait\n";
     ASSERT_EQ(std::system(("bash '" + (dir / "chunks.sh").string() + "'").c_str()), 0);
-    EXPECT_EQ(bytes(dir / "a.rc"), "0\n") << bytes(dir / "a.log");
-    EXPECT_EQ(bytes(dir / "b.rc"), "0\n") << bytes(dir / "b.log");
+    EXPECT_EQ(read_bytes(dir / "a.rc"), "0\n") << read_bytes(dir / "a.log");
+    EXPECT_EQ(read_bytes(dir / "b.rc"), "0\n") << read_bytes(dir / "b.log");
     for (int f = 1001; f <= 1050; ++f) {
         const std::string name = "d." + std::to_string(f) + ".exr";
         ASSERT_TRUE(fs::exists(dir / "chunks" / name)) << name;
-        ASSERT_EQ(bytes(dir / "chunks" / name), bytes(dir / "whole" / name)) << name << " differs from the whole render";
+        ASSERT_EQ(read_bytes(dir / "chunks" / name), read_bytes(dir / "whole" / name)) << name << " differs from the whole render";
     }
     EXPECT_NEAR(depth_at(dir / "chunks/d.1025.exr", 10, 10), (0.1 + 0.8 * 24 / 49.0 - 0.116) / 0.768, 0.01);
     EXPECT_NEAR(depth_at(dir / "chunks/d.1025.exr", 10, 10), 0.49, 0.01);
@@ -198,7 +193,7 @@ TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
     EXPECT_NE(r.output.find("depth.percentiles"), std::string::npos) << r.output;
     r = run_cli({(dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005", "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(bytes(dir / "out/d.stats.json").find("5.0"), std::string::npos);
+    EXPECT_NE(read_bytes(dir / "out/d.stats.json").find("5.0"), std::string::npos);
 }
 
 // Stabilization is chunk-independent too: warm-up frames make a chunk's first frames identical to the
@@ -223,7 +218,7 @@ TEST(Depth, StabilizedChunksMatchWholeRender) {
     }
     for (int f = 1001; f <= 1020; ++f) {
         const std::string name = "d." + std::to_string(f) + ".exr";
-        ASSERT_EQ(bytes(dir / "chunks" / name), bytes(dir / "whole" / name)) << name;
+        ASSERT_EQ(read_bytes(dir / "chunks" / name), read_bytes(dir / "whole" / name)) << name;
     }
     // The scale flicker is taken out: frame-to-frame change of the centre pixel shrinks.
     double raw_flicker = 0, stab_flicker = 0;

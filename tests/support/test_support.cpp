@@ -130,6 +130,11 @@ int channel_index(const OIIO::ImageBuf& buf, const std::string& name) {
     return -1;
 }
 
+std::string read_bytes(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 std::vector<std::string> list_dir(const fs::path& dir) {
     std::vector<std::string> names;
     std::error_code ec;

@@ -60,6 +60,9 @@ std::vector<std::string> channel_names(const fs::path& path);
 /// Index of a channel by name, -1 if absent.
 int channel_index(const OIIO::ImageBuf& buf, const std::string& name);
 
+/// A whole file as bytes ("" if unreadable).
+std::string read_bytes(const fs::path& path);
+
 /// Files in a folder (names only, sorted).
 std::vector<std::string> list_dir(const fs::path& dir);
 

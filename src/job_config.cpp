@@ -290,8 +290,9 @@ JobConfig build(const Tree& tree) {
         r.fail("input.path", e.what());
     }
     if (r.has("input.frames")) {
+        const std::string spec = r.str("input.frames");
         try {
-            job.input.frames = parse_frame_spec(r.str("input.frames"));
+            job.input.frames = parse_frame_spec(spec);
         } catch (const ConfigError& e) {
             r.fail("input.frames", e.what());
         }
@@ -420,6 +421,9 @@ JobConfig load_job(const std::string& job_path, const std::vector<std::string>& 
     if (ext == ".yaml" || ext == ".yml") format = "yaml";
     else if (ext == ".toml") format = "toml";
     else throw ConfigError(job_path + ": job files end in .yaml, .yml or .toml");
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) throw ConfigError(job_path + ": is a directory, not a job file");
+    if (!fs::exists(p, ec)) throw ConfigError(job_path + ": job file not found");
     std::ifstream in(p, std::ios::binary);
     if (!in) throw ConfigError(job_path + ": cannot open the job file");
     std::stringstream text;

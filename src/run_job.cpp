@@ -21,11 +21,13 @@
 #include <fstream>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -80,6 +82,21 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     if (ctx->shot.empty()) {
         ctx->shot = ctx->input.frames_on_disk();
         if (ctx->shot.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
+        // A hole in a sequence taken from disk is worth a warning (a failed copy, a missing frame):
+        // frames missing from the shot's most common step.
+        const std::vector<int>& s = ctx->shot;
+        if (s.size() > 2) {
+            std::map<int, int> steps;
+            for (size_t i = 1; i < s.size(); ++i) ++steps[s[i] - s[i - 1]];
+            const int step = std::max_element(steps.begin(), steps.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+            std::vector<int> holes;
+            for (size_t i = 1; i < s.size() && holes.size() < 1000; ++i)
+                for (int f = s[i - 1] + step; f < s[i] && holes.size() < 1000; f += step) holes.push_back(f);
+            if (!holes.empty())
+                log_warning("input.frames not set: rendering the ", s.size(), " frames on disk (", format_frame_spec(s),
+                            "); frames ", format_frame_spec(holes), " are missing from that sequence");
+        }
     }
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     ctx->workers = job.pipeline.threads > 0 ? job.pipeline.threads : static_cast<int>(cores);
@@ -305,6 +322,10 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     std::vector<int> todo;
     for (int f : frames) {
         if (!fs::is_regular_file(ctx.input.path(f))) missing.push_back("frame " + std::to_string(f) + ": " + ctx.input.path(f));
+        std::error_code same_ec;
+        if (fs::exists(ctx.output.path(f)) && fs::equivalent(ctx.input.path(f), ctx.output.path(f), same_ec))
+            throw ConfigError("output.path: frame " + std::to_string(f) + "'s output " + ctx.output.path(f) +
+                              " is the plate itself (through a link or another name); refusing to overwrite the plate");
         if (fs::exists(ctx.output.path(f))) {
             if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(ctx.output.path(f));
             if (job.output.overwrite == OverwritePolicy::Skip) {
@@ -322,6 +343,16 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
                                 list_some(existing));
     if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
+    // The output folder must be writable before any frame is read (not after the first frames ran).
+    for (int f : todo) {
+        const fs::path dir = fs::path(ctx.output.path(f)).parent_path();
+        std::error_code ec;
+        if (!dir.empty()) fs::create_directories(dir, ec);
+        if (ec || ::access(dir.empty() ? "." : dir.c_str(), W_OK) != 0)
+            throw RenderError("output folder " + dir.string() + " cannot be created or written" +
+                              (ec ? ": " + ec.message() : std::string(": permission denied")));
+        if (f != todo.front() && dir == fs::path(ctx.output.path(todo.front())).parent_path()) break;
+    }
     if (todo.empty()) {
         report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
         return report;

@@ -138,6 +138,8 @@ int main(int argc, char** argv) {
         if (skip_existing) overrides.push_back("output.overwrite=skip");
         if (threads >= 0) overrides.push_back("pipeline.threads=" + std::to_string(threads));
         JobConfig job = load_job(job_path, overrides);
+        if (app.count("--frames") && frames.find_first_not_of(" \t") == std::string::npos)
+            throw ConfigError("--frames is empty (an unset $CHUNK?): give a frame spec such as 1001-1050");
         if (!frames.empty()) {
             try {
                 job.render_frames = parse_frame_spec(frames);

@@ -168,3 +168,41 @@ TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(channel_names(s.dir / "out/d.1002.exr"), (std::vector<std::string>{"R", "G", "B", "depth.Z"}));
 }
+
+// Found by a first-user trial: the output reaching the plate through a linked folder, an empty --frames
+// (an unset $CHUNK on a farm), a job "file" that is a folder.
+TEST(BadInput, OutputThatIsThePlateThroughALinkIsRefused) {
+    Scene s;
+    fs::create_directory_symlink(s.dir.path, s.dir / "alias");
+    const std::string before = read_bytes(s.dir / "p.1001.exr");
+    write_job(s.dir / "link.yaml", "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
+                                   "output: {path: alias/p.####.exr, overwrite: overwrite}\n");
+    const auto r = run_cli({(s.dir / "link.yaml").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_NE(r.output.find("is the plate itself"), std::string::npos) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "p.1001.exr"), before) << "the plate is untouched";
+}
+
+TEST(BadInput, EmptyFramesFlagAndFolderAsJobAreConfigErrors) {
+    Scene s;
+    auto r = run_cli({s.job().string(), "--frames", ""});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_NE(r.output.find("--frames is empty"), std::string::npos) << r.output;
+    EXPECT_TRUE(s.outputs().empty());
+    fs::create_directories(s.dir / "folder.yaml");
+    r = run_cli({(s.dir / "folder.yaml").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_NE(r.output.find("is a directory"), std::string::npos) << r.output;
+}
+
+TEST(BadInput, HolesInASequenceFromDiskAreReported) {
+    Scene s;  // p.1001-1003
+    fs::remove(s.dir / "p.1002.exr");
+    write_image(s.dir / "p.1004.exr", 32, 18, {"R", "G", "B"}, "half", [](int, int, int) { return 0.25f; });
+    write_job(s.dir / "disk.yaml", "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
+                                   "output: {path: out/d.####.exr}\n");
+    const auto r = run_cli({(s.dir / "disk.yaml").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("frames 1002 are missing"), std::string::npos) << r.output;
+    EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1003.exr", "d.1004.exr"}));
+}

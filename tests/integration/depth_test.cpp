@@ -148,8 +148,8 @@ TEST(Depth, ChunksMatchWholeRenderBitForBit) {
     auto r = run_cli({(dir / "whole.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::ofstream(dir / "chunks.sh") << "cd '" << dir.path.string() << "'\n"
-                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --frames 1001-1025 > a.log 2>&1; echo $? > a.rc) &\n"
-                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
+                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1001-1025 > a.log 2>&1; echo $? > a.rc) &\n"
+                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
                                      << "wait\n";
     ASSERT_EQ(std::system(("bash '" + (dir / "chunks.sh").string() + "'").c_str()), 0);
     EXPECT_EQ(read_bytes(dir / "a.rc"), "0\n") << read_bytes(dir / "a.log");

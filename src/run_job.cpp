@@ -116,8 +116,8 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     return ctx;
 }
 
-/// Colour transform and reformat plan from the first frame's header, then a dry run of the model at
-/// the real size: a model that cannot take it fails here with the model exit code.
+/// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
+/// model that cannot run fails here with the model exit code, before any frame is read.
 void plan_from_first_frame(JobContext& ctx, int frame) {
     const JobConfig& job = ctx.job;
     const std::string first = ctx.input.path(frame);
@@ -127,9 +127,14 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
     log_info(describe_output(plate, ExrWriteOptions::from(job.output)));
     ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract());
+    // A fixed-size (traced) model is tried at its one size; any other at a small size (64 px rounded up to
+    // its multiple), which catches a file that is not a depth model without paying for a full-size forward
+    // (a full Depth Anything forward is seconds on a CPU).
     ModelInput probe;
-    probe.width = ctx.first_plan.input_width;
-    probe.height = ctx.first_plan.input_height;
+    const int m = std::max(1, ctx.contract().multiple);
+    const int small = (64 + m - 1) / m * m;
+    probe.width = ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
+    probe.height = ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
     probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
     try {
         ctx.model->infer({&probe});
@@ -344,13 +349,16 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                                 list_some(existing));
     if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
     // The output folder must be writable before any frame is read (not after the first frames ran).
+    // Nothing is created yet: the nearest existing folder must let us write (create or add files).
     for (int f : todo) {
         const fs::path dir = fs::path(ctx.output.path(f)).parent_path();
+        fs::path existing = dir.empty() ? fs::path(".") : dir;
         std::error_code ec;
-        if (!dir.empty()) fs::create_directories(dir, ec);
-        if (ec || ::access(dir.empty() ? "." : dir.c_str(), W_OK) != 0)
-            throw RenderError("output folder " + dir.string() + " cannot be created or written" +
-                              (ec ? ": " + ec.message() : std::string(": permission denied")));
+        while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
+            existing = existing.parent_path();
+        if (!fs::is_directory(existing, ec) || ::access(existing.c_str(), W_OK) != 0)
+            throw RenderError("output folder " + dir.string() + ": cannot write in " + existing.string() +
+                              " (permission denied or not a folder)");
         if (f != todo.front() && dir == fs::path(ctx.output.path(todo.front())).parent_path()) break;
     }
     if (todo.empty()) {

@@ -1,6 +1,6 @@
 // depthbatch — writing one output frame as OpenEXR, atomically.
 //
-// Channel layouts (output.channels; docs/plates-and-color.md is the user-facing copy):
+// Channel layouts (output.channels; README.md "Plates and color" is the user-facing copy):
 //   rgba   R,G,B (and A when the plate has alpha) passed through from the plate, then depth.Z (default).
 //          Always unprefixed R,G,B,A whatever the plate's layer was called, so Nuke shows them as rgba;
 //          grey plates pass their single channel through as R, G and B.

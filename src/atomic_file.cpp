@@ -9,12 +9,21 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <csignal>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace depthbatch::detail {
 namespace {
+std::string host_name() {
+    char name[256] = {0};
+    if (::gethostname(name, sizeof name - 1) != 0 || !name[0]) return "host";
+    std::string h(name);
+    std::replace(h.begin(), h.end(), '.', '_');  // dots separate the fields of the temporary's name
+    return h;
+}
+
 bool same_bytes(const std::string& a, const std::string& b) {
     std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
     if (!fa || !fb) return false;
@@ -26,8 +35,8 @@ bool same_bytes(const std::string& a, const std::string& b) {
 TempFile::TempFile(const std::string& final_path) : final_(final_path) {
     static std::atomic<unsigned> counter{0};
     const fs::path p(final_path);
-    path_ = (p.parent_path() / ("." + p.filename().string() + "." + std::to_string(::getpid()) + "." +
-                                std::to_string(counter++) + ".tmp"))
+    path_ = (p.parent_path() / ("." + p.filename().string() + "." + host_name() + "." + std::to_string(::getpid()) +
+                                "." + std::to_string(counter++) + ".tmp"))
                 .string();
 }
 
@@ -50,6 +59,28 @@ TempFile::Result TempFile::publish(bool replace) {
     const int err = errno;
     if (err == EEXIST) return same_bytes(path_, final_) ? Result::Identical : Result::Exists;
     throw RenderError(final_ + ": cannot move the finished file into place: " + std::strerror(err));
+}
+
+int remove_stale_temporaries(const std::string& folder) {
+    // .<final name>.<host>.<pid>.<n>.tmp
+    const std::string host = host_name();
+    int removed = 0;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folder.empty() ? "." : folder, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() < 8 || name[0] != '.' || name.compare(name.size() - 4, 4, ".tmp") != 0) continue;
+        const std::string stem = name.substr(0, name.size() - 4);          // .<final>.<host>.<pid>.<n>
+        const auto n_dot = stem.rfind('.');
+        const auto pid_dot = n_dot == std::string::npos ? n_dot : stem.rfind('.', n_dot - 1);
+        const auto host_dot = pid_dot == std::string::npos ? pid_dot : stem.rfind('.', pid_dot - 1);
+        if (host_dot == std::string::npos || stem.compare(host_dot + 1, pid_dot - host_dot - 1, host) != 0) continue;
+        const std::string pid_text = stem.substr(pid_dot + 1, n_dot - pid_dot - 1);
+        if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+        const long pid = std::stol(pid_text);
+        if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;  // still running
+        if (fs::remove(entry.path(), ec)) ++removed;
+    }
+    return removed;
 }
 
 }  // namespace depthbatch::detail

@@ -4,7 +4,8 @@
 // A file is written under a hidden temporary name in its final folder, then moved into place in one
 // step: rename(2) when replacing is allowed, link(2) when it is not (link never replaces, so a file
 // that another farm task published meanwhile is never overwritten). An interrupted run leaves at most a
-// hidden ".name.<pid>.<n>.tmp", never a partial file under the final name.
+// hidden ".name.<host>.<pid>.<n>.tmp", never a partial file under the final name; the next run on the same
+// host removes those whose process is gone (remove_stale_temporaries).
 #pragma once
 
 #include <string>
@@ -30,5 +31,10 @@ public:
 private:
     std::string final_, path_;
 };
+
+/// Remove hidden temporaries in `folder` left by depthbatch processes of this host that no longer run
+/// (a killed render). Those of other hosts (shared storage) and of live processes are left alone.
+/// Returns how many were removed.
+int remove_stale_temporaries(const std::string& folder);
 
 }  // namespace depthbatch::detail

@@ -1,5 +1,7 @@
 #include "depthbatch/run_job.h"
 
+#include "atomic_file.h"
+
 #include "depthbatch/color_transform.h"
 #include "depthbatch/depth_model.h"
 #include "depthbatch/depth_normalizer.h"
@@ -349,6 +351,10 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                                 list_some(existing));
     if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
     // The output folder must be writable before any frame is read (not after the first frames ran).
+    // Hidden temporaries of earlier runs on this host that were killed (SIGKILL, a second Ctrl-C).
+    if (const fs::path dir = fs::path(ctx.output.path(todo.front())).parent_path(); fs::is_directory(dir.empty() ? "." : dir))
+        if (const int n = detail::remove_stale_temporaries(dir.string()); n > 0)
+            log_info("removed ", n, " temporary file(s) left in ", dir.string(), " by an interrupted earlier run");
     // Nothing is created yet: the nearest existing folder must let us write (create or add files).
     for (int f : todo) {
         const fs::path dir = fs::path(ctx.output.path(f)).parent_path();

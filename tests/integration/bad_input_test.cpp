@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace depthbatch::test;
 
@@ -205,4 +208,28 @@ TEST(BadInput, HolesInASequenceFromDiskAreReported) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("frames 1002 are missing"), std::string::npos) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1003.exr", "d.1004.exr"}));
+}
+
+// A killed render (SIGKILL, a second Ctrl-C) can leave a hidden temporary; the next run on the same host
+// removes those whose process is gone, and leaves other hosts' (shared storage) and live ones alone.
+TEST(BadInput, TemporariesOfKilledRunsAreCleanedUp) {
+    Scene s;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    std::string h(host);
+    std::replace(h.begin(), h.end(), '.', '_');
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, nullptr, 0);  // a pid that no longer runs
+    fs::create_directories(s.dir / "out");
+    const std::string dead = ".d.1001.exr." + h + "." + std::to_string(child) + ".0.tmp";
+    const std::string live = ".d.1002.exr." + h + "." + std::to_string(getpid()) + ".0.tmp";
+    const std::string other = ".d.1003.exr.otherhost.1.0.tmp";
+    for (const auto& name : {dead, live, other}) std::ofstream(s.dir / "out" / name) << "partial";
+    const auto r = run_cli({s.job().string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(fs::exists(s.dir / "out" / dead)) << r.output;
+    EXPECT_TRUE(fs::exists(s.dir / "out" / live));
+    EXPECT_TRUE(fs::exists(s.dir / "out" / other));
+    EXPECT_NE(r.output.find("removed 1 temporary file"), std::string::npos) << r.output;
 }

@@ -349,6 +349,11 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         throw OutputExistsError(std::to_string(existing.size()) + " output frames already exist (set "
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
                                 list_some(existing));
+    if (todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
+        log_info("nothing to do: ", report.skipped, " frames exist");
+        report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+        return report;
+    }
     if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
     // The output folder must be writable before any frame is read (not after the first frames ran).
     // Hidden temporaries of earlier runs on this host that were killed (SIGKILL, a second Ctrl-C).
@@ -367,11 +372,6 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                               " (permission denied or not a folder)");
         if (f != todo.front() && dir == fs::path(ctx.output.path(todo.front())).parent_path()) break;
     }
-    if (todo.empty()) {
-        report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-        return report;
-    }
-
     plan_from_first_frame(ctx, todo.front());
     std::optional<DepthRange> sequence_range;
     SequenceStats stats;

@@ -172,6 +172,32 @@ TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     EXPECT_EQ(channel_names(s.dir / "out/d.1002.exr"), (std::vector<std::string>{"R", "G", "B", "depth.Z"}));
 }
 
+// Issue 9: the farm retry README recommends, on a chunk whose frames all exist, with the flag or the job key.
+TEST(BadInput, ChunkWhoseFramesAllExistHasNothingToDo) {
+    Scene s;
+    ASSERT_EQ(run_cli({s.job().string()}).exit_code, 0);
+    const std::string before = read_bytes(s.dir / "out/d.1002.exr");
+    ASSERT_FALSE(before.empty());
+    for (const auto& args : {std::vector<std::string>{s.job().string(), "--skip-existing"},
+                             std::vector<std::string>{s.job().string(), "--skip-existing", "--frames", "1002-1003"},
+                             std::vector<std::string>{s.job().string(), "--set", "output.overwrite=skip"}}) {
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        EXPECT_TRUE(contains(r.output, "nothing to do: ")) << r.output;
+        EXPECT_TRUE(contains(r.output, args.size() == 4 ? "nothing to do: 2 frames exist" : "nothing to do: 3 frames exist"))
+            << r.output;
+    }
+    // The same with overwrite: skip written in the job file itself.
+    const fs::path skip_job = write_job(s.dir / "skip.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                                             "model: {path: pmean.pt, size: plate}\n"
+                                                             "output: {path: out/d.####.exr, overwrite: skip}\n");
+    const auto r = run_cli({skip_job.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "nothing to do: 3 frames exist")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), before) << "an existing frame is never touched";
+    EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
+}
+
 // Found by a first-user trial: the output reaching the plate through a linked folder, an empty --frames
 // (an unset $CHUNK on a farm), a job "file" that is a folder.
 TEST(BadInput, OutputThatIsThePlateThroughALinkIsRefused) {

@@ -2,6 +2,7 @@
 
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
+#include "depthbatch/install_layout.h"
 
 #include <toml++/toml.h>
 #include <yaml-cpp/yaml.h>
@@ -209,11 +210,9 @@ public:
     std::string path(const std::string& key) const {
         const std::string s = str(key);
         if (s.empty()) fail(key, "path is empty");
-        fs::path p(s);
-        if (p.is_absolute()) return p.lexically_normal().string();
         auto b = t_.base.find(key);
         const fs::path base = b != t_.base.end() ? fs::path(b->second) : fs::path(t_.base_dir);
-        return (base / p).lexically_normal().string();
+        return resolve_user_path(base, s);
     }
     std::vector<int> pair(const std::string& key) const {
         YAML::Node n = node(key);

@@ -6,13 +6,17 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sys/wait.h>
 
 namespace depthbatch::test {
 
-fs::path samples_dir() { return fs::path(DEPTHBATCH_SAMPLES); }
+fs::path samples_dir() {
+    if (const char* env = std::getenv("DEPTHBATCH_SAMPLES"); env && *env) return fs::path(env);
+    return fs::path(DEPTHBATCH_SAMPLES);
+}
 
 TempDir::TempDir() {
     std::random_device rd;
@@ -81,13 +85,18 @@ void write_image(const fs::path& path, int width, int height, const std::vector<
 }
 
 RunResult run_cli(const std::vector<std::string>& args, const std::string& env) {
-    std::string cmd = env.empty() ? "" : env + " ";
-    cmd += "'" DEPTHBATCH_BIN "'";
-    for (const auto& a : args) {
+    return run_program(DEPTHBATCH_BIN, args, env);
+}
+
+RunResult run_program(const fs::path& program, const std::vector<std::string>& args, const std::string& env) {
+    const auto quote = [](const std::string& a) {
         std::string q = "'";
         for (char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-        cmd += " " + q + "'";
-    }
+        return q + "'";
+    };
+    std::string cmd = env.empty() ? "" : env + " ";
+    cmd += quote(program.string());
+    for (const auto& a : args) cmd += " " + quote(a);
     cmd += " 2>&1";
     RunResult r;
     FILE* pipe = popen(cmd.c_str(), "r");

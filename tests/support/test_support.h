@@ -12,7 +12,8 @@ namespace depthbatch::test {
 
 namespace fs = std::filesystem;
 
-/// ../shared/samples (as configured at build time).
+/// The shared sample plates: $DEPTHBATCH_SAMPLES, else ../shared/samples beside the source tree (as configured
+/// at build time; `..` there is resolved by the kernel, so a checkout reached through a link works).
 fs::path samples_dir();
 
 /// A fresh, empty temporary folder removed at destruction.
@@ -47,6 +48,8 @@ struct RunResult {
 };
 /// Run `depthbatch <args>` (args are shell-quoted for you), capture output and exit code.
 RunResult run_cli(const std::vector<std::string>& args, const std::string& env = "");
+/// The same for any program; `env` is a shell prefix such as "env -u LD_LIBRARY_PATH OCIO=x".
+RunResult run_program(const fs::path& program, const std::vector<std::string>& args, const std::string& env = "");
 
 /// Write a YAML job file.
 fs::path write_job(const fs::path& path, const std::string& yaml);

@@ -1,4 +1,5 @@
 """Shared pytest fixtures for tools/: the repo root and ../shared/samples (same layout in CI)."""
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,10 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
-    return REPO_ROOT / ".." / "shared" / "samples"
+    """$DEPTHBATCH_SAMPLES, else ../shared/samples beside the checkout (REPO_ROOT is resolved on the file
+    system, so a checkout reached through a link finds the real ../shared)."""
+    env = os.environ.get("DEPTHBATCH_SAMPLES")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "samples"
 
 
 def pytest_configure(config):

@@ -1,6 +1,7 @@
 #include "depthbatch/color_transform.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/install_layout.h"
 #include "depthbatch/log.h"
 
 #include <OpenColorIO/OpenColorIO.h>
@@ -90,7 +91,7 @@ ColorTransform::~ColorTransform() = default;
 std::string ColorTransform::resolve_config_path(const std::string& job_config) {
     if (!job_config.empty()) return job_config;
     if (const char* env = std::getenv("OCIO"); env && *env) return env;
-    return DEPTHBATCH_SHIPPED_OCIO_CONFIG;
+    return find_data_file("ocio/config.ocio").string();
 }
 
 std::string ColorTransform::auto_colorspace(const PlateInfo& plate, const std::string& config_path, std::string* why) {

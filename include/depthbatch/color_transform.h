@@ -67,7 +67,8 @@ public:
     /// One line for the log: from -> to, how, which config.
     std::string description() const;
 
-    /// Resolve which config a job uses: `job_config` if set, else $OCIO, else the shipped one.
+    /// Resolve which config a job uses: `job_config` if set, else $OCIO, else the shipped one
+    /// (share/depthbatch/ocio/config.ocio next to the executable, install_layout.h).
     static std::string resolve_config_path(const std::string& job_config);
 
     /// The "auto" input colorspace for a plate, as a colorspace name of the config at `config_path`:

@@ -25,8 +25,8 @@ public:
     /// device that does not exist (e.g. "cuda" with a CPU-only LibTorch or no visible GPU).
     static std::unique_ptr<DepthModel> load(const JobConfig::Model& options);
 
-    /// The model path used for model.path "default": $DEPTHBATCH_DEFAULT_MODEL, else the one the build
-    /// was configured with (models/fastdepth-nyu.pt in the source tree).
+    /// The model path used for model.path "default": $DEPTHBATCH_DEFAULT_MODEL, else
+    /// share/depthbatch/models/fastdepth-nyu.pt found next to the executable (install_layout.h).
     static std::string default_model_path();
 
     virtual ~DepthModel();

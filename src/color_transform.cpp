@@ -143,7 +143,7 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Co
     std::shared_ptr<ColorTransform> t(new ColorTransform());
     t->impl_ = std::make_unique<Impl>();
     t->config_path_ = resolve_config_path(color.config);
-    t->hdr_ = color.hdr.empty() ? "clamp" : color.hdr;
+    t->hdr_ = color.hdr;
     const OCIO::ConstConfigRcPtr config = load_config(t->config_path_);
 
     if (input_colorspace == "auto") {
@@ -158,7 +158,7 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Co
 
     try {
         OCIO::ConstProcessorRcPtr proc;
-        if (t->hdr_ == "view") {
+        if (t->hdr_ == HdrMode::View) {
             bool display_ok = false, view_ok = false;
             for (int d = 0; d < config->getNumDisplays(); ++d)
                 if (color.display == config->getDisplay(d)) display_ok = true;
@@ -202,9 +202,9 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Co
         t->impl_->cpu = proc->getDefaultCPUProcessor();
     } catch (const OCIO::Exception& e) {
         throw ConfigError("OCIO config '" + t->config_path_ + "': cannot convert '" + t->from_ + "' to '" +
-                          (t->hdr_ == "view" ? color.display + " / " + color.view : model) + "': " + e.what());
+                          (t->hdr_ == HdrMode::View ? color.display + " / " + color.view : model) + "': " + e.what());
     }
-    if (t->hdr_ == "view")
+    if (t->hdr_ == HdrMode::View)
         log_info("colour: the display/view output (", t->to_, ") is fed to the model as its '", model_colorspace,
                  "' input; choose a display whose encoding matches it");
     log_info(t->description());
@@ -214,7 +214,7 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Co
 std::string ColorTransform::description() const {
     std::ostringstream s;
     s << "colour '" << from_ << "' -> '" << to_ << "'";
-    if (hdr_ == "view") s << " (color.hdr view: display/view transform, then clamped into 0-1)";
+    if (hdr_ == HdrMode::View) s << " (color.hdr view: display/view transform, then clamped into 0-1)";
     else s << " (color.hdr clamp: converted, then values outside 0-1 clamped)";
     if (noop_) s << ", no-op";
     s << "; config " << config_path_;

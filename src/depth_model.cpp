@@ -1,4 +1,5 @@
 #include "depthbatch/depth_model.h"
+#include "depth_model_test_seam.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/install_layout.h"
@@ -64,7 +65,7 @@ ModelContract resolve_contract(const std::string& path, const std::string& embed
     ModelContract c;
     if (!embedded.empty()) c = parse_model_contract(embedded, path);
     else if (!o.kind)
-        throw ModelError(path + ": the model has no depthbatch.json, so the job must describe it: set at least "
+        throw MissingContractError(path + ": the model has no depthbatch.json, so the job must describe it: set at least "
                          "model.kind (metric_depth, relative_inverse_depth or relative_depth), model.colorspace, "
                          "model.multiple, and model.input_size + model.fixed_size: true for a traced model");
     else c.name = fs::path(path).stem().string();
@@ -206,13 +207,13 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     // Precision: autocast on CUDA only. On the CPU half precision is refused with one warning and the
     // job runs in fp32, identical to an explicit fp32 run (CASES.md 8a).
     m->precision_ = options.precision;
-    if (options.precision != "fp32") {
+    if (options.precision != Precision::Fp32) {
         if (!m->impl_->device.is_cuda()) {
-            log_warning("model.precision ", options.precision, " needs CUDA; running in fp32 on ", m->device_name_);
-            m->precision_ = "fp32";
+            log_warning("model.precision ", option_name(options.precision), " needs CUDA; running in fp32 on ", m->device_name_);
+            m->precision_ = Precision::Fp32;
         } else {
-            m->impl_->autocast = options.precision == "fp16" ? at::kHalf : at::kBFloat16;
-            log_warning("model.precision ", options.precision, ": autocast on ", m->device_name_,
+            m->impl_->autocast = options.precision == Precision::Fp16 ? at::kHalf : at::kBFloat16;
+            log_warning("model.precision ", option_name(options.precision), ": autocast on ", m->device_name_,
                         "; ViT models can overflow in fp16 (non-finite frames are redone in fp32), and small "
                         "batches may be slower than fp32");
         }
@@ -242,8 +243,9 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     return m;
 }
 
-void DepthModel::set_fault_injector(std::function<bool(size_t, const std::string&)> injector) {
-    impl_->fault = std::move(injector);
+void DepthModelTestSeam::set_fault_injector(DepthModel& model,
+                                           std::function<bool(size_t, const std::string&)> injector) {
+    model.impl_->fault = std::move(injector);
 }
 
 long long DepthModel::parameter_count() const {
@@ -343,7 +345,7 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
     int64_t bad = bad_values(out);
     const bool all_zero = out.numel() > 0 && out.abs().max().item<float>() == 0.0f;
     if ((bad > 0 || all_zero) && impl_->autocast != at::kFloat) {
-        log_warning(precision_, " output has ", bad, " non-finite values", all_zero ? " (all zero)" : "",
+        log_warning(option_name(precision_), " output has ", bad, " non-finite values", all_zero ? " (all zero)" : "",
                     "; redoing the batch in fp32");
         try {
             out = impl_->forward(impl_->module, cpu_batch, impl_->device, at::kFloat, false);

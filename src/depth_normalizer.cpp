@@ -25,24 +25,24 @@ DepthNormalizer::DepthNormalizer(const JobConfig::Depth& d, DepthKind model_kind
         far_ = *d.far;
     }
     const bool metric_model = model_kind == DepthKind::MetricDepth;
-    if (kind_ == "metric") {
-        if (metric_model && normalize_ != "raw")
-            throw ConfigError("depth.normalize '" + normalize_ + "': the model already outputs metric depth; "
+    if (kind_ == DepthConvention::Metric) {
+        if (metric_model && normalize_ != Normalization::Raw)
+            throw ConfigError(std::string("depth.normalize '") + option_name(normalize_) + "': the model already outputs metric depth; "
                               "use depth.kind normalized to normalize it");
         if (!metric_model) {
             if (!has_near_far_)
                 throw ConfigError(std::string("depth.kind metric: the model outputs ") + depth_kind_name(model_kind) +
                                   ", which has no scale; set depth.near and depth.far (metres) and depth.normalize "
                                   "frame or sequence to map it into that range");
-            if (normalize_ != "frame" && normalize_ != "sequence")
+            if (normalize_ != Normalization::Frame && normalize_ != Normalization::Sequence)
                 throw ConfigError("depth.kind metric from a relative model needs depth.normalize frame or sequence");
         }
         if (has_near_far_ && !(near_ > 0 && near_ < far_))
             throw ConfigError("depth.near/far: metric needs 0 < near < far (metres)");
     }
-    if (kind_ == "inverse" && has_near_far_ && depth_like(model_kind) && !(near_ > 0 && near_ < far_))
+    if (kind_ == DepthConvention::Inverse && has_near_far_ && depth_like(model_kind) && !(near_ > 0 && near_ < far_))
         throw ConfigError("depth.near/far: clipping before 1/z needs 0 < near < far");
-    if (normalize_ == "fixed" && near_ == far_) throw ConfigError("depth.near and depth.far must differ");
+    if (normalize_ == Normalization::Fixed && near_ == far_) throw ConfigError("depth.near and depth.far must differ");
 }
 
 DepthRange DepthNormalizer::range_from_percentiles(double lo, double hi) const {
@@ -52,8 +52,8 @@ DepthRange DepthNormalizer::range_from_percentiles(double lo, double hi) const {
 
 size_t DepthNormalizer::apply(float* v, size_t n, const DepthRange* range) const {
     size_t clamped = 0;
-    if (kind_ == "raw") return 0;
-    if (kind_ == "inverse") {
+    if (kind_ == DepthConvention::Raw) return 0;
+    if (kind_ == DepthConvention::Inverse) {
         if (!depth_like(model_kind_)) {
             for (size_t i = 0; i < n; ++i)
                 if (!std::isfinite(v[i])) v[i] = 0.0f;
@@ -70,7 +70,7 @@ size_t DepthNormalizer::apply(float* v, size_t n, const DepthRange* range) const
         }
         return clamped;
     }
-    if (kind_ == "metric" && model_kind_ == DepthKind::MetricDepth) {
+    if (kind_ == DepthConvention::Metric && model_kind_ == DepthKind::MetricDepth) {
         if (!has_near_far_) return 0;
         for (size_t i = 0; i < n; ++i) {
             const float c = std::clamp(v[i], static_cast<float>(near_), static_cast<float>(far_));
@@ -80,10 +80,10 @@ size_t DepthNormalizer::apply(float* v, size_t n, const DepthRange* range) const
         return clamped;
     }
     // Normalized position t in [0,1] with t = 0 at the near end.
-    if (normalize_ != "fixed" && !range) throw RenderError("depth normalization needs a range");
-    const DepthRange r = normalize_ == "fixed" ? DepthRange{near_, far_} : *range;
+    if (normalize_ != Normalization::Fixed && !range) throw RenderError("depth normalization needs a range");
+    const DepthRange r = normalize_ == Normalization::Fixed ? DepthRange{near_, far_} : *range;
     const double span = r.far_value - r.near_value;
-    if (kind_ == "metric") {
+    if (kind_ == DepthConvention::Metric) {
         for (size_t i = 0; i < n; ++i) {
             double t = span != 0 && std::isfinite(v[i]) ? (v[i] - r.near_value) / span : 1.0;
             const double c = std::clamp(t, 0.0, 1.0);
@@ -106,25 +106,25 @@ size_t DepthNormalizer::apply(float* v, size_t n, const DepthRange* range) const
 }
 
 std::string DepthNormalizer::units() const {
-    if (kind_ == "metric") return "m";
-    if (kind_ == "inverse") return model_kind_ == DepthKind::MetricDepth ? "1/m" : "";
-    if (kind_ == "raw") return model_kind_ == DepthKind::MetricDepth ? "m" : "";
+    if (kind_ == DepthConvention::Metric) return "m";
+    if (kind_ == DepthConvention::Inverse) return model_kind_ == DepthKind::MetricDepth ? "1/m" : "";
+    if (kind_ == DepthConvention::Raw) return model_kind_ == DepthKind::MetricDepth ? "m" : "";
     return "";
 }
 
 std::vector<std::pair<std::string, std::string>> DepthNormalizer::metadata(const DepthRange* range) const {
     std::vector<std::pair<std::string, std::string>> m = {
-        {"depthbatch/depth_convention", kind_},
-        {"depthbatch/normalize", normalize_},
+        {"depthbatch/depth_convention", option_name(kind_)},
+        {"depthbatch/normalize", option_name(normalize_)},
         {"depthbatch/depth_units", units()},
     };
-    if (kind_ == "normalized")
+    if (kind_ == DepthConvention::Normalized)
         m.push_back({"depthbatch/near_is", near_is_ == 1 ? "1 (near = 1, far = 0)" : "0 (near = 0, far = 1)"});
-    if (kind_ == "inverse") m.push_back({"depthbatch/inverse_zero_means", "infinitely far (no depth)"});
+    if (kind_ == DepthConvention::Inverse) m.push_back({"depthbatch/inverse_zero_means", "infinitely far (no depth)"});
     const DepthRange* r = range;
     DepthRange fixed{near_, far_};
-    if (normalize_ == "fixed") r = &fixed;
-    if (r && (kind_ == "normalized" || kind_ == "metric")) {
+    if (normalize_ == Normalization::Fixed) r = &fixed;
+    if (r && (kind_ == DepthConvention::Normalized || kind_ == DepthConvention::Metric)) {
         m.push_back({"depthbatch/range_near_value", num(r->near_value)});
         m.push_back({"depthbatch/range_far_value", num(r->far_value)});
     }

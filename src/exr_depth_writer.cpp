@@ -48,9 +48,9 @@ std::string file_time(const std::string& path) {
     return text;
 }
 
-OIIO::TypeDesc passthrough_type(OIIO::TypeDesc t, const std::string& pixel_type) {
-    if (pixel_type == "half") return OIIO::TypeDesc::HALF;
-    if (pixel_type == "float") return OIIO::TypeDesc::FLOAT;
+OIIO::TypeDesc passthrough_type(OIIO::TypeDesc t, PassthroughType pixel_type) {
+    if (pixel_type == PassthroughType::Half) return OIIO::TypeDesc::HALF;
+    if (pixel_type == PassthroughType::Float) return OIIO::TypeDesc::FLOAT;
     if (t.basetype == OIIO::TypeDesc::HALF) return OIIO::TypeDesc::HALF;
     return OIIO::TypeDesc::FLOAT;   // float stays float; integer codes become exact floats
 }
@@ -69,21 +69,11 @@ std::vector<std::string> names_of(const PlateInfo& plate, const std::vector<int>
 
 }  // namespace
 
-ExrWriteOptions ExrWriteOptions::from(const JobConfig::Output& output) {
-    ExrWriteOptions o;
-    o.compression = output.compression;
-    o.overwrite = output.overwrite;
-    o.channels = output.channels;
-    o.existing_depth = output.existing_depth;
-    o.pixel_type = output.pixel_type;
-    return o;
-}
-
 namespace {
 /// `all` on a multi-view plate writes a multi-view file (multiView kept), so our depth takes the chosen
 /// view's name by OpenEXR's convention: depth.Z in the default view, depth.<view>.Z in another.
 bool writes_multiview(const PlateInfo& plate, const ExrWriteOptions& options) {
-    return options.channels == "all" && !plate.views.empty();
+    return options.channels == OutputChannels::All && !plate.views.empty();
 }
 std::string depth_name(const PlateInfo& plate, const ExrWriteOptions& options) {
     if (writes_multiview(plate, options) && plate.view != plate.views.front()) return "depth." + plate.view + ".Z";
@@ -93,20 +83,20 @@ std::string depth_name(const PlateInfo& plate, const ExrWriteOptions& options) {
 
 std::vector<OutputChannel> output_channels(const PlateInfo& plate, const ExrWriteOptions& options) {
     const OIIO::ImageSpec& in = plate.file_spec;
-    const bool rename = options.existing_depth == "rename";
+    const bool rename = options.existing_depth == ExistingDepth::Rename;
     const std::string ours = depth_name(plate, options);
     std::vector<OutputChannel> out;
     auto pass = [&](const std::string& name, int source) {
         out.push_back({name, source, passthrough_type(in.channelformat(source), options.pixel_type)});
     };
-    if (options.channels == "all") {
+    if (options.channels == OutputChannels::All) {
         for (int c = 0; c < in.nchannels; ++c) {
             // The chosen view's own depth makes way for ours; other views' depth (multi-view) is theirs.
             const bool depth = std::count(plate.own_depth.begin(), plate.own_depth.end(), c) > 0;
             if (!depth) pass(in.channelnames[c], c);
             else if (rename) pass(in.channelnames[c] + "_plate", c);
         }
-    } else if (options.channels != "depth") {   // rgba
+    } else if (options.channels != OutputChannels::Depth) {   // rgba
         pass("R", plate.r);
         pass("G", plate.g);
         pass("B", plate.b);
@@ -139,8 +129,8 @@ std::string plate_depth_rule(const PlateInfo& plate, const ExrWriteOptions& opti
     const std::vector<int>& depth = plate.own_depth;
     if (depth.empty()) return "";
     const std::string names = join(names_of(plate, depth));
-    if (options.channels == "depth") return names + " not written (output.channels: depth)";
-    if (options.existing_depth != "rename") return names + " dropped (output.existing_depth: replace)";
+    if (options.channels == OutputChannels::Depth) return names + " not written (output.channels: depth)";
+    if (options.existing_depth != ExistingDepth::Rename) return names + " dropped (output.existing_depth: replace)";
     std::vector<std::string> kept;
     for (const auto& c : output_channels(plate, options))
         if (c.source >= 0 && std::count(depth.begin(), depth.end(), c.source))
@@ -152,7 +142,7 @@ std::string plate_depth_rule(const PlateInfo& plate, const ExrWriteOptions& opti
 std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& options) {
     std::vector<std::string> items;
     for (const auto& c : output_channels(plate, options)) items.push_back(c.name + " " + c.type.c_str());
-    std::string s = "output channels " + join(items, ", ") + "; compression " + options.compression;
+    std::string s = "output channels " + join(items, ", ") + "; compression " + option_name(options.compression);
     const std::string rule = plate_depth_rule(plate, options);
     if (!rule.empty()) s += "; the plate's own depth " + rule + "; " + depth_name(plate, options) + " is ours";
     if (writes_multiview(plate, options)) s += "; multi-view (" + join(plate.views) + ") kept, the depth is view '" + plate.view + "'";
@@ -212,12 +202,12 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     // (overlapping farm chunks) would then differ. Without the plate's own DateTime, the plate file's
     // modification time (UTC) stands in, so a frame's bytes depend only on its inputs.
     if (spec.get_string_attribute("DateTime").empty()) spec.attribute("DateTime", file_time(plate.path));
-    spec.attribute("compression", options.compression);
+    spec.attribute("compression", option_name(options.compression));
     if (plate.parts > 1)
         spec.attribute("depthbatch/plate_part", std::to_string(plate.part) + (plate.part_name.empty() ? "" : " " + plate.part_name));
     if (!plate.view.empty()) spec.attribute("depthbatch/plate_view", plate.view);
     if (const std::string rule = plate_depth_rule(plate, options); !rule.empty()) spec.attribute("depthbatch/plate_depth", rule);
-    if (plate.unassociated_alpha && plate.a >= 0 && options.channels != "depth")
+    if (plate.unassociated_alpha && plate.a >= 0 && options.channels != OutputChannels::Depth)
         spec.attribute("depthbatch/alpha", "unassociated: colour as stored in the plate, not premultiplied by A");
     for (const auto& [key, value] : metadata) spec.attribute(key, value);
 

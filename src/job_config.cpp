@@ -19,6 +19,38 @@ namespace fs = std::filesystem;
 namespace depthbatch {
 namespace {
 
+// The job-file spelling of every closed option set, one table each: parsing and option_name() read them.
+template <class E>
+struct OptionNames;
+#define DEPTHBATCH_OPTION_NAMES(E, ...)                                                        \
+    template <>                                                                                \
+    struct OptionNames<E> {                                                                    \
+        static constexpr std::pair<E, const char*> table[] = {__VA_ARGS__};                   \
+    };
+DEPTHBATCH_OPTION_NAMES(OverwritePolicy, {OverwritePolicy::Error, "error"}, {OverwritePolicy::Skip, "skip"},
+                        {OverwritePolicy::Overwrite, "overwrite"})
+DEPTHBATCH_OPTION_NAMES(Compression, {Compression::Zip, "zip"}, {Compression::Zips, "zips"},
+                        {Compression::Piz, "piz"}, {Compression::Dwaa, "dwaa"}, {Compression::None, "none"})
+DEPTHBATCH_OPTION_NAMES(OutputChannels, {OutputChannels::Rgba, "rgba"}, {OutputChannels::Depth, "depth"},
+                        {OutputChannels::All, "all"})
+DEPTHBATCH_OPTION_NAMES(ExistingDepth, {ExistingDepth::Replace, "replace"}, {ExistingDepth::Rename, "rename"})
+DEPTHBATCH_OPTION_NAMES(PassthroughType, {PassthroughType::Keep, "keep"}, {PassthroughType::Half, "half"},
+                        {PassthroughType::Float, "float"})
+DEPTHBATCH_OPTION_NAMES(Precision, {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Bf16, "bf16"})
+DEPTHBATCH_OPTION_NAMES(HdrMode, {HdrMode::Clamp, "clamp"}, {HdrMode::View, "view"})
+DEPTHBATCH_OPTION_NAMES(DepthConvention, {DepthConvention::Raw, "raw"}, {DepthConvention::Metric, "metric"},
+                        {DepthConvention::Inverse, "inverse"}, {DepthConvention::Normalized, "normalized"})
+DEPTHBATCH_OPTION_NAMES(Normalization, {Normalization::Raw, "raw"}, {Normalization::Frame, "frame"},
+                        {Normalization::Sequence, "sequence"}, {Normalization::Fixed, "fixed"})
+#undef DEPTHBATCH_OPTION_NAMES
+
+template <class E>
+const char* name_of(E v) {
+    for (const auto& [value, name] : OptionNames<E>::table)
+        if (value == v) return name;
+    return "?";
+}
+
 // The schema: section -> allowed keys. One table, so unknown keys are caught in one place.
 const std::map<std::string, std::set<std::string>>& schema() {
     static const std::map<std::string, std::set<std::string>> s = {
@@ -206,6 +238,21 @@ public:
         if (!allowed.count(s)) fail(key, "'" + s + "' is not one of: " + join(allowed));
         return s;
     }
+    /// A closed option set: `value` is left as it is (the default) when the job does not set `key`.
+    template <class E>
+    void option(const std::string& key, E& value) const {
+        if (!has(key)) return;
+        const std::string s = str(key);
+        std::set<std::string> allowed;
+        for (const auto& [v, name] : OptionNames<E>::table) {
+            if (s == name) {
+                value = v;
+                return;
+            }
+            allowed.insert(name);
+        }
+        fail(key, "'" + s + "' is not one of: " + join(allowed));
+    }
     /// A path resolved against the job file's folder (or the current folder for --set values).
     std::string path(const std::string& key) const {
         const std::string s = str(key);
@@ -296,9 +343,9 @@ JobConfig build(const Tree& tree) {
             r.fail("input.frames", e.what());
         }
     }
-    job.input.colorspace = r.str("input.colorspace", "auto");
-    job.input.part = r.str("input.part", "0");
-    job.input.view = r.str("input.view", "");
+    job.input.colorspace = r.str("input.colorspace", job.input.colorspace);
+    job.input.part = r.str("input.part", job.input.part);
+    job.input.view = r.str("input.view", job.input.view);
 
     if (!r.has("output.path")) r.fail("output.path", "is required (e.g. depth/shot_depth.####.exr)");
     job.output.path = r.path("output.path");
@@ -311,16 +358,14 @@ JobConfig build(const Tree& tree) {
         r.fail("output.path", "depthbatch writes OpenEXR: the pattern must end in .exr");
     if (FrameSequence(job.output.path).path(1) == FrameSequence(job.input.path).path(1))
         r.fail("output.path", "is the same as input.path: refusing to overwrite the plate");
-    const std::string ow = r.choice("output.overwrite", {"error", "skip", "overwrite"}, "error");
-    job.output.overwrite = ow == "skip" ? OverwritePolicy::Skip
-                         : ow == "overwrite" ? OverwritePolicy::Overwrite : OverwritePolicy::Error;
-    job.output.compression = r.choice("output.compression", {"zip", "zips", "piz", "dwaa", "none"}, "zip");
-    job.output.channels = r.choice("output.channels", {"rgba", "depth", "all"}, "rgba");
-    job.output.existing_depth = r.choice("output.existing_depth", {"replace", "rename"}, "replace");
-    job.output.pixel_type = r.choice("output.pixel_type", {"keep", "half", "float"}, "keep");
+    r.option("output.overwrite", job.output.overwrite);
+    r.option("output.compression", job.output.compression);
+    r.option("output.channels", job.output.channels);
+    r.option("output.existing_depth", job.output.existing_depth);
+    r.option("output.pixel_type", job.output.pixel_type);
 
     if (r.has("model.path")) job.model.path = r.str("model.path") == "default" ? "default" : r.path("model.path");
-    job.model.device = r.str("model.device", "auto");
+    job.model.device = r.str("model.device", job.model.device);
     {
         const std::string& d = job.model.device;
         const bool ok = d == "auto" || d == "cpu" || d == "cuda" ||
@@ -343,7 +388,7 @@ JobConfig build(const Tree& tree) {
         c.height_px = wh[1];
     }
     if (r.has("model.fixed_size")) c.fixed_size = r.boolean("model.fixed_size");
-    job.model.precision = r.choice("model.precision", {"fp32", "fp16", "bf16"}, "fp32");
+    r.option("model.precision", job.model.precision);
     if (r.has("model.batch")) job.model.batch = r.integer("model.batch", 1, 256);
     if (r.has("model.warmup")) job.model.warmup = r.integer("model.warmup", 0, 100);
     if (r.has("model.freeze")) job.model.freeze = r.boolean("model.freeze");
@@ -351,17 +396,18 @@ JobConfig build(const Tree& tree) {
     if (r.has("model.threads")) job.model.threads = r.integer("model.threads", 0, 1024);
 
     if (r.has("color.config")) job.color.config = r.path("color.config");
-    job.color.hdr = r.choice("color.hdr", {"clamp", "view"}, "clamp");
-    job.color.display = r.str("color.display", "");
-    job.color.view = r.str("color.view", "");
-    job.color.look = r.str("color.look", "");
-    if (job.color.hdr == "view" && (job.color.display.empty() || job.color.view.empty()))
+    r.option("color.hdr", job.color.hdr);
+    job.color.display = r.str("color.display", job.color.display);
+    job.color.view = r.str("color.view", job.color.view);
+    job.color.look = r.str("color.look", job.color.look);
+    if (job.color.hdr == HdrMode::View && (job.color.display.empty() || job.color.view.empty()))
         r.fail("color.hdr", "'view' needs color.display and color.view (e.g. 'sRGB - Display' / 'ACES 1.0 - SDR Video')");
 
     JobConfig::Depth& d = job.depth;
-    d.normalize = r.choice("depth.normalize", {"raw", "frame", "sequence", "fixed"}, "raw");
+    r.option("depth.normalize", d.normalize);
     // A normalization without a kind means a normalized pass.
-    d.kind = r.choice("depth.kind", {"raw", "metric", "inverse", "normalized"}, d.normalize == "raw" ? "raw" : "normalized");
+    if (d.normalize != Normalization::Raw) d.kind = DepthConvention::Normalized;
+    r.option("depth.kind", d.kind);
     if (r.has("depth.near_is")) {
         d.near_is = r.integer("depth.near_is", 0, 1);
     }
@@ -391,12 +437,12 @@ JobConfig build(const Tree& tree) {
         d.focal_px = r.number("depth.focal_px");
         if (!(*d.focal_px > 0)) r.fail("depth.focal_px", "must be > 0 (pixels)");
     }
-    if (d.normalize == "fixed" && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
-    if (d.kind == "normalized" && d.normalize == "raw")
+    if (d.normalize == Normalization::Fixed && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
+    if (d.kind == DepthConvention::Normalized && d.normalize == Normalization::Raw)
         r.fail("depth.kind", "'normalized' needs depth.normalize: frame, sequence or fixed");
-    if ((d.kind == "raw" || d.kind == "inverse") && d.normalize != "raw")
-        r.fail("depth.normalize", "'" + d.normalize + "' applies to depth.kind normalized (or metric from a "
-               "relative model); depth.kind is '" + d.kind + "'");
+    if ((d.kind == DepthConvention::Raw || d.kind == DepthConvention::Inverse) && d.normalize != Normalization::Raw)
+        r.fail("depth.normalize", std::string("'") + option_name(d.normalize) + "' applies to depth.kind normalized "
+               "(or metric from a relative model); depth.kind is '" + option_name(d.kind) + "'");
 
     if (r.has("pipeline.frames_in_flight")) job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
     if (r.has("pipeline.threads")) job.pipeline.threads = r.integer("pipeline.threads", 0, 1024);
@@ -405,6 +451,16 @@ JobConfig build(const Tree& tree) {
 }
 
 }  // namespace
+
+const char* option_name(OverwritePolicy v) { return name_of(v); }
+const char* option_name(Compression v) { return name_of(v); }
+const char* option_name(OutputChannels v) { return name_of(v); }
+const char* option_name(ExistingDepth v) { return name_of(v); }
+const char* option_name(PassthroughType v) { return name_of(v); }
+const char* option_name(Precision v) { return name_of(v); }
+const char* option_name(HdrMode v) { return name_of(v); }
+const char* option_name(DepthConvention v) { return name_of(v); }
+const char* option_name(Normalization v) { return name_of(v); }
 
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<std::string>& overrides) {

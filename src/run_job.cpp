@@ -127,7 +127,7 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     const OIIO::ImageSpec& spec = plate.file_spec;
     log_info("plate ", plate.describe());
     ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
-    log_info(describe_output(plate, ExrWriteOptions::from(job.output)));
+    log_info(describe_output(plate, job.output));
     ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract());
     // A fixed-size (traced) model is tried at its one size; any other at a small size (64 px rounded up to
     // its multiple), which catches a file that is not a depth model without paying for a full-size forward
@@ -238,8 +238,7 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         meta.push_back({"depthbatch/source", w.result.input_path});
         meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
-        const ExrWriteOptions options = ExrWriteOptions::from(ctx.job.output);
-        write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
+        write_depth_exr(w.result.output_path, *w.plate, depth, meta, ctx.job.output);
         w.result.times.write_ms = ms_since(t0);
     } catch (const Error& e) {
         w.fail(e);
@@ -252,7 +251,7 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
 std::string processing_key(const JobContext& ctx) {
     std::ostringstream s;
     s << ctx.first_plan.input_width << "x" << ctx.first_plan.input_height << " " << ctx.color->from() << "->"
-      << ctx.color->to() << " " << ctx.job.model.precision;
+      << ctx.color->to() << " " << option_name(ctx.job.model.precision);
     return s.str();
 }
 
@@ -452,7 +451,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                      " ms, colour ", std::lround(t.color_ms), ", reformat ", std::lround(t.reformat_ms), ", infer ",
                      std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ", std::lround(t.write_ms),
                      w.result.nonfinite_pixels ? ", " + std::to_string(w.result.nonfinite_pixels) + " NaN/Inf plate pixels replaced by 0" : "",
-                     w.result.out_of_range_pixels ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" + ctx.color->hdr() + ")" : "",
+                     w.result.out_of_range_pixels ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" + option_name(ctx.color->hdr()) + ")" : "",
                      w.result.clamped_values ? ", " + std::to_string(w.result.clamped_values) + " input values clamped" : "",
                      w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
         }

@@ -33,9 +33,8 @@ int print_info(const std::string& model_path) {
     std::unique_ptr<depthbatch::DepthModel> model;
     try {
         model = depthbatch::DepthModel::load(options);
-    } catch (const depthbatch::ModelError& e) {
+    } catch (const depthbatch::MissingContractError&) {
         // No depthbatch.json: load anyway to show what the file itself tells (size if traced, parameters).
-        if (std::string(e.what()).find("has no depthbatch.json") == std::string::npos) throw;
         options.contract.kind = depthbatch::DepthKind::RelativeInverseDepth;
         model = depthbatch::DepthModel::load(options);
     }
@@ -118,8 +117,8 @@ int main(int argc, char** argv) {
         if (*info) return print_info(info_model);
         if (*stats) {
             JobConfig job = load_job(stats_job, stats_sets);
-            if (job.depth.normalize != "sequence")
-                throw ConfigError(stats_job + ": depth.normalize is '" + job.depth.normalize +
+            if (job.depth.normalize != Normalization::Sequence)
+                throw ConfigError(stats_job + ": depth.normalize is '" + option_name(job.depth.normalize) +
                                   "'; sequence statistics are only used with depth.normalize: sequence");
             const SequenceStats s = job_sequence_stats(job);
             std::cout << "range " << s.low << " " << s.high << " (percentiles " << s.percentile_low << "/"

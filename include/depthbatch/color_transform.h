@@ -62,8 +62,8 @@ public:
     /// What the model is fed: the model's colorspace (hdr clamp), or "<display> / <view>[ / <look>]"
     /// (hdr view), so that a change of colour handling shows in anything keyed on it.
     const std::string& to() const { return to_; }
-    /// "clamp" or "view".
-    const std::string& hdr() const { return hdr_; }
+    /// color.hdr: Clamp or View.
+    HdrMode hdr() const { return hdr_; }
     /// One line for the log: from -> to, how, which config.
     std::string description() const;
 
@@ -85,7 +85,8 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     bool noop_ = false;
-    std::string config_path_, from_, to_, hdr_ = "clamp";
+    std::string config_path_, from_, to_;
+    HdrMode hdr_ = HdrMode::Clamp;
 };
 
 }  // namespace depthbatch

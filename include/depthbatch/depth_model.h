@@ -11,7 +11,6 @@
 #include "depthbatch/model_contract.h"
 #include "depthbatch/reformat.h"
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,8 +39,8 @@ public:
     /// True for modules made with torch.jit.trace (the archive holds traced_inputs.pkl, which
     /// torch.jit.trace has saved since PyTorch 2.0), false for torch.jit.script.
     bool traced() const { return traced_; }
-    /// The precision in force: "fp32", or "fp16"/"bf16" (autocast, CUDA only).
-    const std::string& precision() const { return precision_; }
+    /// The precision in force: Fp32, or Fp16/Bf16 (autocast, CUDA only; asked of a CPU model it is Fp32).
+    Precision precision() const { return precision_; }
     long long parameter_count() const;
 
     /// Run one batch. All inputs must share one size (width x height, multiples of contract().multiple;
@@ -53,21 +52,20 @@ public:
     /// Half precision (CASES.md 7): an fp16/bf16 result with Inf, NaN or all zeros is redone in fp32 and
     /// logged. Out of memory (CASES.md 8 neighbours): the batch is split in halves and retried, and a
     /// single frame that still fails runs on a CPU fp32 copy of the module, with a warning; nothing is lost.
+    /// Not thread-safe, although const: call it from one thread at a time (run_job's serial inference
+    /// stage). It mutates shared state: the TorchScript module's forward, the lazily made CPU fallback copy
+    /// and the device's allocator/autocast state.
     std::vector<DepthImage> infer(const std::vector<const ModelInput*>& batch) const;
 
-    /// Test hook: called before every forward with (batch size, device name); it may throw
-    /// c10::OutOfMemoryError-like failures by returning true ("pretend this forward ran out of memory").
-    /// Not for production use.
-    void set_fault_injector(std::function<bool(size_t batch, const std::string& device)> injector);
-
 private:
+    friend struct DepthModelTestSeam;  ///< src/depth_model_test_seam.h: fault injection for tests only
     DepthModel();
     struct Impl;
     std::unique_ptr<Impl> impl_;
     ModelContract contract_;
     std::string path_, sha256_, device_name_, device_reason_;
     bool traced_ = false;
-    std::string precision_ = "fp32";
+    Precision precision_ = Precision::Fp32;
 };
 
 /// True when this LibTorch was built with CUDA and at least one GPU is visible.

@@ -44,8 +44,8 @@ public:
     DepthNormalizer(const JobConfig::Depth& depth, DepthKind model_kind);
 
     /// True when apply() needs a range: frame or sequence normalization.
-    bool needs_frame_range() const { return normalize_ == "frame"; }
-    bool needs_sequence_range() const { return normalize_ == "sequence"; }
+    bool needs_frame_range() const { return normalize_ == Normalization::Frame; }
+    bool needs_sequence_range() const { return normalize_ == Normalization::Sequence; }
 
     /// The near/far-oriented range for percentile values lo <= hi of the raw output.
     DepthRange range_from_percentiles(double lo, double hi) const;
@@ -57,12 +57,13 @@ public:
     /// EXR metadata describing the written convention (depthbatch/depth_convention, .../near_is, ...).
     std::vector<std::pair<std::string, std::string>> metadata(const DepthRange* range) const;
 
-    const std::string& kind() const { return kind_; }
+    DepthConvention kind() const { return kind_; }
     /// Units of the written values: "m", "1/m", "" (normalized or relative).
     std::string units() const;
 
 private:
-    std::string kind_, normalize_;
+    DepthConvention kind_;
+    Normalization normalize_;
     DepthKind model_kind_;
     int near_is_ = 0;
     bool has_near_far_ = false;

@@ -43,6 +43,12 @@ struct InputError : Error {
 struct ModelError : Error {
     explicit ModelError(const std::string& m) : Error(ExitCode::Model, m) {}
 };
+/// The model file has no embedded depthbatch.json and the job does not state its contract (model.kind ...).
+/// A ModelError (exit 4); its own type so that callers that can do without a contract (`depthbatch info`)
+/// catch it without reading the message.
+struct MissingContractError : ModelError {
+    explicit MissingContractError(const std::string& m) : ModelError(m) {}
+};
 /// Rendering a frame failed after its inputs were read (inference, depth checks, writing).
 struct RenderError : Error {
     explicit RenderError(const std::string& m) : Error(ExitCode::Render, m) {}

@@ -35,16 +35,9 @@ namespace depthbatch {
 
 using Metadata = std::vector<std::pair<std::string, std::string>>;
 
-struct ExrWriteOptions {
-    std::string compression = "zip";              ///< zip, zips, piz, dwaa, none
-    OverwritePolicy overwrite = OverwritePolicy::Error;
-    std::string channels = "rgba";                ///< rgba | depth | all
-    std::string existing_depth = "replace";       ///< replace | rename
-    std::string pixel_type = "keep";              ///< keep | half | float
-
-    /// Everything from the job's output section.
-    static ExrWriteOptions from(const JobConfig::Output& output);
-};
+/// How frames are written: the job's output section itself (channels, pixel type, compression, overwrite
+/// policy; its defaults are JobConfig's). `path` is not used by the functions below, which take the path.
+using ExrWriteOptions = JobConfig::Output;
 
 /// One channel of the output file.
 struct OutputChannel {

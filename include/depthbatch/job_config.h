@@ -1,6 +1,7 @@
 // depthbatch — the job: one schema, read from YAML (.yaml/.yml) or TOML (.toml).
 //
-// Schema (README.md "Job file" is the user-facing copy; configs/ holds commented examples):
+// Schema (README.md "Job file" is the user-facing copy). The defaults below live in one place, the member
+// initialisers of JobConfig; the parser only overrides what a job states.
 //   input.path         plate path pattern (####, %04d, $F4, @@@@)                       required
 //   input.frames       frame spec of the shot ("1001-1100", "1001-1100x2", "1001,1005")  default: on disk
 //   input.colorspace   OCIO colorspace of the plate, or "auto" (from the file type)      default auto
@@ -24,7 +25,7 @@
 //   model.freeze       torch.jit.freeze + optimize_for_inference at load time (never saved)
 //   model.channels_last  NHWC memory format for the input and module
 //   model.threads      LibTorch intra-op threads (0 = decided by the pipeline)
-//   color.config       OCIO config path; default $OCIO, else configs/ocio/config.ocio
+//   color.config       OCIO config path; default $OCIO, else the shipped one (install_layout.h)
 //   color.hdr          "clamp" (values outside 0-1 clamp at the model input) | "view" (color.display/view)
 //   color.display / color.view / color.look   OCIO display, view and look for color.hdr: view
 //   depth.kind         "raw" (the model's output) | "metric" (m) | "inverse" (1/z) | "normalized" (0-1)
@@ -53,7 +54,27 @@
 
 namespace depthbatch {
 
-enum class OverwritePolicy { Error, Skip, Overwrite };
+// Closed option sets: parsed once at the job boundary (parse_job), compared as enums everywhere after.
+// option_name() gives each value's job-file spelling (for logs, metadata and messages).
+enum class OverwritePolicy { Error, Skip, Overwrite };             ///< output.overwrite
+enum class Compression { Zip, Zips, Piz, Dwaa, None };            ///< output.compression (OpenEXR codecs)
+enum class OutputChannels { Rgba, Depth, All };                   ///< output.channels
+enum class ExistingDepth { Replace, Rename };                     ///< output.existing_depth
+enum class PassthroughType { Keep, Half, Float };                 ///< output.pixel_type
+enum class Precision { Fp32, Fp16, Bf16 };                        ///< model.precision
+enum class HdrMode { Clamp, View };                               ///< color.hdr
+enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.kind: what depth.Z holds
+enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
+
+const char* option_name(OverwritePolicy v);
+const char* option_name(Compression v);
+const char* option_name(OutputChannels v);
+const char* option_name(ExistingDepth v);
+const char* option_name(PassthroughType v);
+const char* option_name(Precision v);
+const char* option_name(HdrMode v);
+const char* option_name(DepthConvention v);
+const char* option_name(Normalization v);
 
 /// How the plate is brought to the size the model sees.
 struct ProcessingSize {
@@ -88,10 +109,10 @@ struct JobConfig {
     struct Output {
         std::string path;               ///< absolute path pattern
         OverwritePolicy overwrite = OverwritePolicy::Error;
-        std::string compression = "zip";
-        std::string channels = "rgba";        ///< rgba | depth | all
-        std::string existing_depth = "replace";  ///< replace | rename
-        std::string pixel_type = "keep";      ///< keep | half | float
+        Compression compression = Compression::Zip;
+        OutputChannels channels = OutputChannels::Rgba;
+        ExistingDepth existing_depth = ExistingDepth::Replace;
+        PassthroughType pixel_type = PassthroughType::Keep;
     } output;
 
     struct Model {
@@ -99,7 +120,7 @@ struct JobConfig {
         std::string device = "auto";
         ProcessingSize size;
         ContractOverrides contract;
-        std::string precision = "fp32";  ///< fp32 | fp16 | bf16
+        Precision precision = Precision::Fp32;
         int batch = 1;                   ///< frames per forward
         int warmup = -1;                 ///< -1 = 1 on CUDA, 0 on CPU
         bool freeze = false;
@@ -109,13 +130,14 @@ struct JobConfig {
 
     struct Color {
         std::string config;             ///< absolute path, or "" = $OCIO / shipped config
-        std::string hdr = "clamp";      ///< clamp | view
+        HdrMode hdr = HdrMode::Clamp;
         std::string display, view, look;
     } color;
 
     struct Depth {
-        std::string kind = "raw";        ///< raw | metric | inverse | normalized
-        std::string normalize = "raw";   ///< raw | frame | sequence | fixed
+        DepthConvention kind = DepthConvention::Raw;  ///< a job that sets only depth.normalize (not raw)
+                                                      ///< gets Normalized (parse_job)
+        Normalization normalize = Normalization::Raw;
         int near_is = 0;                 ///< normalized: value written at the near end (0 or 1)
         std::optional<double> near, far; ///< fixed range / clip values (model units; metres if metric)
         double percentile_low = 2.0, percentile_high = 98.0;

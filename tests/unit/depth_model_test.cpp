@@ -1,12 +1,15 @@
 // DepthModel backend: batch > 1 equals batch 1, out-of-memory fallback with an injected device failure,
 // precision refusal on the CPU, traced-module detection. Uses the prepared default model (FastDepth).
 #include "depthbatch/depth_model.h"
+#include "depth_model_test_seam.h"
 #include "depthbatch/error.h"
 #include "depthbatch/log.h"
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -27,7 +30,7 @@ std::vector<ModelInput> random_inputs(int n, int w, int h, unsigned seed) {
     return inputs;
 }
 
-std::unique_ptr<DepthModel> fastdepth(const std::string& precision = "fp32") {
+std::unique_ptr<DepthModel> fastdepth(Precision precision = Precision::Fp32) {
     JobConfig::Model options;
     options.device = "cpu";
     options.precision = precision;
@@ -72,7 +75,7 @@ TEST(DepthModel, OutOfMemorySplitsTheBatchThenFallsBackToCpu) {
 
     // The device "runs out of memory" for any batch larger than one: halves, then quarters.
     std::vector<size_t> tried;
-    model->set_fault_injector([&](size_t n, const std::string&) {
+    DepthModelTestSeam::set_fault_injector(*model, [&](size_t n, const std::string&) {
         tried.push_back(n);
         return n > 1;
     });
@@ -84,7 +87,7 @@ TEST(DepthModel, OutOfMemorySplitsTheBatchThenFallsBackToCpu) {
     EXPECT_NE(log.text.str().find("retrying in halves"), std::string::npos) << log.text.str();
 
     // It fails even for one frame: the frame runs on the CPU fallback copy, nothing is lost.
-    model->set_fault_injector([](size_t, const std::string&) { return true; });
+    DepthModelTestSeam::set_fault_injector(*model, [](size_t, const std::string&) { return true; });
     auto fallback = model->infer({batch[0]});
     ASSERT_EQ(fallback.size(), 1u);
     EXPECT_LE(max_abs_diff(fallback[0], reference[0]), 1e-5f);
@@ -93,12 +96,12 @@ TEST(DepthModel, OutOfMemorySplitsTheBatchThenFallsBackToCpu) {
 
 TEST(DepthModel, HalfPrecisionOnCpuFallsBackToFp32WithOneWarning) {
     LogCapture log;
-    auto half = fastdepth("fp16");
-    EXPECT_EQ(half->precision(), "fp32");
+    auto half = fastdepth(Precision::Fp16);
+    EXPECT_EQ(half->precision(), Precision::Fp32);
     const std::string text = log.text.str();
     EXPECT_NE(text.find("model.precision fp16 needs CUDA"), std::string::npos) << text;
     EXPECT_EQ(text.find("warning"), text.rfind("warning")) << "exactly one warning\n" << text;
-    auto full = fastdepth("fp32");
+    auto full = fastdepth(Precision::Fp32);
     auto inputs = random_inputs(1, 224, 224, 3);
     EXPECT_EQ(max_abs_diff(half->infer({&inputs[0]})[0], full->infer({&inputs[0]})[0]), 0.0f) << "bitwise equal";
 }
@@ -116,23 +119,59 @@ TEST(DepthModel, FreezeAndChannelsLastKeepTheResult) {
     for (int i = 0; i < 2; ++i) EXPECT_LE(max_abs_diff(a[i], b[i]), 1e-4f);
 }
 
+// torch.jit.script vs torch.jit.trace: the scripted files (the default model, a probe written with
+// Module::define) are told scripted; a real torch.jit.trace file (tools/nuke_style.py, no depthbatch.json,
+// traced at 112x84 around a Rec.709 luma net) is told traced, its one input size comes from the file
+// itself (fixed size 112x84), it runs at that size, and a job stating another size is refused.
 TEST(DepthModel, ScriptedAndTracedModulesAreTold) {
-    EXPECT_FALSE(fastdepth()->traced());
+    EXPECT_FALSE(fastdepth()->traced()) << "the default model is scripted";
     test::TempDir dir;
-    test::write_p_mean(dir / "p.pt");
+    JobConfig::Model scripted;
+    scripted.path = test::write_p_mean(dir / "p.pt").string();
+    const auto probe = DepthModel::load(scripted);
+    EXPECT_FALSE(probe->traced());
+    EXPECT_FALSE(probe->contract().fixed_size);
+
+    const auto traced_pt = dir / "traced.pt";
+    const auto made = test::run_python({"-m", "tools.export", "nuke-style-trace", "--out", traced_pt.string(),
+                                        "--size", "84", "112", "--inner", "luma"});
+    ASSERT_EQ(made.exit_code, 0) << made.output;
     JobConfig::Model options;
-    options.path = (dir / "p.pt").string();
-    EXPECT_FALSE(DepthModel::load(options)->traced());
+    options.path = traced_pt.string();
+    options.contract.kind = DepthKind::RelativeDepth;  // no depthbatch.json: the job states the kind
+    const auto traced = DepthModel::load(options);
+    EXPECT_TRUE(traced->traced());
+    EXPECT_TRUE(traced->contract().fixed_size) << "taken from the traced inputs stored in the file";
+    EXPECT_EQ(traced->contract().width, 112);
+    EXPECT_EQ(traced->contract().height, 84);
+
+    // At its size it runs: the luma inner net returns 0.2126 R + 0.7152 G + 0.0722 B per pixel.
+    const auto inputs = random_inputs(1, 112, 84, 13);
+    const auto out = traced->infer({&inputs[0]});
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].width, 112);
+    ASSERT_EQ(out[0].height, 84);
+    const size_t plane = 112 * 84;
+    float worst = 0;
+    for (size_t i = 0; i < plane; ++i) {
+        const float* c = inputs[0].chw.data();
+        const float luma = 0.2126f * c[i] + 0.7152f * c[plane + i] + 0.0722f * c[2 * plane + i];
+        worst = std::max(worst, std::abs(out[0].data[i] - luma));
+    }
+    EXPECT_LE(worst, 1e-5f) << "max |traced - luma|";
+
+    // A job that states another size for it is refused, naming the size it was traced at.
+    options.contract.width_px = 224;
+    options.contract.height_px = 224;
+    options.contract.fixed_size = true;
+    const std::string msg = test::expect_error<ModelError>([&] { DepthModel::load(options); }, "load at 224x224");
+    EXPECT_TRUE(test::contains(msg, "traced at 112x84")) << msg;
 }
 
 TEST(DepthModel, CudaDeviceWithoutCudaIsAConfigError) {
     if (torch_has_cuda()) GTEST_SKIP() << "this LibTorch has CUDA";
     JobConfig::Model options;
     options.device = "cuda";
-    try {
-        DepthModel::load(options);
-        FAIL() << "expected ConfigError";
-    } catch (const ConfigError& e) {
-        EXPECT_NE(std::string(e.what()).find("model.device 'cuda'"), std::string::npos) << e.what();
-    }
+    const std::string msg = test::expect_error<ConfigError>([&] { DepthModel::load(options); }, "load on cuda");
+    EXPECT_TRUE(test::contains(msg, "model.device 'cuda'")) << msg;
 }

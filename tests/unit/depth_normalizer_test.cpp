@@ -4,6 +4,7 @@
 #include "depthbatch/error.h"
 #include "depthbatch/sequence_stats.h"
 #include "depthbatch/temporal_stabilizer.h"
+#include "support/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +16,14 @@ using namespace depthbatch;
 namespace {
 JobConfig::Depth depth(const std::string& kind, const std::string& normalize, std::optional<double> near = {},
                        std::optional<double> far = {}, int near_is = 0) {
+    // The job-file spellings, through the parser's own table (option_name), so the cases read like jobs.
     JobConfig::Depth d;
-    d.kind = kind;
-    d.normalize = normalize;
+    for (auto k : {DepthConvention::Raw, DepthConvention::Metric, DepthConvention::Inverse, DepthConvention::Normalized})
+        if (kind == option_name(k)) d.kind = k;
+    for (auto n : {Normalization::Raw, Normalization::Frame, Normalization::Sequence, Normalization::Fixed})
+        if (normalize == option_name(n)) d.normalize = n;
+    EXPECT_EQ(option_name(d.kind), kind);
+    EXPECT_EQ(option_name(d.normalize), normalize);
     d.near = near;
     d.far = far;
     d.near_is = near_is;
@@ -62,12 +68,12 @@ TEST(DepthNormalizer, RelativeInverseModel) {
     EXPECT_FLOAT_EQ(apply1(metric, 10.0f, &r), 1.0f);
     EXPECT_FLOAT_EQ(apply1(metric, 2.0f, &r), 5.0f);
     EXPECT_FLOAT_EQ(apply1(metric, 6.0f, &r), 1.0f / (0.2f + 0.5f * 0.8f));
-    EXPECT_THROW(DepthNormalizer(depth("metric", "raw"), DepthKind::RelativeInverseDepth), ConfigError);
-    EXPECT_THROW(DepthNormalizer(depth("metric", "frame"), DepthKind::RelativeInverseDepth), ConfigError);
-    try {
-        DepthNormalizer(depth("metric", "raw"), DepthKind::RelativeInverseDepth);
-    } catch (const ConfigError& e) {
-        EXPECT_NE(std::string(e.what()).find("depth.near"), std::string::npos) << e.what();
+    // Metric from a relative model without depth.near/far: a ConfigError naming the missing keys.
+    for (const char* normalize : {"raw", "frame"}) {
+        const std::string msg = test::expect_error<ConfigError>(
+            [&] { DepthNormalizer(depth("metric", normalize), DepthKind::RelativeInverseDepth); },
+            std::string("depth.kind metric, depth.normalize ") + normalize);
+        EXPECT_TRUE(test::contains(msg, "depth.near")) << msg;
     }
 }
 

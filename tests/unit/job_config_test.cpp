@@ -2,6 +2,7 @@
 // --set overrides, and errors that name file:line and key.
 #include "depthbatch/error.h"
 #include "depthbatch/job_config.h"
+#include "support/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -34,21 +35,11 @@ JobConfig toml(const std::string& text, const std::vector<std::string>& override
 std::string job_error(const std::string& text, const std::string& format,
                       const std::vector<std::string>& overrides = {}) {
     const std::string origin = format == "toml" ? "job.toml" : "job.yaml";
-    try {
-        parse_job(text, format, origin, kBase, overrides);
-        ADD_FAILURE() << "parse_job did not throw for:\n" << text;
-    } catch (const ConfigError& e) {
-        EXPECT_EQ(e.code(), ExitCode::Config);
-        return e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "parse_job threw a non-ConfigError: " << e.what();
-    }
-    return {};
+    return test::expect_error<ConfigError>([&] { parse_job(text, format, origin, kBase, overrides); },
+                                           "parse_job of:\n" + text);
 }
 
-bool contains(const std::string& haystack, const std::string& needle) {
-    return haystack.find(needle) != std::string::npos;
-}
+using test::contains;
 
 std::string abs_from(const fs::path& base, const std::string& rel) { return (base / rel).lexically_normal().string(); }
 
@@ -179,10 +170,10 @@ void expect_full_job(const JobConfig& j) {
     EXPECT_EQ(j.input.view, "left");
     EXPECT_EQ(j.output.path, "/jobs/show/depth/sh010_depth.%04d.exr");
     EXPECT_EQ(j.output.overwrite, OverwritePolicy::Skip);
-    EXPECT_EQ(j.output.compression, "piz");
-    EXPECT_EQ(j.output.channels, "all");
-    EXPECT_EQ(j.output.existing_depth, "rename");
-    EXPECT_EQ(j.output.pixel_type, "float");
+    EXPECT_EQ(j.output.compression, Compression::Piz);
+    EXPECT_EQ(j.output.channels, OutputChannels::All);
+    EXPECT_EQ(j.output.existing_depth, ExistingDepth::Rename);
+    EXPECT_EQ(j.output.pixel_type, PassthroughType::Float);
     EXPECT_EQ(j.model.path, "/jobs/show/sh010/models/m.pt");
     EXPECT_EQ(j.model.device, "cuda:1");
     EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Explicit);
@@ -197,19 +188,19 @@ void expect_full_job(const JobConfig& j) {
     EXPECT_EQ(c.width_px, std::optional<int>(518));
     EXPECT_EQ(c.height_px, std::optional<int>(294));
     EXPECT_EQ(c.fixed_size, std::optional<bool>(true));
-    EXPECT_EQ(j.model.precision, "fp16");
+    EXPECT_EQ(j.model.precision, Precision::Fp16);
     EXPECT_EQ(j.model.batch, 4);
     EXPECT_EQ(j.model.warmup, 2);
     EXPECT_TRUE(j.model.freeze);
     EXPECT_TRUE(j.model.channels_last);
     EXPECT_EQ(j.model.threads, 6);
     EXPECT_EQ(j.color.config, "/jobs/show/sh010/ocio/config.ocio");
-    EXPECT_EQ(j.color.hdr, "view");
+    EXPECT_EQ(j.color.hdr, HdrMode::View);
     EXPECT_EQ(j.color.display, "sRGB - Display");
     EXPECT_EQ(j.color.view, "ACES 1.0 - SDR Video");
     EXPECT_EQ(j.color.look, "Neutral");
-    EXPECT_EQ(j.depth.kind, "normalized");
-    EXPECT_EQ(j.depth.normalize, "sequence");
+    EXPECT_EQ(j.depth.kind, DepthConvention::Normalized);
+    EXPECT_EQ(j.depth.normalize, Normalization::Sequence);
     EXPECT_EQ(j.depth.near_is, 1);
     EXPECT_EQ(j.depth.near, std::optional<double>(0.5));
     EXPECT_EQ(j.depth.far, std::optional<double>(20.0));
@@ -306,24 +297,24 @@ TEST(JobConfig, DefaultsOfAMinimalJob) {
     EXPECT_EQ(j.input.view, "");
     EXPECT_EQ(j.output.path, "/depth/a_depth.####.exr");
     EXPECT_EQ(j.output.overwrite, OverwritePolicy::Error);
-    EXPECT_EQ(j.output.compression, "zip");
-    EXPECT_EQ(j.output.channels, "rgba");
-    EXPECT_EQ(j.output.existing_depth, "replace");
-    EXPECT_EQ(j.output.pixel_type, "keep");
+    EXPECT_EQ(j.output.compression, Compression::Zip);
+    EXPECT_EQ(j.output.channels, OutputChannels::Rgba);
+    EXPECT_EQ(j.output.existing_depth, ExistingDepth::Replace);
+    EXPECT_EQ(j.output.pixel_type, PassthroughType::Keep);
     EXPECT_EQ(j.model.path, "default");
     EXPECT_EQ(j.model.device, "auto");
     EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Model);
     EXPECT_FALSE(j.model.contract.any());
-    EXPECT_EQ(j.model.precision, "fp32");
+    EXPECT_EQ(j.model.precision, Precision::Fp32);
     EXPECT_EQ(j.model.batch, 1);
     EXPECT_EQ(j.model.warmup, -1);
     EXPECT_FALSE(j.model.freeze);
     EXPECT_FALSE(j.model.channels_last);
     EXPECT_EQ(j.model.threads, 0);
     EXPECT_EQ(j.color.config, "");
-    EXPECT_EQ(j.color.hdr, "clamp");
-    EXPECT_EQ(j.depth.kind, "raw");
-    EXPECT_EQ(j.depth.normalize, "raw");
+    EXPECT_EQ(j.color.hdr, HdrMode::Clamp);
+    EXPECT_EQ(j.depth.kind, DepthConvention::Raw);
+    EXPECT_EQ(j.depth.normalize, Normalization::Raw);
     EXPECT_EQ(j.depth.near_is, 0);
     EXPECT_FALSE(j.depth.near.has_value());
     EXPECT_FALSE(j.depth.far.has_value());
@@ -759,12 +750,8 @@ TEST(JobConfigErrors, SectionMustBeAMapping) {
 
 TEST(JobConfigErrors, LoadJobRejectsUnknownExtensionAndMissingFile) {
     EXPECT_THROW(load_job("/nonexistent/job.json"), ConfigError);
-    try {
-        load_job("/nonexistent/dir/job.yaml");
-        ADD_FAILURE() << "load_job did not throw";
-    } catch (const ConfigError& e) {
-        EXPECT_TRUE(contains(e.what(), "/nonexistent/dir/job.yaml")) << e.what();
-    }
+    const std::string msg = test::expect_error<ConfigError>([] { load_job("/nonexistent/dir/job.yaml"); }, "load_job");
+    EXPECT_TRUE(contains(msg, "/nonexistent/dir/job.yaml")) << msg;
 }
 
 TEST(JobConfigErrors, DepthAndColourRulesNameLineAndKey) {
@@ -816,10 +803,10 @@ TEST(JobConfigErrors, DepthAndColourRulesNameLineAndKey) {
 
 TEST(JobConfig, NormalizeWithoutKindMeansNormalized) {
     const JobConfig j = yaml(kMinimalYaml + "depth:\n  normalize: frame\n");
-    EXPECT_EQ(j.depth.kind, "normalized");
-    EXPECT_EQ(j.depth.normalize, "frame");
+    EXPECT_EQ(j.depth.kind, DepthConvention::Normalized);
+    EXPECT_EQ(j.depth.normalize, Normalization::Frame);
     const JobConfig f = yaml(kMinimalYaml + "depth:\n  normalize: fixed\n  near: 1\n  far: 5\n");
-    EXPECT_EQ(f.depth.kind, "normalized");
+    EXPECT_EQ(f.depth.kind, DepthConvention::Normalized);
     EXPECT_EQ(f.depth.near, std::optional<double>(1.0));
     EXPECT_EQ(f.depth.far, std::optional<double>(5.0));
 }

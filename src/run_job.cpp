@@ -266,66 +266,34 @@ SequenceStats sequence_stats(const JobContext& ctx) {
     want.percentile_high = job.depth.percentile_high;
     want.sample_frames = sample_frames(ctx.shot, job.depth.stats_frames);
     const std::string path = job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file;
-
-    if (auto have = read_sequence_stats(path)) {
-        const std::string diff = have->mismatch(want);
-        if (diff.empty()) {
-            log_info("sequence statistics from ", path, ": range [", have->low, ", ", have->high, "]");
-            return *have;
-        }
-        if (job.output.overwrite != OverwritePolicy::Overwrite)
-            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff +
-                                    " differs); delete it or pass --overwrite to recompute");
-        log_warning(path, ": made for another job (", diff, " differs): recomputing");
-    }
-    log_info("sequence statistics: ", want.sample_frames.size(), " of ", ctx.shot.size(), " frames (",
-             format_frame_spec(want.sample_frames), ")");
-    std::vector<float> values;
-    for (int f : want.sample_frames) {
+    log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
+    // The raw model output of one sampled frame: read, colour, reformat and infer, as the pipeline does.
+    const auto frame_values = [&ctx](int frame) {
         FrameWork w;
         w.write = false;
-        w.result.frame = f;
-        w.result.input_path = ctx.input.path(f);
+        w.result.frame = frame;
+        w.result.input_path = ctx.input.path(frame);
         prepare(ctx, w);
         std::vector<FrameWork*> one{&w};
         if (!w.failed()) infer(ctx, one);
         if (w.failed()) throw Error(w.result.status, "sequence statistics: " + w.result.message);
-        values.insert(values.end(), w.raw.data.begin(), w.raw.data.end());
-    }
-    want.values = static_cast<long long>(std::count_if(values.begin(), values.end(), [](float v) { return std::isfinite(v); }));
-    std::tie(want.low, want.high) = percentile_pair(std::move(values), want.percentile_low, want.percentile_high);
-    if (!write_sequence_stats(path, want, job.output.overwrite == OverwritePolicy::Overwrite)) {
-        // Another task wrote it first: use theirs so every chunk agrees.
-        if (auto theirs = read_sequence_stats(path); theirs && theirs->mismatch(want).empty()) {
-            log_info("sequence statistics: another task wrote ", path, " first; using it");
-            return *theirs;
-        }
-        throw OutputExistsError(path + ": another task wrote different sequence statistics; delete it and re-run");
-    }
-    log_info("sequence statistics written to ", path, ": range [", want.low, ", ", want.high, "]");
-    return want;
+        return std::move(w.raw.data);
+    };
+    return reuse_or_compute_sequence_stats(path, want, job.output.overwrite == OverwritePolicy::Overwrite, frame_values);
 }
 
-}  // namespace
+// ---- the phases of run_job, in order --------------------------------------------------------------
 
-SequenceStats job_sequence_stats(const JobConfig& job) {
-    auto ctx = open_job(job);
-    plan_from_first_frame(*ctx, ctx->shot.front());
-    return sequence_stats(*ctx);
-}
-
-JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic<bool>* cancel) {
-    const auto t_start = Clock::now();
-    JobReport report;
-    auto ctx_owner = open_job(job);
-    JobContext& ctx = *ctx_owner;
-    report.device = ctx.model->device_name();
-    report.torch_threads = ctx.torch_threads;
-    const std::vector<int>& frames = job.render_frames.empty() ? ctx.shot : job.render_frames;
-
-    // ---- inputs exist, outputs do not --------------------------------------------------------------
+/// Which of the requested frames to render: every plate frame exists, no output is the plate itself, and
+/// outputs that exist follow output.overwrite (error: listed and thrown; skip: counted and left out).
+struct FrameSelection {
+    std::vector<int> todo;   ///< sorted
+    int skipped = 0;
+};
+FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames) {
+    const JobConfig& job = ctx.job;
     std::vector<std::string> missing, existing;
-    std::vector<int> todo;
+    FrameSelection sel;
     for (int f : frames) {
         if (!fs::is_regular_file(ctx.input.path(f))) missing.push_back("frame " + std::to_string(f) + ": " + ctx.input.path(f));
         std::error_code same_ec;
@@ -335,11 +303,11 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         if (fs::exists(ctx.output.path(f))) {
             if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(ctx.output.path(f));
             if (job.output.overwrite == OverwritePolicy::Skip) {
-                ++report.skipped;
+                ++sel.skipped;
                 continue;
             }
         }
-        todo.push_back(f);
+        sel.todo.push_back(f);
     }
     if (!missing.empty())
         throw InputError(std::to_string(missing.size()) + " of " + std::to_string(frames.size()) +
@@ -348,18 +316,17 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         throw OutputExistsError(std::to_string(existing.size()) + " output frames already exist (set "
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
                                 list_some(existing));
-    if (todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
-        log_info("nothing to do: ", report.skipped, " frames exist");
-        report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-        return report;
-    }
-    if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
-    // The output folder must be writable before any frame is read (not after the first frames ran).
-    // Hidden temporaries of earlier runs on this host that were killed (SIGKILL, a second Ctrl-C).
-    if (const fs::path dir = fs::path(ctx.output.path(todo.front())).parent_path(); fs::is_directory(dir.empty() ? "." : dir))
-        if (const int n = detail::remove_stale_temporaries(dir.string()); n > 0)
-            log_info("removed ", n, " temporary file(s) left in ", dir.string(), " by an interrupted earlier run");
-    // Nothing is created yet: the nearest existing folder must let us write (create or add files).
+    return sel;
+}
+
+/// The output folders can be written before any frame is read (not after the first frames ran); hidden
+/// temporaries that killed earlier runs on this host left there are removed. Nothing is created yet: the
+/// nearest existing folder must let us create the rest. Throws RenderError.
+void check_output_folders(const JobContext& ctx, const std::vector<int>& todo) {
+    const fs::path first_dir = fs::path(ctx.output.path(todo.front())).parent_path();
+    if (fs::is_directory(first_dir.empty() ? "." : first_dir))
+        if (const int n = detail::remove_stale_temporaries(first_dir.string()); n > 0)
+            log_info("removed ", n, " temporary file(s) left in ", first_dir.string(), " by an interrupted earlier run");
     for (int f : todo) {
         const fs::path dir = fs::path(ctx.output.path(f)).parent_path();
         fs::path existing = dir.empty() ? fs::path(".") : dir;
@@ -369,52 +336,54 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         if (!fs::is_directory(existing, ec) || ::access(existing.c_str(), W_OK) != 0)
             throw RenderError("output folder " + dir.string() + ": cannot write in " + existing.string() +
                               " (permission denied or not a folder)");
-        if (f != todo.front() && dir == fs::path(ctx.output.path(todo.front())).parent_path()) break;
+        if (f != todo.front() && dir == first_dir) break;   // one pattern: one folder, checked once
     }
-    plan_from_first_frame(ctx, todo.front());
-    std::optional<DepthRange> sequence_range;
-    SequenceStats stats;
-    if (ctx.normalizer->needs_sequence_range()) {
-        stats = sequence_stats(ctx);
-        sequence_range = ctx.normalizer->range_from_percentiles(stats.low, stats.high);
-    }
+}
 
-    // ---- the frames to compute: with stabilization, the shot span from W frames before the first ----
-    struct Planned {
-        int frame;
-        bool write;
-    };
-    std::vector<Planned> plan;
-    std::optional<TemporalStabilizer> stabilizer;
-    if (job.depth.stabilize) {
-        for (int f : todo)
-            if (!std::binary_search(ctx.shot.begin(), ctx.shot.end(), f))
-                throw ConfigError("depth.stabilize: frame " + std::to_string(f) + " is not in input.frames (" +
-                                  format_frame_spec(ctx.shot) + "); stabilization follows the shot's frame order");
-        const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
-        const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
-        stabilizer.emplace(job.depth.stabilize_window);
-        const auto start = first - std::min<std::ptrdiff_t>(stabilizer->warmup_frames(), first - ctx.shot.begin());
-        for (auto it = start; it <= last; ++it)
-            plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it)});
-        log_info("temporal stabilization: window ", job.depth.stabilize_window, " frames, ",
-                 plan.size() - todo.size(), " warm-up frames");
-    } else {
+/// The frames the pipeline computes, in order. With stabilization, the shot's frames from
+/// warmup_frames() before the first frame to render (inferred, not written), so that a chunk starts in the
+/// same state as a whole render; throws ConfigError for a frame outside the shot.
+struct PlannedFrame {
+    int frame;
+    bool write;
+};
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const std::vector<int>& todo) {
+    std::vector<PlannedFrame> plan;
+    if (!ctx.job.depth.stabilize) {
         for (int f : todo) plan.push_back({f, true});
+        return plan;
     }
+    for (int f : todo)
+        if (!std::binary_search(ctx.shot.begin(), ctx.shot.end(), f))
+            throw ConfigError("depth.stabilize: frame " + std::to_string(f) + " is not in input.frames (" +
+                              format_frame_spec(ctx.shot) + "); stabilization follows the shot's frame order");
+    const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
+    const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
+    const int warmup = TemporalStabilizer(ctx.job.depth.stabilize_window).warmup_frames();
+    const auto start = first - std::min<std::ptrdiff_t>(warmup, first - ctx.shot.begin());
+    for (auto it = start; it <= last; ++it) plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it)});
+    log_info("temporal stabilization: window ", ctx.job.depth.stabilize_window, " frames, ", plan.size() - todo.size(),
+             " warm-up frames");
+    return plan;
+}
 
-    // ---- pipeline ----------------------------------------------------------------------------------
-    const int batch = std::max(1, job.model.batch);
-    const int in_flight = job.pipeline.frames_in_flight > 0 ? job.pipeline.frames_in_flight : 2 * ctx.workers;
-    const size_t tokens = static_cast<size_t>(std::max(1, (in_flight + batch - 1) / batch));
-    report.worker_threads = ctx.workers;
-    report.frames_in_flight = static_cast<int>(tokens) * batch;
-    const char* omp_wait = std::getenv("OMP_WAIT_POLICY");
-    log_info(todo.size(), " frames (", format_frame_spec(todo), "), ", ctx.workers, " worker threads, LibTorch ",
-             ctx.torch_threads, " intra-op threads (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset", "), ",
-             report.frames_in_flight, " frames in flight, batch ", batch);
+/// The range depth.normalize: sequence uses, from the job's sequence statistics (nullopt otherwise).
+struct SequenceRange {
+    std::optional<DepthRange> range;
+    SequenceStats stats;
+};
+SequenceRange sequence_range(const JobContext& ctx) {
+    SequenceRange r;
+    if (!ctx.normalizer->needs_sequence_range()) return r;
+    r.stats = sequence_stats(ctx);
+    r.range = ctx.normalizer->range_from_percentiles(r.stats.low, r.stats.high);
+    return r;
+}
 
-    Metadata job_meta = {
+/// What every EXR of the job carries in its metadata (per-frame entries are added by finish()).
+Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq) {
+    const JobConfig& job = ctx.job;
+    Metadata meta = {
         {"depthbatch/version", DEPTHBATCH_VERSION},
         {"depthbatch/model", ctx.contract().name},
         {"depthbatch/model_sha256", ctx.model->sha256()},
@@ -423,41 +392,65 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         {"depthbatch/colorspace_in", ctx.color->from()},
         {"depthbatch/colorspace_model", ctx.color->to()},
     };
-    if (sequence_range) {
-        job_meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(stats.sample_frames)});
-        job_meta.push_back({"depthbatch/stats_percentiles", std::to_string(stats.percentile_low) + "," + std::to_string(stats.percentile_high)});
+    if (seq.range) {
+        meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(seq.stats.sample_frames)});
+        meta.push_back({"depthbatch/stats_percentiles",
+                        std::to_string(seq.stats.percentile_low) + "," + std::to_string(seq.stats.percentile_high)});
     }
-    if (stabilizer) job_meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
-    if (ctx.contract().reference_focal_px > 0)
-        job_meta.push_back({"depthbatch/focal_px", std::to_string(*job.depth.focal_px)});
+    if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
+    if (ctx.contract().reference_focal_px > 0) meta.push_back({"depthbatch/focal_px", std::to_string(*job.depth.focal_px)});
+    return meta;
+}
 
+/// One frame's log line and its place in the report (called once per finished frame, under a lock).
+void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report) {
+    if (w.failed()) {
+        ++report.failed;
+        if (report.exit_code == ExitCode::Ok) report.exit_code = w.result.status;
+        log_error(w.result.message);
+    } else {
+        ++report.rendered;
+        const StageTimes& t = w.result.times;
+        StageTimes& sum = report.totals;
+        sum.read_ms += t.read_ms, sum.color_ms += t.color_ms, sum.reformat_ms += t.reformat_ms;
+        sum.infer_ms += t.infer_ms, sum.restore_ms += t.restore_ms, sum.write_ms += t.write_ms;
+        log_info("frame ", w.result.frame, " -> ", w.result.output_path, "  read ", std::lround(t.read_ms),
+                 " ms, colour ", std::lround(t.color_ms), ", reformat ", std::lround(t.reformat_ms), ", infer ",
+                 std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ", std::lround(t.write_ms),
+                 w.result.nonfinite_pixels ? ", " + std::to_string(w.result.nonfinite_pixels) + " NaN/Inf plate pixels replaced by 0" : "",
+                 w.result.out_of_range_pixels ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" + option_name(ctx.color->hdr()) + ")" : "",
+                 w.result.clamped_values ? ", " + std::to_string(w.result.clamped_values) + " input values clamped" : "",
+                 w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
+    }
+    report.frames.push_back(w.result);
+}
+
+/// The pipeline itself: source (serial, in order) -> read + colour + reformat (parallel) -> inference and
+/// stabilization (serial, in order) -> restore + convention + write (parallel), at most
+/// report.frames_in_flight frames at once. Fills report's counts, frames and timings.
+void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,
+                   const Metadata& job_meta, JobObserver* observer, const std::atomic<bool>* cancel,
+                   JobReport& report) {
+    const JobConfig& job = ctx.job;
+    const int batch = std::max(1, job.model.batch);
+    const int in_flight = job.pipeline.frames_in_flight > 0 ? job.pipeline.frames_in_flight : 2 * ctx.workers;
+    const size_t tokens = static_cast<size_t>(std::max(1, (in_flight + batch - 1) / batch));
+    report.worker_threads = ctx.workers;
+    report.frames_in_flight = static_cast<int>(tokens) * batch;
+    const long written = std::count_if(plan.begin(), plan.end(), [](const PlannedFrame& p) { return p.write; });
+    std::vector<int> todo;
+    for (const PlannedFrame& p : plan)
+        if (p.write) todo.push_back(p.frame);
+    const char* omp_wait = std::getenv("OMP_WAIT_POLICY");
+    log_info(written, " frames (", format_frame_spec(todo), "), ", ctx.workers, " worker threads, LibTorch ",
+             ctx.torch_threads, " intra-op threads (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset", "), ",
+             report.frames_in_flight, " frames in flight, batch ", batch);
+
+    std::optional<TemporalStabilizer> stabilizer;
+    if (job.depth.stabilize) stabilizer.emplace(job.depth.stabilize_window);
     std::mutex report_mutex;
     std::atomic<bool> stop{false};
     size_t next = 0;
-    auto done = [&](FrameWork& w) {
-        if (!w.write && !w.failed()) return;
-        std::lock_guard<std::mutex> lock(report_mutex);
-        if (w.failed()) {
-            ++report.failed;
-            if (report.exit_code == ExitCode::Ok) report.exit_code = w.result.status;
-            log_error(w.result.message);
-        } else {
-            ++report.rendered;
-            const StageTimes& t = w.result.times;
-            StageTimes& sum = report.totals;
-            sum.read_ms += t.read_ms, sum.color_ms += t.color_ms, sum.reformat_ms += t.reformat_ms;
-            sum.infer_ms += t.infer_ms, sum.restore_ms += t.restore_ms, sum.write_ms += t.write_ms;
-            log_info("frame ", w.result.frame, " -> ", w.result.output_path, "  read ", std::lround(t.read_ms),
-                     " ms, colour ", std::lround(t.color_ms), ", reformat ", std::lround(t.reformat_ms), ", infer ",
-                     std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ", std::lround(t.write_ms),
-                     w.result.nonfinite_pixels ? ", " + std::to_string(w.result.nonfinite_pixels) + " NaN/Inf plate pixels replaced by 0" : "",
-                     w.result.out_of_range_pixels ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" + option_name(ctx.color->hdr()) + ")" : "",
-                     w.result.clamped_values ? ", " + std::to_string(w.result.clamped_values) + " input values clamped" : "",
-                     w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
-        }
-        report.frames.push_back(w.result);
-        if (observer) observer->on_frame_done(w.result);
-    };
     using Batch = std::vector<std::unique_ptr<FrameWork>>;
     std::optional<Clock::time_point> infer_idle_since;  // touched only by the serial inference stage
 
@@ -515,20 +508,60 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
                 [&](Batch* b) {
                     std::unique_ptr<Batch> own(b);
                     for (auto& w : *b) {
-                        finish(ctx, *w, sequence_range, job_meta);
+                        finish(ctx, *w, seq.range, job_meta);
                         if (w->failed()) stop = true;
-                        done(*w);
+                        if (!w->write && !w->failed()) continue;   // warm-up frames are not reported
+                        std::lock_guard<std::mutex> lock(report_mutex);
+                        record_frame(ctx, *w, report);
+                        if (observer) observer->on_frame_done(w->result);
                     }
                 }));
     });
+}
 
+/// The report's closing figures: frames in order, Interrupted when a cancel left frames undone, wall time,
+/// and the JSON report when pipeline.report asks for one.
+void close_report(JobReport& report, size_t requested, const std::atomic<bool>* cancel, Clock::time_point t_start,
+                  const std::string& json_path) {
     std::sort(report.frames.begin(), report.frames.end(),
               [](const FrameResult& a, const FrameResult& b) { return a.frame < b.frame; });
     if (report.exit_code == ExitCode::Ok && cancel && cancel->load() &&
-        report.rendered + report.skipped < static_cast<int>(frames.size()))
+        report.rendered + report.skipped < static_cast<int>(requested))
         report.exit_code = ExitCode::Interrupted;
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-    if (!job.pipeline.report.empty()) write_report_json(report, job.pipeline.report);
+    if (!json_path.empty()) write_report_json(report, json_path);
+}
+
+}  // namespace
+
+SequenceStats job_sequence_stats(const JobConfig& job) {
+    auto ctx = open_job(job);
+    plan_from_first_frame(*ctx, ctx->shot.front());
+    return sequence_stats(*ctx);
+}
+
+JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic<bool>* cancel) {
+    const auto t_start = Clock::now();
+    const std::unique_ptr<JobContext> ctx = open_job(job);      // model, device, normalizer: can fail early
+    JobReport report;
+    report.device = ctx->model->device_name();
+    report.torch_threads = ctx->torch_threads;
+    const std::vector<int>& requested = job.render_frames.empty() ? ctx->shot : job.render_frames;
+
+    const FrameSelection selected = select_frames(*ctx, requested);
+    report.skipped = selected.skipped;
+    if (selected.todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
+        log_info("nothing to do: ", report.skipped, " frames exist");
+        close_report(report, requested.size(), cancel, t_start, job.pipeline.report);
+        return report;
+    }
+    if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
+    check_output_folders(*ctx, selected.todo);
+    plan_from_first_frame(*ctx, selected.todo.front());         // colour, reformat, dry run of the model
+    const SequenceRange seq = sequence_range(*ctx);
+    const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected.todo);
+    render_frames(*ctx, plan, seq, job_metadata(*ctx, seq), observer, cancel, report);
+    close_report(report, requested.size(), cancel, t_start, job.pipeline.report);
     return report;
 }
 

@@ -1,11 +1,15 @@
 #include "depthbatch/sequence_stats.h"
 
+#include "depthbatch/depth_normalizer.h"
 #include "depthbatch/error.h"
+#include "depthbatch/frame_sequence.h"
+#include "depthbatch/log.h"
 
 #include "atomic_file.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -96,6 +100,39 @@ bool write_sequence_stats(const std::string& path, const SequenceStats& s, bool 
         if (!out) throw RenderError(path + ": cannot write the statistics sidecar");
     }
     return tmp.publish(replace) == detail::TempFile::Result::Published;
+}
+
+SequenceStats reuse_or_compute_sequence_stats(const std::string& path, SequenceStats want, bool replace,
+                                              const std::function<std::vector<float>(int frame)>& frame_values) {
+    if (auto have = read_sequence_stats(path)) {
+        const std::string diff = have->mismatch(want);
+        if (diff.empty()) {
+            log_info("sequence statistics from ", path, ": range [", have->low, ", ", have->high, "]");
+            return *have;
+        }
+        if (!replace)
+            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff +
+                                    " differs); delete it or pass --overwrite to recompute");
+        log_warning(path, ": made for another job (", diff, " differs): recomputing");
+    }
+    log_info("sequence statistics: ", want.sample_frames.size(), " frames (", format_frame_spec(want.sample_frames), ")");
+    std::vector<float> values;
+    for (int f : want.sample_frames) {
+        const std::vector<float> v = frame_values(f);
+        values.insert(values.end(), v.begin(), v.end());
+    }
+    want.values = static_cast<long long>(std::count_if(values.begin(), values.end(), [](float v) { return std::isfinite(v); }));
+    std::tie(want.low, want.high) = percentile_pair(std::move(values), want.percentile_low, want.percentile_high);
+    if (!write_sequence_stats(path, want, replace)) {
+        // Another task wrote it first: use theirs so every chunk agrees.
+        if (auto theirs = read_sequence_stats(path); theirs && theirs->mismatch(want).empty()) {
+            log_info("sequence statistics: another task wrote ", path, " first; using it");
+            return *theirs;
+        }
+        throw OutputExistsError(path + ": another task wrote different sequence statistics; delete it and re-run");
+    }
+    log_info("sequence statistics written to ", path, ": range [", want.low, ", ", want.high, "]");
+    return want;
 }
 
 }  // namespace depthbatch

@@ -10,6 +10,7 @@
 // OutputExistsError unless the job may overwrite outputs.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,5 +46,15 @@ std::optional<SequenceStats> read_sequence_stats(const std::string& path);
 /// Write atomically. With replace = false an existing file is kept and false is returned (another task
 /// won); with replace = true it is replaced. Throws RenderError on I/O failure.
 bool write_sequence_stats(const std::string& path, const SequenceStats& stats, bool replace);
+
+/// The sidecar policy (this file's header) in one place. The sidecar at `path` is used when it was made for
+/// the same job inputs as `want` (mismatch() is ""). One made for another job throws OutputExistsError,
+/// unless `replace`: then it is recomputed. Otherwise the percentiles want.percentile_low/high of every
+/// finite value that `frame_values(f)` returns for the frames f of want.sample_frames (the raw model output,
+/// any units) are taken and written atomically; when another task wrote a sidecar first, theirs is used if
+/// it matches, else OutputExistsError. Returns the statistics in force. Throws what frame_values throws, and
+/// RenderError when the sidecar cannot be written.
+SequenceStats reuse_or_compute_sequence_stats(const std::string& path, SequenceStats want, bool replace,
+                                              const std::function<std::vector<float>(int frame)>& frame_values);
 
 }  // namespace depthbatch

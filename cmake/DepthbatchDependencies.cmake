@@ -34,8 +34,10 @@ if(NOT Torch_DIR AND NOT DEFINED ENV{Torch_DIR})
 endif()
 find_package(Torch 2.0 REQUIRED CONFIG)
 message(STATUS "LibTorch ${Torch_VERSION} at ${Torch_DIR}")
-# Torch's config adds its own flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) through TORCH_CXX_FLAGS.
-set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
+# Torch's own flags (e.g. -D_GLIBCXX_USE_CXX11_ABI=0|1) go on the targets, not the global CMAKE_CXX_FLAGS:
+# depthbatch_core carries them PUBLIC (CMakeLists.txt), so every translation unit that shares std::string
+# with it, the app, tests and bench, is compiled with LibTorch's C++ ABI.
+separate_arguments(DEPTHBATCH_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 
 find_package(OpenImageIO 2.2 REQUIRED CONFIG)
 depthbatch_fix_includes(OpenImageIO::OpenImageIO)

@@ -57,6 +57,68 @@ int print_info(const std::string& model_path) {
     return 0;
 }
 
+/// `depthbatch stats JOB`: the sequence statistics sidecar alone (before farm chunks run).
+int run_stats(const std::string& job_path, const std::vector<std::string>& sets) {
+    using namespace depthbatch;
+    JobConfig job = load_job(job_path, sets);
+    if (job.depth.normalize != Normalization::Sequence)
+        throw ConfigError(job_path + ": depth.normalize is '" + option_name(job.depth.normalize) +
+                          "'; sequence statistics are only used with depth.normalize: sequence");
+    const SequenceStats s = job_sequence_stats(job);
+    std::cout << "range " << s.low << " " << s.high << " (percentiles " << s.percentile_low << "/"
+              << s.percentile_high << " of " << s.values << " values over frames "
+              << format_frame_spec(s.sample_frames) << ")\n";
+    return 0;
+}
+
+/// The render flags that override job keys.
+struct RenderFlags {
+    std::string frames, device, output_path;
+    std::vector<std::string> sets;
+    bool overwrite = false, skip_existing = false;
+    int threads = -1;
+    bool frames_given = false;
+};
+
+/// Job + flags -> the JobConfig to render. Flags become --set overrides, so they are checked like job keys.
+depthbatch::JobConfig job_from_flags(const std::string& job_path, const RenderFlags& f) {
+    using namespace depthbatch;
+    std::vector<std::string> overrides = f.sets;
+    if (!f.device.empty()) overrides.push_back("model.device=" + f.device);
+    if (!f.output_path.empty()) overrides.push_back("output.path=" + f.output_path);
+    if (f.overwrite) overrides.push_back("output.overwrite=overwrite");
+    if (f.skip_existing) overrides.push_back("output.overwrite=skip");
+    if (f.threads >= 0) overrides.push_back("pipeline.threads=" + std::to_string(f.threads));
+    JobConfig job = load_job(job_path, overrides);
+    if (f.frames_given && f.frames.find_first_not_of(" \t") == std::string::npos)
+        throw ConfigError("--frames is empty (an unset $CHUNK?): give a frame spec such as 1001-1050");
+    if (!f.frames.empty()) {
+        try {
+            job.render_frames = parse_frame_spec(f.frames);
+        } catch (const ConfigError& e) {
+            throw ConfigError(std::string("--frames: ") + e.what());
+        }
+    }
+    return job;
+}
+
+/// The closing log lines: counts, speed, per-stage milliseconds per frame.
+void log_summary(const depthbatch::JobReport& report) {
+    using namespace depthbatch;
+    const double fps = report.wall_s > 0 ? report.rendered / report.wall_s : 0.0;
+    log_info("done: ", report.rendered, " rendered, ", report.skipped, " skipped, ", report.failed, " failed in ",
+             report.wall_s, " s (", fps, " frames/s) on ", report.device);
+    if (report.rendered > 0) {
+        const StageTimes& t = report.totals;
+        const double n = report.rendered;
+        log_info("per frame: read ", t.read_ms / n, " ms, colour ", t.color_ms / n, ", reformat ", t.reformat_ms / n,
+                 ", infer ", t.infer_ms / n, ", restore ", t.restore_ms / n, ", write ", t.write_ms / n,
+                 "; inference busy ", report.infer_busy_ms / 1000.0, " s, waited for input ",
+                 report.infer_wait_ms / 1000.0, " s");
+    }
+    if (report.exit_code == ExitCode::Interrupted) log_error("interrupted: no partial files were left");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,20 +138,19 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
     app.require_subcommand(0, 1);
 
-    std::string job_path, frames, device, output_path;
-    std::vector<std::string> sets;
-    bool overwrite = false, skip_existing = false, quiet = false, verbose = false;
-    int threads = -1;
+    std::string job_path;
+    RenderFlags flags;
+    bool quiet = false, verbose = false;
     app.add_option("job", job_path, "Job file (.yaml, .yml or .toml)");
     auto* render = app.add_option_group("Render", "Override the job");
-    render->add_option("--frames", frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
-    render->add_option("--device", device, "auto, cpu, cuda or cuda:N (model.device)");
-    render->add_option("--output", output_path, "Output path pattern (output.path), relative to the current folder");
-    render->add_option("--set", sets, "Override any job key: --set model.size=518 (repeatable)");
-    auto* ow = render->add_flag("--overwrite", overwrite, "Replace existing output frames (output.overwrite=overwrite)");
-    render->add_flag("--skip-existing", skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
+    render->add_option("--frames", flags.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
+    render->add_option("--device", flags.device, "auto, cpu, cuda or cuda:N (model.device)");
+    render->add_option("--output", flags.output_path, "Output path pattern (output.path), relative to the current folder");
+    render->add_option("--set", flags.sets, "Override any job key: --set model.size=518 (repeatable)");
+    auto* ow = render->add_flag("--overwrite", flags.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
+    render->add_flag("--skip-existing", flags.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
         ->excludes(ow);
-    render->add_option("--threads", threads, "Worker threads for the pipeline and LibTorch (0 = all cores)")
+    render->add_option("--threads", flags.threads, "Worker threads for the pipeline and LibTorch (0 = all cores)")
         ->check(CLI::Range(0, 1024));
     app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
     app.add_flag("-v,--verbose", verbose, "Debug output");
@@ -115,53 +176,18 @@ int main(int argc, char** argv) {
 
     try {
         if (*info) return print_info(info_model);
-        if (*stats) {
-            JobConfig job = load_job(stats_job, stats_sets);
-            if (job.depth.normalize != Normalization::Sequence)
-                throw ConfigError(stats_job + ": depth.normalize is '" + option_name(job.depth.normalize) +
-                                  "'; sequence statistics are only used with depth.normalize: sequence");
-            const SequenceStats s = job_sequence_stats(job);
-            std::cout << "range " << s.low << " " << s.high << " (percentiles " << s.percentile_low << "/"
-                      << s.percentile_high << " of " << s.values << " values over frames "
-                      << format_frame_spec(s.sample_frames) << ")\n";
-            return 0;
-        }
+        if (*stats) return run_stats(stats_job, stats_sets);
         if (job_path.empty()) {
             std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n";
             return code(ExitCode::Config);
         }
-        std::vector<std::string> overrides = sets;
-        if (!device.empty()) overrides.push_back("model.device=" + device);
-        if (!output_path.empty()) overrides.push_back("output.path=" + output_path);
-        if (overwrite) overrides.push_back("output.overwrite=overwrite");
-        if (skip_existing) overrides.push_back("output.overwrite=skip");
-        if (threads >= 0) overrides.push_back("pipeline.threads=" + std::to_string(threads));
-        JobConfig job = load_job(job_path, overrides);
-        if (app.count("--frames") && frames.find_first_not_of(" \t") == std::string::npos)
-            throw ConfigError("--frames is empty (an unset $CHUNK?): give a frame spec such as 1001-1050");
-        if (!frames.empty()) {
-            try {
-                job.render_frames = parse_frame_spec(frames);
-            } catch (const ConfigError& e) {
-                throw ConfigError(std::string("--frames: ") + e.what());
-            }
-        }
+        flags.frames_given = app.count("--frames") > 0;
+        const JobConfig job = job_from_flags(job_path, flags);
 
         std::signal(SIGINT, on_signal);
         std::signal(SIGTERM, on_signal);
         const JobReport report = run_job(job, nullptr, &g_cancel);
-        const double fps = report.wall_s > 0 ? report.rendered / report.wall_s : 0.0;
-        log_info("done: ", report.rendered, " rendered, ", report.skipped, " skipped, ", report.failed, " failed in ",
-                 report.wall_s, " s (", fps, " frames/s) on ", report.device);
-        if (report.rendered > 0) {
-            const StageTimes& t = report.totals;
-            const double n = report.rendered;
-            log_info("per frame: read ", t.read_ms / n, " ms, colour ", t.color_ms / n, ", reformat ", t.reformat_ms / n,
-                     ", infer ", t.infer_ms / n, ", restore ", t.restore_ms / n, ", write ", t.write_ms / n,
-                     "; inference busy ", report.infer_busy_ms / 1000.0, " s, waited for input ",
-                     report.infer_wait_ms / 1000.0, " s");
-        }
-        if (report.exit_code == ExitCode::Interrupted) log_error("interrupted: no partial files were left");
+        log_summary(report);
         return code(report.exit_code);
     } catch (const Error& e) {
         log_error(e.what());

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,10 +32,6 @@ struct Scene {
     std::vector<std::string> outputs() const { return list_dir(dir / "out"); }
 };
 
-bool contains(const std::string& haystack, const std::string& needle) {
-    return haystack.find(needle) != std::string::npos;
-}
-
 }  // namespace
 
 TEST(BadInput, MissingFrameInRangeFailsBeforeRendering) {
@@ -52,11 +47,8 @@ TEST(BadInput, TruncatedJpegNamesFrameAndLeavesNoPartialFile) {
     Scene s;
     const fs::path src = samples_dir() / "plates/bedroom/bedroom.1001.jpg";
     fs::copy_file(src, s.dir / "j.1001.jpg");
-    {
-        std::ifstream in(src, std::ios::binary);
-        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::ofstream(s.dir / "j.1002.jpg", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-    }
+    const std::string bytes = read_bytes(src);
+    write_file(s.dir / "j.1002.jpg", bytes.substr(0, bytes.size() / 2));
     write_job(s.dir / "j.yaml", "input: {path: j.####.jpg, frames: 1001-1002}\n"
                                 "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
     const auto r = run_cli({(s.dir / "j.yaml").string(), "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
@@ -94,7 +86,7 @@ TEST(BadInput, WrongTypeNamesKey) {
 
 TEST(BadInput, ModelThatIsNotTorchScript) {
     Scene s;
-    std::ofstream(s.dir / "notes.pt") << "this is not a model\n";
+    write_file(s.dir / "notes.pt", "this is not a model\n");
     const auto r = run_cli({s.job("", "notes.pt").string()});
     EXPECT_EQ(r.exit_code, kModel) << r.output;
     EXPECT_TRUE(contains(r.output, "notes.pt")) << r.output;
@@ -122,15 +114,12 @@ TEST(BadInput, ModelWhoseOutputIsNotAnImage) {
 TEST(BadInput, ModelFilesThatAreNotModels) {
     TempDir dir;
     write_p_mean(dir / "good.pt");
-    {
-        std::ifstream in(dir / "good.pt", std::ios::binary);
-        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::ofstream(dir / "half.pt", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-    }
-    std::ofstream(dir / "lfs.pt") << "version https://git-lfs.github.com/spec/v1\n"
-                                     "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
-                                     "size 98765432\n";
-    std::ofstream(dir / "empty.pt").close();
+    const std::string bytes = read_bytes(dir / "good.pt");
+    write_file(dir / "half.pt", bytes.substr(0, bytes.size() / 2));
+    write_file(dir / "lfs.pt", "version https://git-lfs.github.com/spec/v1\n"
+                               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+                               "size 98765432\n");
+    write_file(dir / "empty.pt", "");
     fs::create_directories(dir / "folder.pt");
     for (const std::string model : {"lfs.pt", "half.pt", "empty.pt", "folder.pt"}) {
         write_job(dir / "job.yaml", "input: {path: missing.####.exr, frames: 1-3}\n"
@@ -149,24 +138,16 @@ TEST(BadInput, ModelFilesThatAreNotModels) {
 TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     Scene s;
     fs::create_directories(s.dir / "out");
-    std::ofstream(s.dir / "out/d.1002.exr") << "precious";
+    write_file(s.dir / "out/d.1002.exr", "precious");
     auto r = run_cli({s.job().string()});
     EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
     EXPECT_TRUE(contains(r.output, "d.1002.exr")) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1002.exr"})) << "nothing rendered when outputs exist";
-    {
-        std::ifstream in(s.dir / "out/d.1002.exr");
-        std::string text;
-        in >> text;
-        EXPECT_EQ(text, "precious");
-    }
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious");
     r = run_cli({s.job().string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
-    std::ifstream in(s.dir / "out/d.1002.exr");
-    std::string text;
-    in >> text;
-    EXPECT_EQ(text, "precious") << "--skip-existing leaves existing frames alone";
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious") << "--skip-existing leaves existing frames alone";
     r = run_cli({s.job().string(), "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(channel_names(s.dir / "out/d.1002.exr"), (std::vector<std::string>{"R", "G", "B", "depth.Z"}));
@@ -251,7 +232,7 @@ TEST(BadInput, TemporariesOfKilledRunsAreCleanedUp) {
     const std::string dead = ".d.1001.exr." + h + "." + std::to_string(child) + ".0.tmp";
     const std::string live = ".d.1002.exr." + h + "." + std::to_string(getpid()) + ".0.tmp";
     const std::string other = ".d.1003.exr.otherhost.1.0.tmp";
-    for (const auto& name : {dead, live, other}) std::ofstream(s.dir / "out" / name) << "partial";
+    for (const auto& name : {dead, live, other}) write_file(s.dir / "out" / name, "partial");
     const auto r = run_cli({s.job().string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_FALSE(fs::exists(s.dir / "out" / dead)) << r.output;

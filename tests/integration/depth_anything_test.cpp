@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
+#include <algorithm>
+#include <cmath>
 
 using namespace depthbatch::test;
 
@@ -19,22 +19,9 @@ constexpr int kConfig = 2, kModel = 4;
 /// The fixture folder, made once per test binary run.
 const fs::path& fixture() {
     static TempDir dir;
-    static bool made = false;
-    if (!made) {
-        const std::string cmd = "'" DEPTHBATCH_TEST_PYTHON "' '" DEPTHBATCH_SOURCE_DIR "/tools/tests/da_fixture.py' '" +
-                                dir.path.string() + "' 2>&1";
-        made = std::system(cmd.c_str()) == 0;
-    }
-    EXPECT_TRUE(made) << "tools/tests/da_fixture.py failed";
+    static const RunResult made = run_python({DEPTHBATCH_SOURCE_DIR "/tools/tests/da_fixture.py", dir.path.string()});
+    EXPECT_EQ(made.exit_code, 0) << "tools/tests/da_fixture.py failed:\n" << made.output;
     return dir.path;
-}
-
-std::vector<float> read_f32(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::vector<float> v;
-    float x;
-    while (in.read(reinterpret_cast<char*>(&x), sizeof x)) v.push_back(x);
-    return v;
 }
 
 void expect_matches_python(const std::string& name, int w, int h) {
@@ -44,18 +31,19 @@ void expect_matches_python(const std::string& name, int w, int h) {
                                       "output: {path: out_" + name + "/d.####.exr}\n");
     const auto r = run_cli({(dir / (name + ".yaml")).string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    OIIO::ImageBuf buf = read_image(dir / ("out_" + name) / "d.1001.exr");
-    ASSERT_EQ(buf.spec().width, w);
-    ASSERT_EQ(buf.spec().height, h);
+    const fs::path out = dir / ("out_" + name) / "d.1001.exr";
+    const OIIO::ImageSpec spec = file_spec(out);
+    ASSERT_EQ(spec.width, w);
+    ASSERT_EQ(spec.height, h);
+    const auto depth = depth_values(out);
     const auto expected = read_f32(dir / ("expected_" + name + ".f32"));
     ASSERT_EQ(expected.size(), static_cast<size_t>(w) * h);
+    ASSERT_EQ(depth.size(), expected.size());
     float worst = 0, peak = 0;
-    for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) {
-            const float e = expected[static_cast<size_t>(y) * w + x];
-            worst = std::max(worst, std::abs(buf.getchannel(x, y, 0, 3) - e));
-            peak = std::max(peak, std::abs(e));
-        }
+    for (size_t i = 0; i < expected.size(); ++i) {
+        worst = std::max(worst, std::abs(depth[i] - expected[i]));
+        peak = std::max(peak, std::abs(expected[i]));
+    }
     EXPECT_LE(worst, 1e-4f * std::max(1.0f, peak)) << name << ": max |depthbatch - python| " << worst;
 }
 

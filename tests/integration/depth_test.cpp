@@ -8,20 +8,13 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <nlohmann/json.hpp>
 
 using namespace depthbatch::test;
 
 namespace {
 
 constexpr int kConfig = 2, kOutputExists = 6;
-
-float depth_at(const fs::path& exr, int x, int y) {
-    OIIO::ImageBuf buf = read_image(exr);
-    const int z = channel_index(buf, "depth.Z");
-    EXPECT_GE(z, 0);
-    return buf.getchannel(x, y, 0, z);
-}
 
 std::string metadata(const fs::path& exr, const std::string& key) {
     return file_spec(exr).get_string_attribute(key);
@@ -85,9 +78,10 @@ TEST(Depth, RelativeInverseModelConventions) {
     };
     r = run_cli({ramp_job("depth: {kind: inverse}\n", "ramp_inv").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    OIIO::ImageBuf inv = read_image(dir / "ramp_inv/d.1001.exr");
+    const auto inv = depth_values(dir / "ramp_inv/d.1001.exr");
+    ASSERT_EQ(inv.size(), 101u * 4);
     for (int x = 0; x <= 100; ++x) {
-        const float v = inv.getchannel(x, 1, 0, 3);
+        const float v = inv[101 + x];  // row 1
         ASSERT_TRUE(std::isfinite(v));
         ASSERT_NEAR(v, x / 100.0f, 1e-6);
     }
@@ -130,16 +124,16 @@ TEST(Depth, RelativeDepthModelConventions) {
 }
 
 // CASES.md 3: 50 frames, grey rising 0.1 -> 0.9; sequence normalization. Whole render vs two overlapping
-// chunks started at the same time into one folder: every file bitwise equal, 1025 ~ 0.49 (stats from
-// the shot, not the chunk), no temporary files left.
+// chunks started at the same time into one folder: every file bitwise equal, every frame normalized with
+// the statistics of the shot, not of the chunk (derived below), no temporary files left.
 TEST(Depth, ChunksMatchWholeRenderBitForBit) {
     TempDir dir;
     write_p_mean(dir / "pmean.pt");
-    for (int i = 0; i < 50; ++i) {
-        const float grey = 0.1f + 0.8f * i / 49.0f;
-        write_image(dir / ("g." + std::to_string(1001 + i) + ".exr"), 128, 72, {"R", "G", "B"}, "float",
-                    [grey](int, int, int) { return grey; });
-    }
+    constexpr int kFirst = 1001, kLast = 1050, kWidth = 128, kHeight = 72;
+    const auto grey = [](int frame) { return 0.1f + 0.8f * (frame - kFirst) / 49.0f; };  // 0.1 at 1001, 0.9 at 1050
+    for (int f = kFirst; f <= kLast; ++f)
+        write_image(dir / ("g." + std::to_string(f) + ".exr"), kWidth, kHeight, {"R", "G", "B"}, "float",
+                    [&](int, int, int) { return grey(f); });
     const std::string job = "input: {path: g.####.exr, colorspace: sRGB, frames: 1001-1050}\n"
                             "model: {path: pmean.pt, size: plate}\n"
                             "depth: {normalize: sequence}\n";
@@ -147,10 +141,10 @@ TEST(Depth, ChunksMatchWholeRenderBitForBit) {
     write_job(dir / "chunks.yaml", job + "output: {path: chunks/d.####.exr}\n");
     auto r = run_cli({(dir / "whole.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    std::ofstream(dir / "chunks.sh") << "cd '" << dir.path.string() << "'\n"
-                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1001-1025 > a.log 2>&1; echo $? > a.rc) &\n"
-                                     << "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
-                                     << "wait\n";
+    write_file(dir / "chunks.sh", "cd '" + dir.path.string() + "'\n"
+                                  "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1001-1025 > a.log 2>&1; echo $? > a.rc) &\n"
+                                  "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
+                                  "wait\n");
     ASSERT_EQ(std::system(("bash '" + (dir / "chunks.sh").string() + "'").c_str()), 0);
     EXPECT_EQ(read_bytes(dir / "a.rc"), "0\n") << read_bytes(dir / "a.log");
     EXPECT_EQ(read_bytes(dir / "b.rc"), "0\n") << read_bytes(dir / "b.log");
@@ -159,8 +153,29 @@ TEST(Depth, ChunksMatchWholeRenderBitForBit) {
         ASSERT_TRUE(fs::exists(dir / "chunks" / name)) << name;
         ASSERT_EQ(read_bytes(dir / "chunks" / name), read_bytes(dir / "whole" / name)) << name << " differs from the whole render";
     }
-    EXPECT_NEAR(depth_at(dir / "chunks/d.1025.exr", 10, 10), (0.1 + 0.8 * 24 / 49.0 - 0.116) / 0.768, 0.01);
-    EXPECT_NEAR(depth_at(dir / "chunks/d.1025.exr", 10, 10), 0.49, 0.01);
+
+    // The expected values, from the inputs and the formulas of depth_normalizer.h and sequence_stats.h:
+    // 1. P-mean of a grey plate is the grey: the raw value of frame f is grey(f) at every pixel (input and
+    //    probe are both sRGB, size: plate: no colour change, no resize).
+    // 2. depth.normalize: sequence alone makes depth.kind normalized. The range is the 2nd / 98th percentile
+    //    (defaults) of every pixel of the sampled frames: depth.stats_frames 16 (default) of the 50, evenly
+    //    spaced, first and last included. Nearest rank over N = 16 frames x 128 x 72 px: rank round(0.02 (N-1))
+    //    falls among the pixels of the first sampled frame (rank < N/16) and round(0.98 (N-1)) among those of
+    //    the last (rank >= 15 N/16), so lo = grey(1001) = 0.1 and hi = grey(1050) = 0.9.
+    // 3. A metric-depth model is depth-like: near = lo, far = hi, t = (r - near) / (far - near), written as t
+    //    (near_is 0). So frame f gets (grey(f) - 0.1) / 0.8 = (f - 1001) / 49: 1025 -> 24/49 = 0.4898.
+    const long long n = 16LL * kWidth * kHeight;
+    ASSERT_LT(std::llround(0.02 * (n - 1)), n / 16) << "2nd percentile inside the first sampled frame";
+    ASSERT_GE(std::llround(0.98 * (n - 1)), 15 * n / 16) << "98th percentile inside the last sampled frame";
+    const double lo = grey(kFirst), hi = grey(kLast);
+    const auto stats = nlohmann::json::parse(read_bytes(dir / "chunks/d.stats.json"));
+    EXPECT_EQ(stats["values"].get<long long>(), n);
+    EXPECT_NEAR(stats["low"].get<double>(), lo, 1e-7);
+    EXPECT_NEAR(stats["high"].get<double>(), hi, 1e-7);
+    for (int f = kFirst; f <= kLast; ++f) {
+        const double expected = (grey(f) - lo) / (hi - lo);
+        EXPECT_NEAR(depth_at(dir / ("chunks/d." + std::to_string(f) + ".exr"), 10, 10), expected, 1e-6) << f;
+    }
     const auto files = list_dir(dir / "chunks");
     EXPECT_EQ(files.size(), 51u) << "50 frames and the statistics sidecar, no temporary file";
     EXPECT_TRUE(fs::exists(dir / "chunks/d.stats.json"));
@@ -187,7 +202,6 @@ TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
     EXPECT_EQ(metadata(dir / "out/d.1003.exr", "depthbatch/stats_sample_frames"), "1001-1010x3");
 
     // A sidecar made for another job (other percentiles) is refused, and recomputed with --overwrite.
-    write_job(dir / "other.yaml", job + "output: {path: out/d.####.exr}\n");
     r = run_cli({(dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005"});
     EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
     EXPECT_NE(r.output.find("depth.percentiles"), std::string::npos) << r.output;

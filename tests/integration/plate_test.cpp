@@ -125,7 +125,7 @@ void expect_passthrough(const fs::path& out, const std::string& out_name, const 
 }
 
 void expect_depth_finite(const fs::path& out) {
-    const auto d = channel_floats(out, "depth.Z");
+    const auto d = depth_values(out);
     ASSERT_FALSE(d.empty());
     size_t bad = 0;
     for (float v : d) bad += !std::isfinite(v);
@@ -306,7 +306,7 @@ TEST(SampleFiles, WideFloatRangeSingleGreenChannel) {
     expect_windows(out, {0, 0, 500, 500, 0, 0, 500, 500});
     for (const char* c : {"R", "G", "B"}) expect_passthrough(out, c, in, "G");  // +-1e38 kept
     expect_depth_finite(out);
-    const auto d = channel_floats(out, "depth.Z");
+    const auto d = depth_values(out);
     for (float v : d) ASSERT_TRUE(v >= 0.0f && v <= 1.0f) << v;
     EXPECT_GT(logged_count(r.output, "pixels outside 0-1 after colour (clamp)"), 0) << r.output;
 }
@@ -358,7 +358,7 @@ TEST(SampleFiles, Tiff16BitRgb) {
     EXPECT_NE(r.output.find("16-bit tiff plate -> sRGB encoded"), std::string::npos) << r.output;
     // P-mean on an sRGB plate (colour step = identity): depth is the mean of the three passthrough values.
     const auto R = channel_floats(out, "R"), G = channel_floats(out, "G"), B = channel_floats(out, "B");
-    const auto d = channel_floats(out, "depth.Z");
+    const auto d = depth_values(out);
     for (size_t i = 0; i < d.size(); ++i) ASSERT_NEAR(d[i], (R[i] + G[i] + B[i]) / 3.0f, 1e-6) << i;
 }
 
@@ -388,7 +388,7 @@ TEST(SampleFiles, Tiff16BitSingleBand) {
     expect_windows(out, {0, 0, 158, 118, 0, 0, 158, 118});
     for (const char* c : {"R", "G", "B"}) expect_passthrough(out, c, in, "Y");
     expect_depth_finite(out);
-    const auto Y = channel_floats(in, "Y"), d = channel_floats(out, "depth.Z");
+    const auto Y = channel_floats(in, "Y"), d = depth_values(out);
     ASSERT_EQ(Y.size(), d.size());
     for (size_t i = 0; i < d.size(); ++i) ASSERT_NEAR(d[i], Y[i], 1e-6) << "grey -> P-mean = the grey value";
 }
@@ -640,7 +640,7 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
     EXPECT_EQ(channel_names(s.out("jpg")), (Names{"R", "G", "B", "depth.Z"}));
     for (const char* c : {"R", "G", "B"}) expect_passthrough(s.out("jpg"), c, s.dir / "p.1001.jpg", c);
     const auto R = channel_floats(s.out("jpg"), "R"), G = channel_floats(s.out("jpg"), "G"),
-               B = channel_floats(s.out("jpg"), "B"), d = channel_floats(s.out("jpg"), "depth.Z");
+               B = channel_floats(s.out("jpg"), "B"), d = depth_values(s.out("jpg"));
     for (size_t i = 0; i < d.size(); i += 97) ASSERT_NEAR(d[i], (R[i] + G[i] + B[i]) / 3.0f, 1e-6);
 }
 
@@ -731,7 +731,7 @@ TEST(Cases, Case14ChannelNamesTypesAndTheOneDepthZ) {
             if (spec.channelnames[c] == "depth.Z") z = c, ++found;
         ASSERT_EQ(found, 1) << "exactly one depth.Z";
         EXPECT_EQ(spec.channelformat(z), kFloat);
-        for (float v : channel_floats(out, "depth.Z")) ASSERT_NEAR(v, 1000.3f, 1e-4);
+        for (float v : depth_values(out)) ASSERT_NEAR(v, 1000.3f, 1e-4);
     };
     plate({"R", "G", "B", "A"});
     auto r = s.run(".exr", "rgba", "colorspace: sRGB");

@@ -5,21 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
+#include <limits>
 
 using namespace depthbatch::test;
 
 namespace {
-
-/// Every depth.Z value of an output EXR, checking the channel exists.
-std::vector<float> depth_values(const fs::path& exr) {
-    OIIO::ImageBuf buf = read_image(exr);
-    const int z = channel_index(buf, "depth.Z");
-    EXPECT_GE(z, 0) << exr << " has no depth.Z";
-    std::vector<float> values;
-    if (z < 0) return values;
-    for (OIIO::ImageBuf::ConstIterator<float> it(buf); !it.done(); ++it) values.push_back(it[z]);
-    return values;
-}
 
 void expect_finite_positive(const fs::path& exr) {
     const auto v = depth_values(exr);
@@ -53,6 +44,50 @@ TEST(Render, SampleJobRendersBedroomPlate) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     EXPECT_GT(v[v.size() / 2], 0.8f);
     EXPECT_LT(v[v.size() / 2], 6.0f);
+}
+
+// The default model end to end against the original network: the NYU frame (224x224 8-bit sRGB with an opaque
+// alpha, both sides multiples of 32) rendered at plate size (no resize, no padding; an sRGB plate into the sRGB
+// model: no colour change) must give, pixel for pixel, the depth onnxruntime computes with the original ONNX on
+// rgb / 255 (tools/tests/fastdepth_reference.py), within the 1e-4 m the README claims for the converter.
+// Covers read, colour, reformat, inference, restore and write.
+TEST(Render, DefaultModelMatchesOnnxRuntimeOnTheNyuFrame) {
+    TempDir dir;
+    const fs::path png = samples_dir() / "nyu/rgb.png";
+    fs::create_symlink(png, dir / "nyu.1001.png");
+    const auto ref = run_python({DEPTHBATCH_SOURCE_DIR "/tools/tests/fastdepth_reference.py", png.string(),
+                                 (dir / "onnxruntime.f32").string()});
+    ASSERT_EQ(ref.exit_code, 0) << ref.output;
+    write_job(dir / "job.yaml", "input: {path: nyu.####.png, colorspace: sRGB}\n"
+                                "model: {path: default, size: plate, device: cpu}\n"
+                                "output: {path: out/d.####.exr}\n");
+    const auto r = run_cli({(dir / "job.yaml").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const int w = file_spec(png).width, h = file_spec(png).height;
+    ASSERT_TRUE(w % 32 == 0 && h % 32 == 0) << w << "x" << h << ": no padding only at multiples of 32";
+    EXPECT_TRUE(contains(r.output, "model input " + std::to_string(w) + "x" + std::to_string(h)))
+        << "no resize, no padding\n" << r.output;
+
+    const fs::path exr = dir / "out/d.1001.exr";
+    const OIIO::ImageSpec spec = file_spec(exr);
+    ASSERT_EQ(spec.width, w);
+    ASSERT_EQ(spec.height, h);
+    const auto depth = depth_values(exr);
+    const auto expected = read_f32(dir / "onnxruntime.f32");
+    ASSERT_EQ(expected.size(), static_cast<size_t>(w) * h);
+    ASSERT_EQ(depth.size(), expected.size());
+    float worst = 0;
+    size_t worst_at = 0;
+    for (size_t i = 0; i < depth.size(); ++i) {
+        const float diff = std::isfinite(depth[i]) ? std::abs(depth[i] - expected[i]) : std::numeric_limits<float>::infinity();
+        if (diff > worst) {
+            worst = diff;
+            worst_at = i;
+        }
+    }
+    std::cout << "[ measured ] max |depthbatch - onnxruntime| " << worst << " m over " << w << "x" << h << " px\n";
+    EXPECT_LE(worst, 1e-4f) << "max |depthbatch - onnxruntime| at pixel (" << worst_at % w << ", " << worst_at / w
+                            << "): " << depth[worst_at] << " vs " << expected[worst_at] << " m";
 }
 
 TEST(Render, TomlSampleJobRendersSintelPlate) {

@@ -4,10 +4,13 @@
 #include <OpenImageIO/imageio.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sys/wait.h>
 
@@ -78,10 +81,10 @@ void write_image(const fs::path& path, int width, int height, const std::vector<
         for (int x = 0; x < width; ++x)
             for (int c = 0; c < nch; ++c) px[(static_cast<size_t>(y) * width + x) * nch + c] = fn(x + x_origin, y + y_origin, c);
     auto out = OIIO::ImageOutput::create(path.string());
-    ASSERT_TRUE(out) << OIIO::geterror();
-    ASSERT_TRUE(out->open(path.string(), spec)) << out->geterror();
-    ASSERT_TRUE(out->write_image(OIIO::TypeDesc::FLOAT, px.data())) << out->geterror();
-    ASSERT_TRUE(out->close());
+    ASSERT_TRUE(out) << path << ": " << OIIO::geterror();
+    ASSERT_TRUE(out->open(path.string(), spec)) << path << ": " << out->geterror();
+    ASSERT_TRUE(out->write_image(OIIO::TypeDesc::FLOAT, px.data())) << path << ": " << out->geterror();
+    ASSERT_TRUE(out->close()) << path << ": " << out->geterror();
 }
 
 RunResult run_cli(const std::vector<std::string>& args, const std::string& env) {
@@ -109,10 +112,19 @@ RunResult run_program(const fs::path& program, const std::vector<std::string>& a
     return r;
 }
 
-fs::path write_job(const fs::path& path, const std::string& yaml) {
-    std::ofstream(path) << yaml;
+RunResult run_python(const std::vector<std::string>& args) {
+    return run_program(DEPTHBATCH_TEST_PYTHON, args, "env PYTHONPATH='" DEPTHBATCH_SOURCE_DIR "'");
+}
+
+fs::path write_file(const fs::path& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+    out.close();
+    EXPECT_TRUE(out) << "could not write " << path;
     return path;
 }
+
+fs::path write_job(const fs::path& path, const std::string& yaml) { return write_file(path, yaml); }
 
 OIIO::ImageBuf read_image(const fs::path& path) {
     OIIO::ImageBuf buf(path.string());
@@ -139,9 +151,34 @@ int channel_index(const OIIO::ImageBuf& buf, const std::string& name) {
     return -1;
 }
 
+std::vector<float> depth_values(const fs::path& exr) {
+    OIIO::ImageBuf buf = read_image(exr);
+    const int z = channel_index(buf, "depth.Z");
+    EXPECT_GE(z, 0) << exr << " has no depth.Z";
+    std::vector<float> values;
+    if (z < 0) return values;
+    values.reserve(static_cast<size_t>(buf.spec().width) * buf.spec().height);
+    for (OIIO::ImageBuf::ConstIterator<float> it(buf); !it.done(); ++it) values.push_back(it[z]);
+    return values;
+}
+
+float depth_at(const fs::path& exr, int x, int y) {
+    OIIO::ImageBuf buf = read_image(exr);
+    const int z = channel_index(buf, "depth.Z");
+    EXPECT_GE(z, 0) << exr << " has no depth.Z";
+    return z < 0 ? std::numeric_limits<float>::quiet_NaN() : buf.getchannel(x, y, 0, z);
+}
+
 std::string read_bytes(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<float> read_f32(const fs::path& path) {
+    const std::string bytes = read_bytes(path);
+    std::vector<float> values(bytes.size() / sizeof(float));
+    if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+    return values;
 }
 
 std::vector<std::string> list_dir(const fs::path& dir) {

@@ -1,8 +1,12 @@
-// Test helpers: probe TorchScript models, synthetic plates, running the depthbatch CLI, reading EXRs.
+// Test helpers shared by every suite: temporary folders, expected exceptions, probe TorchScript models,
+// synthetic plates and other test files (writers fail the test when the write fails), running the depthbatch
+// CLI and the tools/ Python, reading images and the depth.Z channel of outputs.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <OpenImageIO/imagebuf.h>
 
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -16,13 +20,38 @@ namespace fs = std::filesystem;
 /// at build time; `..` there is resolved by the kernel, so a checkout reached through a link works).
 fs::path samples_dir();
 
-/// A fresh, empty temporary folder removed at destruction.
+/// A fresh, empty temporary folder removed at destruction. The one temporary folder of the tests: no suite
+/// makes its own.
 struct TempDir {
     TempDir();
     ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
     fs::path path;
     fs::path operator/(const std::string& name) const { return path / name; }
 };
+
+/// True when `text` contains `part`.
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// Run `call`, which must throw E; return the exception's message (what()). When it throws nothing, or
+/// another exception, a failure is recorded at the caller's line (non-fatal) and "" is returned, so checks on
+/// the message fail too. `what` names the call in the failure message. E.g.
+///     const std::string msg = expect_error<ConfigError>([&] { parse_frame_spec("1-"); }, "parse_frame_spec");
+template <class E, class Call>
+std::string expect_error(Call&& call, const std::string& what = "the call", const char* file = __builtin_FILE(),
+                         int line = __builtin_LINE()) {
+    try {
+        call();
+    } catch (const E& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE_AT(file, line) << what << " threw another exception than expected: " << e.what();
+        return {};
+    }
+    ADD_FAILURE_AT(file, line) << what << " did not throw";
+    return {};
+}
 
 /// Probe models (CASES.md): scripted TorchScript modules written with torch::jit::Module::define.
 /// `body` is the TorchScript source of forward(self, x) (x: [N,3,H,W]); `contract_json` the embedded
@@ -36,7 +65,8 @@ fs::path write_p_mean(const fs::path& path, const std::string& kind = "metric_de
 fs::path write_p_const(const fs::path& path, double c, const std::string& kind = "metric_depth");
 
 /// Write a plate: width x height, `channels` named `names`, pixel type `type` ("half", "float",
-/// "uint8", "uint16"), pixel values from fn(x, y, c) in data-window coordinates.
+/// "uint8", "uint16"), pixel values from fn(x, y, c) in data-window coordinates. A failed write is a fatal
+/// failure of the current test naming the path (wrap the call in ASSERT_NO_FATAL_FAILURE to stop there).
 void write_image(const fs::path& path, int width, int height, const std::vector<std::string>& names,
                  const std::string& type, const std::function<float(int, int, int)>& fn,
                  int x_origin = 0, int y_origin = 0, int full_width = 0, int full_height = 0);
@@ -50,8 +80,14 @@ struct RunResult {
 RunResult run_cli(const std::vector<std::string>& args, const std::string& env = "");
 /// The same for any program; `env` is a shell prefix such as "env -u LD_LIBRARY_PATH OCIO=x".
 RunResult run_program(const fs::path& program, const std::vector<std::string>& args, const std::string& env = "");
+/// The same for the tools/ venv Python (DEPTHBATCH_TEST_PYTHON) with the source tree on PYTHONPATH, so
+/// `-m tools.export ...` works from any folder.
+RunResult run_python(const std::vector<std::string>& args);
 
-/// Write a YAML job file.
+/// Write `bytes` to a file, replacing it; a failed write is a failure of the current test naming the path.
+/// Returns the path.
+fs::path write_file(const fs::path& path, const std::string& bytes);
+/// Write a YAML job file (write_file).
 fs::path write_job(const fs::path& path, const std::string& yaml);
 
 /// Read an image fully as float; fails the current test on error.
@@ -63,8 +99,17 @@ std::vector<std::string> channel_names(const fs::path& path);
 /// Index of a channel by name, -1 if absent.
 int channel_index(const OIIO::ImageBuf& buf, const std::string& name);
 
+/// The depth.Z channel of an output EXR as float, row by row over the data window. Fails the current
+/// test (and returns nothing) when the file cannot be read or has no depth.Z.
+std::vector<float> depth_values(const fs::path& exr);
+/// depth.Z of an output EXR at pixel (x, y) in image (data-window) coordinates; NaN, and a failure of the
+/// current test, when the file cannot be read or has no depth.Z.
+float depth_at(const fs::path& exr, int x, int y);
+
 /// A whole file as bytes ("" if unreadable).
 std::string read_bytes(const fs::path& path);
+/// A file of raw little-endian float32 values (as numpy's tofile writes them; empty if unreadable).
+std::vector<float> read_f32(const fs::path& path);
 
 /// Files in a folder (names only, sorted).
 std::vector<std::string> list_dir(const fs::path& dir);

@@ -2,17 +2,16 @@
 // CASES.md case 1 (a plate numbered from 1001 must never come back numbered from 0; padding grows).
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
+#include "support/test_support.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <random>
 #include <string>
 #include <vector>
 
-namespace fs = std::filesystem;
+using namespace depthbatch::test;
 using depthbatch::ConfigError;
 using depthbatch::format_frame_spec;
 using depthbatch::FrameSequence;
@@ -29,44 +28,15 @@ Frames range(int first, int last, int step = 1) {
 
 // The ConfigError message for `spec`; fails the test when parse_frame_spec does not throw ConfigError.
 std::string spec_error(const std::string& spec) {
-    try {
-        Frames f = parse_frame_spec(spec);
-        ADD_FAILURE() << "parse_frame_spec('" << spec << "') did not throw; got " << f.size() << " frames";
-    } catch (const ConfigError& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "parse_frame_spec('" << spec << "') threw a non-ConfigError: " << e.what();
-    }
-    return {};
+    return expect_error<ConfigError>([&] { parse_frame_spec(spec); }, "parse_frame_spec('" + spec + "')");
 }
 
 std::string pattern_error(const std::string& pattern) {
-    try {
-        FrameSequence seq(pattern);
-        ADD_FAILURE() << "FrameSequence('" << pattern << "') did not throw; padding " << seq.padding();
-    } catch (const ConfigError& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "FrameSequence('" << pattern << "') threw a non-ConfigError: " << e.what();
-    }
-    return {};
+    return expect_error<ConfigError>([&] { FrameSequence seq(pattern); }, "FrameSequence('" + pattern + "')");
 }
 
-// A fresh temporary folder, removed at the end of the test.
-struct ScratchDir {
-    fs::path path;
-    ScratchDir() {
-        std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("depthbatch_fs_test_" + std::to_string(rd()) + "_" + std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    void touch(const std::string& name) const { std::ofstream(path / name) << "x"; }
-};
+// A one-byte file `name` in `dir`.
+void touch(const TempDir& dir, const std::string& name) { write_file(dir / name, "x"); }
 
 }  // namespace
 
@@ -271,18 +241,18 @@ TEST(FrameSequence, TwoTokensAreAnError) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(FramesOnDisk, FindsExactlyTheFramesOfThePattern) {
-    ScratchDir dir;
+    TempDir dir;
     Frames expected;
     for (int f = 1001; f <= 1010; ++f) {
-        dir.touch("p." + std::to_string(f) + ".exr");
+        touch(dir, "p." + std::to_string(f) + ".exr");
         expected.push_back(f);
     }
     for (int f = 9998; f <= 10001; ++f) {
-        dir.touch("p." + std::to_string(f) + ".exr");
+        touch(dir, "p." + std::to_string(f) + ".exr");
         expected.push_back(f);
     }
-    dir.touch("p.0042.exr");   // a real (padded) frame 42
-    dir.touch("p.-005.exr");   // a real frame -5, as path(-5) writes it
+    touch(dir, "p.0042.exr");   // a real (padded) frame 42
+    touch(dir, "p.-005.exr");   // a real frame -5, as path(-5) writes it
     expected.push_back(42);
     expected.push_back(-5);
     std::sort(expected.begin(), expected.end());
@@ -292,7 +262,7 @@ TEST(FramesOnDisk, FindsExactlyTheFramesOfThePattern) {
          {"p.01001.exr", "p.abc.exr", "q.1001.exr", "p.1001.exr.tmp", "p.1001.png", "p.100.exr", "p.42.exr",
           "p.-5.exr", "p..exr", "p.1001a.exr", "xp.1001.exr", "p.1001.exrx", "p.+1001.exr", "p. 1001.exr",
           "p.1001.EXR", "P.1001.exr"})
-        dir.touch(decoy);
+        touch(dir, decoy);
 
     for (const std::string token : {"####", "%04d", "$F4", "@@@@"}) {
         const FrameSequence seq((dir.path / ("p." + token + ".exr")).string());
@@ -305,38 +275,38 @@ TEST(FramesOnDisk, FindsExactlyTheFramesOfThePattern) {
 }
 
 TEST(FramesOnDisk, UnpaddedPattern) {
-    ScratchDir dir;
+    TempDir dir;
     for (const std::string name : {"p.1.exr", "p.7.exr", "p.1001.exr", "p.01.exr", "p.007.exr", "p.-3.exr"})
-        dir.touch(name);
+        touch(dir, name);
     const FrameSequence seq((dir.path / "p.$F.exr").string());
     EXPECT_EQ(seq.frames_on_disk(), Frames({-3, 1, 7, 1001}));
 }
 
 TEST(FramesOnDisk, SubfolderNamedLikeAFrameIsNotAFrame) {
-    ScratchDir dir;
-    dir.touch("p.1001.exr");
+    TempDir dir;
+    touch(dir, "p.1001.exr");
     fs::create_directory(dir.path / "p.1002.exr");
     const FrameSequence seq((dir.path / "p.####.exr").string());
     EXPECT_EQ(seq.frames_on_disk(), Frames({1001}));
 }
 
 TEST(FramesOnDisk, OnlyTheFileNamePartMatchesInTheRightFolder) {
-    ScratchDir dir;
+    TempDir dir;
     fs::create_directories(dir.path / "a");
     fs::create_directories(dir.path / "b");
-    std::ofstream(dir.path / "a" / "p.1001.exr") << "x";
-    std::ofstream(dir.path / "b" / "p.1002.exr") << "x";
+    touch(dir, "a/p.1001.exr");
+    touch(dir, "b/p.1002.exr");
     EXPECT_EQ(FrameSequence((dir.path / "a" / "p.####.exr").string()).frames_on_disk(), Frames({1001}));
     EXPECT_EQ(FrameSequence((dir.path / "b" / "p.####.exr").string()).frames_on_disk(), Frames({1002}));
 }
 
 TEST(FramesOnDisk, MissingFolderGivesNoFrames) {
-    ScratchDir dir;
+    TempDir dir;
     const FrameSequence seq((dir.path / "does_not_exist" / "p.####.exr").string());
     EXPECT_TRUE(seq.frames_on_disk().empty());
 }
 
 TEST(FramesOnDisk, EmptyFolderGivesNoFrames) {
-    ScratchDir dir;
+    TempDir dir;
     EXPECT_TRUE(FrameSequence((dir.path / "p.####.exr").string()).frames_on_disk().empty());
 }

@@ -1,6 +1,7 @@
 // Unit tests for include/depthbatch/model_contract.h: depthbatch.json parsing and validation.
 #include "depthbatch/error.h"
 #include "depthbatch/model_contract.h"
+#include "support/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -19,33 +20,21 @@ const std::string kFastDepth = R"({"name": "fastdepth-nyu", "input": {"colorspac
 
 // The ModelError message of parsing `json`; fails the test if no ModelError is thrown.
 std::string contract_error(const std::string& json) {
-    try {
-        parse_model_contract(json, kOrigin);
-        ADD_FAILURE() << "parse_model_contract did not throw for: " << json;
-    } catch (const ModelError& e) {
-        EXPECT_EQ(e.code(), ExitCode::Model);
-        const std::string msg = e.what();
-        EXPECT_EQ(msg.rfind(kOrigin, 0), 0u) << "message does not start with the model path: " << msg;
-        return msg;
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "parse_model_contract threw a non-ModelError: " << e.what();
-    }
-    return {};
+    const std::string msg =
+        test::expect_error<ModelError>([&] { parse_model_contract(json, kOrigin); }, "parse_model_contract of " + json);
+    EXPECT_EQ(msg.rfind(kOrigin, 0), 0u) << "message does not start with the model path: " << msg;
+    return msg;
 }
 
+// The same for validate_model_contract.
 std::string validate_error(const ModelContract& c) {
-    try {
-        validate_model_contract(c, kOrigin);
-        ADD_FAILURE() << "validate_model_contract did not throw";
-    } catch (const ModelError& e) {
-        const std::string msg = e.what();
-        EXPECT_EQ(msg.rfind(kOrigin, 0), 0u) << msg;
-        return msg;
-    }
-    return {};
+    const std::string msg = test::expect_error<ModelError>([&] { validate_model_contract(c, kOrigin); },
+                                                           "validate_model_contract");
+    EXPECT_EQ(msg.rfind(kOrigin, 0), 0u) << "message does not start with the model path: " << msg;
+    return msg;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 // kFastDepth with one substring replaced (must occur).
 std::string with(const std::string& from, const std::string& to) {

@@ -4,7 +4,7 @@ Reference: depth-anything-3 0.1.1 (PyPI; github ByteDance-Seed/Depth-Anything-3)
 xformers, which pins a different torch, so it is installed WITHOUT dependencies next to addict, omegaconf
 and einops (pinned in tools/requirements.txt):
     pip install --no-deps depth-anything-3==0.1.1
-These tests skip when it is missing.
+These tests skip when it is missing, and say so (the skip reason is printed in the summary: -rs in pytest.ini).
 
 The official DepthAnything3Net is built offline: for vitl from the package's own da3mono-large config
 (identical to da3metric-large, asserted below), and with the same classes at ViT-S / ViT-B size
@@ -31,8 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-pytest.importorskip("depth_anything_3", reason="pip install --no-deps depth-anything-3==0.1.1")
-pytest.importorskip("addict", reason="pip install -r tools/requirements.txt")
+# Module-level skips: the whole file needs the reference package. The reason names what is missing and how to
+# install it; tools/tests/pytest.ini (-rs) prints it in every run's summary.
+pytest.importorskip("depth_anything_3", reason="every Depth Anything 3 parity test skipped: the reference package "
+                    "depth_anything_3 is not installed (pip install --no-deps depth-anything-3==0.1.1)")
+pytest.importorskip("addict", reason="every Depth Anything 3 parity test skipped: addict, needed by the reference "
+                    "package, is not installed (pip install -r tools/requirements.txt)")
 
 from addict import Dict as ADict  # noqa: E402
 from depth_anything_3.cfg import create_object, load_config  # noqa: E402

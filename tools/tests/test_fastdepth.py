@@ -13,13 +13,13 @@ import tarfile
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 import torch
 from PIL import Image
 
 from tools import fastdepth
 from tools.contract import read_contract
+from tools.tests.fastdepth_reference import onnx_session
 
 
 @pytest.fixture(scope="session")
@@ -36,15 +36,8 @@ def model(prepared):
 
 @pytest.fixture(scope="session")
 def ort_session(prepared):
-    """The original ONNX with symbolic N,H,W (its Upsample nodes have scales, so any size works)."""
-    m = onnx.load(str(prepared[0]))
-    for v in (m.graph.input[0], m.graph.output[0]):
-        for d, name in zip(v.type.tensor_type.shape.dim, "NCHW"):
-            if name != "C":
-                d.dim_param = name
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3          # quiet about the unused num_batches_tracked initializers
-    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    """The original ONNX with symbolic N,H,W (fastdepth_reference.py, shared with the C++ end-to-end test)."""
+    return onnx_session(prepared[0])
 
 
 @pytest.fixture(scope="session")

@@ -307,6 +307,54 @@ KeyError bad_key(const std::string& message) { return KeyError{message}; }
 
 /// The header work shared by probe_plate and read_plate. Returns the open OIIO input (null for a
 /// luminance/chroma file, which is read through OpenEXR). Errors are thrown without the frame prefix.
+/// The part to read: input.part by index or name; with input.view and the default part, the first part of
+/// that view that holds colour. Throws KeyError listing the file's parts.
+int choose_part(const std::vector<OIIO::ImageSpec>& specs, const JobConfig::Input& job) {
+    const int parts = static_cast<int>(specs.size());
+    int part = -1;
+    if (parse_index(job.part.empty() ? "0" : job.part, part)) {
+        if (part >= parts)
+            throw bad_key("input.part " + job.part + ": the file has " + std::to_string(parts) +
+                          (parts == 1 ? " part" : " parts") + " (" + list_parts(specs) + ")");
+        if (!job.view.empty() && parts > 1 && part == 0) {
+            part = -1;
+            for (int s = 0; s < parts && part < 0; ++s)
+                if (specs[s].get_string_attribute("view") == job.view && has_colour(specs[s])) part = s;
+            if (part < 0)
+                throw bad_key("input.view '" + job.view + "': no part of that view holds R,G,B or Y channels (parts: " +
+                              list_parts(specs) + ")");
+        }
+    } else {
+        for (int s = 0; s < parts && part < 0; ++s)
+            if (part_name_of(specs[s]) == job.part) part = s;
+        if (part < 0) throw bad_key("input.part '" + job.part + "': no part of that name (parts: " + list_parts(specs) + ")");
+    }
+    return part;
+}
+
+/// info.views / info.view: a multi-view part's views (input.view picks one, default the first), or the
+/// part's own view attribute. Throws KeyError for a view the file does not have.
+void choose_view(PlateInfo& info, const OIIO::ImageSpec& spec, const std::vector<OIIO::ImageSpec>& specs,
+                 const JobConfig::Input& job) {
+    const int part = info.part;
+    info.views = string_array(spec, "multiView");
+    const std::string part_view = spec.get_string_attribute("view");
+    if (!info.views.empty()) {
+        info.view = job.view.empty() ? info.views.front() : job.view;
+        if (std::find(info.views.begin(), info.views.end(), info.view) == info.views.end())
+            throw bad_key("input.view '" + job.view + "': the file's views are " + join(info.views));
+    } else if (!job.view.empty()) {
+        if (part_view != job.view)
+            throw bad_key("input.view '" + job.view + "': " +
+                          (part_view.empty() ? std::string("the file has no views")
+                                             : "part " + std::to_string(part) + " is view '" + part_view + "'") +
+                          (info.parts > 1 ? " (parts: " + list_parts(specs) + ")" : ""));
+        info.view = job.view;
+    } else {
+        info.view = part_view;
+    }
+}
+
 std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const JobConfig::Input& job) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(info.path, ec)) throw InputError("file not found");
@@ -348,25 +396,7 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const JobC
     if (specs.empty()) throw InputError("the file holds no image");
     info.parts = static_cast<int>(specs.size());
 
-    // Part: by index or name; with a view and the default part, the first part of that view with colour.
-    int part = -1;
-    if (parse_index(job.part.empty() ? "0" : job.part, part)) {
-        if (part >= info.parts)
-            throw bad_key("input.part " + job.part + ": the file has " + std::to_string(info.parts) +
-                          (info.parts == 1 ? " part" : " parts") + " (" + list_parts(specs) + ")");
-        if (!job.view.empty() && info.parts > 1 && part == 0) {
-            part = -1;
-            for (int s = 0; s < info.parts && part < 0; ++s)
-                if (specs[s].get_string_attribute("view") == job.view && has_colour(specs[s])) part = s;
-            if (part < 0)
-                throw bad_key("input.view '" + job.view + "': no part of that view holds R,G,B or Y channels (parts: " +
-                              list_parts(specs) + ")");
-        }
-    } else {
-        for (int s = 0; s < info.parts && part < 0; ++s)
-            if (part_name_of(specs[s]) == job.part) part = s;
-        if (part < 0) throw bad_key("input.part '" + job.part + "': no part of that name (parts: " + list_parts(specs) + ")");
-    }
+    const int part = choose_part(specs, job);
     info.part = part;
     const OIIO::ImageSpec& spec = specs[part];
     info.part_name = part_name_of(spec);
@@ -383,23 +413,7 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const JobC
     info.file_spec = spec;
     info.unassociated_alpha = spec.get_int_attribute("oiio:UnassociatedAlpha", 0) != 0;
 
-    // Views.
-    info.views = string_array(spec, "multiView");
-    const std::string part_view = spec.get_string_attribute("view");
-    if (!info.views.empty()) {
-        info.view = job.view.empty() ? info.views.front() : job.view;
-        if (std::find(info.views.begin(), info.views.end(), info.view) == info.views.end())
-            throw bad_key("input.view '" + job.view + "': the file's views are " + join(info.views));
-    } else if (!job.view.empty()) {
-        if (part_view != job.view)
-            throw bad_key("input.view '" + job.view + "': " +
-                          (part_view.empty() ? std::string("the file has no views")
-                                             : "part " + std::to_string(part) + " is view '" + part_view + "'") +
-                          (info.parts > 1 ? " (parts: " + list_parts(specs) + ")" : ""));
-        info.view = job.view;
-    } else {
-        info.view = part_view;
-    }
+    choose_view(info, spec, specs, job);
 
     if (info.format == "openexr" && has_chroma_channels(info.file_spec)) {
         if (info.parts > 1 || !info.views.empty())

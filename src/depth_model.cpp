@@ -83,6 +83,51 @@ ModelContract resolve_contract(const std::string& path, const std::string& embed
     return c;
 }
 
+/// The device for model.device ("auto", "cpu", "cuda", "cuda:N", validated by the job parser) and why it
+/// was picked. Throws ConfigError for a CUDA device this LibTorch or this machine does not have.
+std::pair<torch::Device, std::string> choose_device(const std::string& dev) {
+    const bool built_with_cuda = at::globalContext().hasCUDA();
+    const int gpus = built_with_cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
+    if (dev == "auto") {
+        if (gpus > 0)
+            return {torch::Device(torch::kCUDA, 0), "auto: LibTorch has CUDA and " + std::to_string(gpus) + " GPU(s) are visible"};
+        return {torch::kCPU, built_with_cuda ? "auto: LibTorch has CUDA but no GPU is visible"
+                                             : "auto: this LibTorch was built without CUDA"};
+    }
+    if (dev == "cpu") return {torch::kCPU, "requested by the job"};
+    const int index = dev == "cuda" ? 0 : std::stoi(dev.substr(5));
+    if (!built_with_cuda)
+        throw ConfigError("model.device '" + dev + "': this LibTorch was built without CUDA (use cpu or auto)");
+    if (index >= gpus) throw ConfigError("model.device '" + dev + "': " + std::to_string(gpus) + " CUDA device(s) visible");
+    return {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)), "requested by the job"};
+}
+
+/// True for a module made with torch.jit.trace: PyTorch >= 2.0 stores the example inputs it traced with in
+/// traced_inputs.pkl, and their size (width x height, px) is the one size the module is known to accept;
+/// *w, *h stay 0 when it cannot be read. Never throws.
+bool read_traced_input_size(const std::string& path, int* w, int* h) {
+    bool traced = false;
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(path);
+        traced = reader.hasRecord("traced_inputs.pkl");
+        if (!traced) return false;
+        const c10::IValue inputs = torch::jit::readArchiveAndTensors(
+            "traced_inputs", "", "traced_inputs/", std::nullopt, std::nullopt, at::Device(at::kCPU), reader);
+        if (inputs.isGenericDict())
+            for (const auto& kv : inputs.toGenericDict())
+                if (kv.key().isString() && kv.key().toStringRef() == "forward" && kv.value().isList()) {
+                    const auto list = kv.value().toList();
+                    if (!list.empty() && list.get(0).isTensor() && list.get(0).toTensor().dim() == 4) {
+                        *h = static_cast<int>(list.get(0).toTensor().size(2));
+                        *w = static_cast<int>(list.get(0).toTensor().size(3));
+                    }
+                }
+    } catch (const c10::Error& e) {
+        log_debug(path, ": could not read its traced inputs: ", first_line(e.what()));
+    }
+    return traced;
+}
+
 }  // namespace
 
 struct DepthModel::Impl {
@@ -125,28 +170,7 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     check_model_file(m->path_);
 
     // Device first: a job asking for a GPU that is not there is a configuration problem.
-    const std::string& dev = options.device;
-    const bool built_with_cuda = at::globalContext().hasCUDA();
-    const int gpus = built_with_cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
-    if (dev == "auto") {
-        if (gpus > 0) {
-            m->impl_->device = torch::Device(torch::kCUDA, 0);
-            m->device_reason_ = "auto: LibTorch has CUDA and " + std::to_string(gpus) + " GPU(s) are visible";
-        } else {
-            m->device_reason_ = built_with_cuda ? "auto: LibTorch has CUDA but no GPU is visible"
-                                                : "auto: this LibTorch was built without CUDA";
-        }
-    } else if (dev != "cpu") {
-        const int index = dev == "cuda" ? 0 : std::stoi(dev.substr(5));
-        if (!built_with_cuda)
-            throw ConfigError("model.device '" + dev + "': this LibTorch was built without CUDA (use cpu or auto)");
-        if (index >= gpus)
-            throw ConfigError("model.device '" + dev + "': " + std::to_string(gpus) + " CUDA device(s) visible");
-        m->impl_->device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-        m->device_reason_ = "requested by the job";
-    } else {
-        m->device_reason_ = "requested by the job";
-    }
+    std::tie(m->impl_->device, m->device_reason_) = choose_device(options.device);
     m->device_name_ = m->impl_->device.str();
 
     std::unordered_map<std::string, std::string> extra{{"depthbatch.json", ""}};
@@ -165,28 +189,8 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     }
     m->sha256_ = sha256_file(m->path_);
     m->impl_->path = m->path_;
-    // torch.jit.trace (PyTorch >= 2.0) stores the example inputs it traced with in traced_inputs.pkl:
-    // their size is the one size the module is known to accept.
     int traced_w = 0, traced_h = 0;
-    try {
-        caffe2::serialize::PyTorchStreamReader reader(m->path_);
-        m->traced_ = reader.hasRecord("traced_inputs.pkl");
-        if (m->traced_) {
-            const c10::IValue inputs = torch::jit::readArchiveAndTensors(
-                "traced_inputs", "", "traced_inputs/", std::nullopt, std::nullopt, at::Device(at::kCPU), reader);
-            if (inputs.isGenericDict())
-                for (const auto& kv : inputs.toGenericDict())
-                    if (kv.key().isString() && kv.key().toStringRef() == "forward" && kv.value().isList()) {
-                        const auto list = kv.value().toList();
-                        if (!list.empty() && list.get(0).isTensor() && list.get(0).toTensor().dim() == 4) {
-                            traced_h = static_cast<int>(list.get(0).toTensor().size(2));
-                            traced_w = static_cast<int>(list.get(0).toTensor().size(3));
-                        }
-                    }
-        }
-    } catch (const c10::Error& e) {
-        log_debug(m->path_, ": could not read its traced inputs: ", first_line(e.what()));
-    }
+    m->traced_ = read_traced_input_size(m->path_, &traced_w, &traced_h);
     if (m->traced_) {
         ModelContract& c = m->contract_;
         if (traced_w > 0 && c.width > 0 && (c.width != traced_w || c.height != traced_h))
@@ -331,13 +335,23 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         } catch (const c10::Error& e2) {
             throw RenderError(where("cpu (fallback)") + ": " + first_line(e2.what()));
         }
-    } catch (const c10::Error& e) {
-        const std::string msg = first_line(e.what());
+    } catch (const std::exception& e) {   // c10::Error, and torch::jit::JITException (a std::runtime_error)
+        log_debug(path_, ": forward pass failed; LibTorch said:\n", e.what());
+        std::string msg = first_line(e.what());
+        if (msg.size() > 300) msg = msg.substr(0, 300) + "... (the full text with -v)";
+        const bool cuda_text = msg.find("CUDA") != std::string::npos || msg.find("cuda") != std::string::npos;
+        if (impl_->device.is_cuda() && cuda_text) throw RenderError(where(device_name_) + ": " + msg);  // the device
+        // Anything else is the model not running on this input (a shape it was not written or traced for,
+        // a module tied to another device): the same for every frame, so a model error.
         std::string hint;
-        if (!impl_->device.is_cuda() && (msg.find("CUDA") != std::string::npos || msg.find("cuda") != std::string::npos))
+        if (!impl_->device.is_cuda() && cuda_text)
             hint = " [device mismatch: the model holds tensors or code tied to a CUDA device (traced or saved on a "
                    "GPU?) but runs on " + device_name_ + "; re-export it on the CPU, or run with model.device cuda]";
-        throw RenderError(where(device_name_) + ": " + msg + hint);
+        else if (!traced_ && !contract_.fixed_size)
+            hint = " [input [" + std::to_string(batch.size()) + ",3," + std::to_string(h) + "," + std::to_string(w) +
+                   "] (N,C,H,W); a module made with torch.jit.trace by an older PyTorch keeps no record of its input "
+                   "size: if it was traced at one fixed size, set model.input_size [w, h] and model.fixed_size: true]";
+        throw ModelError(where(device_name_) + ": " + msg + hint);
     }
 
     // Non-finite depth never reaches a file. Half precision gets one fp32 retry (CASES.md 7).

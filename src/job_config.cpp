@@ -3,6 +3,7 @@
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/install_layout.h"
+#include "depthbatch/log.h"
 
 #include <toml++/toml.h>
 #include <yaml-cpp/yaml.h>
@@ -202,18 +203,22 @@ public:
     std::string str(const std::string& key, const std::string& fallback) const {
         return has(key) ? str(key) : fallback;
     }
-    int integer(const std::string& key, long lo, long hi) const {
-        const std::string s = str(key);
+    int integer(const std::string& key, long lo, long hi) const { return integer_text(key, str(key), lo, hi); }
+    /// `s` as the decimal number written: "010" is 10 (yaml-cpp's as<int> would read it as octal 8, and
+    /// "08" not at all; artists pad numbers to line them up with frame names). Anything else is an error.
+    int integer_text(const std::string& key, const std::string& s, long lo, long hi) const {
+        const bool digits = !s.empty() && s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+' ? 1 : 0) == std::string::npos &&
+                            s.find_first_of("0123456789") != std::string::npos;
+        if (!digits) fail(key, "expected an integer (decimal digits), got '" + printable(s) + "'");
+        long v = 0;
         try {
-            size_t used = 0;
-            long v = std::stol(s, &used);
-            if (used != s.size()) throw std::invalid_argument(s);
-            if (v < lo || v > hi)
-                fail(key, "value " + s + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-            return static_cast<int>(v);
-        } catch (const std::logic_error&) {
-            fail(key, "expected an integer, got '" + s + "'");
+            v = std::stol(s, nullptr, 10);
+        } catch (const std::out_of_range&) {
+            fail(key, "value " + s + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
         }
+        if (v < lo || v > hi)
+            fail(key, "value " + s + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return static_cast<int>(v);
     }
     double number(const std::string& key) const {
         const std::string s = str(key);
@@ -257,6 +262,14 @@ public:
     std::string path(const std::string& key) const {
         const std::string s = str(key);
         if (s.empty()) fail(key, "path is empty");
+        // "D:\temp\new.####.exr" in double quotes is D:<TAB>emp<LF>ew...: YAML and TOML unescape \t and \n.
+        const auto control = std::find_if(s.begin(), s.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; });
+        if (control != s.end())
+            fail(key, "the path '" + printable(s) + "' holds a control character (" + printable(std::string(1, *control)) +
+                      " at position " + std::to_string(control - s.begin() + 1) + ") after unescaping: in double quotes, "
+                      "\\t, \\n and other backslash escapes are read as such. Write Windows paths in single quotes "
+                      "('D:\\shots\\plate.####.exr' in YAML, 'D:\\shots\\...' or \"D:\\\\shots\\\\...\" in TOML) "
+                      "or with forward slashes (D:/shots/plate.####.exr)");
         auto b = t_.base.find(key);
         const fs::path base = b != t_.base.end() ? fs::path(b->second) : fs::path(t_.base_dir);
         return resolve_user_path(base, s);
@@ -266,12 +279,8 @@ public:
         if (!n.IsSequence() || n.size() != 2) fail(key, "expected [width, height]");
         std::vector<int> out;
         for (const auto& v : n) {
-            try {
-                out.push_back(v.as<int>());
-            } catch (const YAML::Exception&) {
-                fail(key, "expected [width, height] in integer pixels");
-            }
-            if (out.back() < 1 || out.back() > 65536) fail(key, "sizes must be in [1, 65536] px");
+            if (!v.IsScalar()) fail(key, "expected [width, height] in integer pixels");
+            out.push_back(integer_text(key, v.Scalar(), 1, 65536));
         }
         return out;
     }
@@ -322,12 +331,8 @@ ProcessingSize read_size(const Reader& r) {
     return size;
 }
 
-JobConfig build(const Tree& tree) {
-    check_keys(tree);
-    Reader r(tree);
-    JobConfig job;
-    job.job_file = tree.origin;
-
+/// input.*: the plate: path pattern, frames, colorspace, part/view.
+void read_input(const Reader& r, JobConfig& job) {
     if (!r.has("input.path")) r.fail("input.path", "is required (the plate's path pattern, e.g. plate.####.exr)");
     job.input.path = r.path("input.path");
     try {
@@ -346,7 +351,10 @@ JobConfig build(const Tree& tree) {
     job.input.colorspace = r.str("input.colorspace", job.input.colorspace);
     job.input.part = r.str("input.part", job.input.part);
     job.input.view = r.str("input.view", job.input.view);
+}
 
+/// output.*: where and how frames are written (needs input.path, to refuse writing over the plate).
+void read_output(const Reader& r, JobConfig& job) {
     if (!r.has("output.path")) r.fail("output.path", "is required (e.g. depth/shot_depth.####.exr)");
     job.output.path = r.path("output.path");
     try {
@@ -363,7 +371,10 @@ JobConfig build(const Tree& tree) {
     r.option("output.channels", job.output.channels);
     r.option("output.existing_depth", job.output.existing_depth);
     r.option("output.pixel_type", job.output.pixel_type);
+}
 
+/// model.*: the model file, device, processing size, contract overrides and backend options.
+void read_model(const Reader& r, JobConfig& job) {
     if (r.has("model.path")) job.model.path = r.str("model.path") == "default" ? "default" : r.path("model.path");
     job.model.device = r.str("model.device", job.model.device);
     {
@@ -394,7 +405,10 @@ JobConfig build(const Tree& tree) {
     if (r.has("model.freeze")) job.model.freeze = r.boolean("model.freeze");
     if (r.has("model.channels_last")) job.model.channels_last = r.boolean("model.channels_last");
     if (r.has("model.threads")) job.model.threads = r.integer("model.threads", 0, 1024);
+}
 
+/// color.*: OCIO config and the HDR rule.
+void read_color(const Reader& r, JobConfig& job) {
     if (r.has("color.config")) job.color.config = r.path("color.config");
     r.option("color.hdr", job.color.hdr);
     job.color.display = r.str("color.display", job.color.display);
@@ -402,7 +416,10 @@ JobConfig build(const Tree& tree) {
     job.color.look = r.str("color.look", job.color.look);
     if (job.color.hdr == HdrMode::View && (job.color.display.empty() || job.color.view.empty()))
         r.fail("color.hdr", "'view' needs color.display and color.view (e.g. 'sRGB - Display' / 'ACES 1.0 - SDR Video')");
+}
 
+/// depth.*: the written convention, its range and stabilization (checked against each other).
+void read_depth(const Reader& r, JobConfig& job) {
     JobConfig::Depth& d = job.depth;
     r.option("depth.normalize", d.normalize);
     // A normalization without a kind means a normalized pass.
@@ -443,10 +460,26 @@ JobConfig build(const Tree& tree) {
     if ((d.kind == DepthConvention::Raw || d.kind == DepthConvention::Inverse) && d.normalize != Normalization::Raw)
         r.fail("depth.normalize", std::string("'") + option_name(d.normalize) + "' applies to depth.kind normalized "
                "(or metric from a relative model); depth.kind is '" + option_name(d.kind) + "'");
+}
 
+/// pipeline.*: threads, frames in flight, the JSON report.
+void read_pipeline(const Reader& r, JobConfig& job) {
     if (r.has("pipeline.frames_in_flight")) job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
     if (r.has("pipeline.threads")) job.pipeline.threads = r.integer("pipeline.threads", 0, 1024);
     if (r.has("pipeline.report")) job.pipeline.report = r.path("pipeline.report");
+}
+
+JobConfig build(const Tree& tree) {
+    check_keys(tree);
+    Reader r(tree);
+    JobConfig job;   // the defaults: JobConfig's member initialisers; each section overrides what the job states
+    job.job_file = tree.origin;
+    read_input(r, job);
+    read_output(r, job);
+    read_model(r, job);
+    read_color(r, job);
+    read_depth(r, job);
+    read_pipeline(r, job);
     return job;
 }
 

@@ -28,10 +28,37 @@ void set_log_stream(std::ostream* out) {
     g_stream = out ? out : &std::cerr;
 }
 
+std::string printable(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (unsigned char ch : text) {
+        if (ch >= 0x20 && ch != 0x7f) out += static_cast<char>(ch);
+        else if (ch == '\t') out += "\\t";
+        else if (ch == '\n') out += "\\n";
+        else if (ch == '\r') out += "\\r";
+        else {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[ch >> 4];
+            out += hex[ch & 15];
+        }
+    }
+    return out;
+}
+
 void log_line(LogLevel level, const std::string& message) {
     if (static_cast<int>(level) > g_level.load()) return;
+    std::string line;
+    line.reserve(message.size());
+    for (size_t start = 0;;) {   // keep '\n' (multi-line lists), escape every other control character
+        const size_t nl = message.find('\n', start);
+        line += printable(message.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+        if (nl == std::string::npos) break;
+        line += '\n';
+        start = nl + 1;
+    }
     std::lock_guard<std::mutex> lock(g_mutex);
-    *g_stream << "depthbatch: " << level_name(level) << ": " << message << std::endl;
+    *g_stream << "depthbatch: " << level_name(level) << ": " << line << std::endl;
 }
 
 }  // namespace depthbatch

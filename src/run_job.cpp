@@ -206,9 +206,8 @@ void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
                 group[k]->result.times.infer_ms = each;
                 apply_focal(ctx, *group[k]);
             }
-        } catch (const Error& e) {
-            for (FrameWork* w : group)
-                w->fail(RenderError("frame " + std::to_string(w->result.frame) + ": " + e.what()));
+        } catch (const Error& e) {   // keeps its class: a model that cannot run on this input exits 4
+            for (FrameWork* w : group) w->fail(Error(e.code(), "frame " + std::to_string(w->result.frame) + ": " + e.what()));
         }
         i = j;
     }

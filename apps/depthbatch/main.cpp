@@ -76,7 +76,7 @@ struct RenderFlags {
     std::string frames, device, output_path;
     std::vector<std::string> sets;
     bool overwrite = false, skip_existing = false;
-    int threads = -1;
+    std::string threads;   ///< kept as written and checked by the job reader: "010" is 10, never octal 8
     bool frames_given = false;
 };
 
@@ -88,7 +88,7 @@ depthbatch::JobConfig job_from_flags(const std::string& job_path, const RenderFl
     if (!f.output_path.empty()) overrides.push_back("output.path=" + f.output_path);
     if (f.overwrite) overrides.push_back("output.overwrite=overwrite");
     if (f.skip_existing) overrides.push_back("output.overwrite=skip");
-    if (f.threads >= 0) overrides.push_back("pipeline.threads=" + std::to_string(f.threads));
+    if (!f.threads.empty()) overrides.push_back("pipeline.threads=" + f.threads);
     JobConfig job = load_job(job_path, overrides);
     if (f.frames_given && f.frames.find_first_not_of(" \t") == std::string::npos)
         throw ConfigError("--frames is empty (an unset $CHUNK?): give a frame spec such as 1001-1050");
@@ -150,8 +150,7 @@ int main(int argc, char** argv) {
     auto* ow = render->add_flag("--overwrite", flags.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
     render->add_flag("--skip-existing", flags.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
         ->excludes(ow);
-    render->add_option("--threads", flags.threads, "Worker threads for the pipeline and LibTorch (0 = all cores)")
-        ->check(CLI::Range(0, 1024));
+    render->add_option("--threads", flags.threads, "Worker threads for the pipeline and LibTorch (0 = all cores, up to 1024)");
     app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
     app.add_flag("-v,--verbose", verbose, "Debug output");
 

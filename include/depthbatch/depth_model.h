@@ -46,9 +46,11 @@ public:
     /// Run one batch. All inputs must share one size (width x height, multiples of contract().multiple;
     /// exactly the contract's size for fixed-size models). Returns one depth image per input, float32 in
     /// the model's units, at the model's output size.
-    /// Throws ModelError when the output is not an image ([N,1,H,W] or [N,H,W] float) and RenderError
-    /// when the forward pass itself fails (message names the device, and the expected size for a traced
-    /// model) or returns non-finite depth in fp32 (message gives the count of bad values).
+    /// Throws ModelError when the output is not an image ([N,1,H,W] or [N,H,W] float) or the forward pass
+    /// fails for this input (a size the module cannot take, a module tied to another device: the message names
+    /// the model, the device, the input shape and a hint; LibTorch's full text goes to the debug log), and
+    /// RenderError when a CUDA device itself fails or the output holds non-finite depth in fp32 (message gives
+    /// the count of bad values).
     /// Half precision (CASES.md 7): an fp16/bf16 result with Inf, NaN or all zeros is redone in fp32 and
     /// logged. Out of memory (CASES.md 8 neighbours): the batch is split in halves and retried, and a
     /// single frame that still fails runs on a CPU fp32 copy of the module, with a warning; nothing is lost.

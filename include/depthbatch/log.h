@@ -16,8 +16,14 @@ void set_log_level(LogLevel level);
 LogLevel log_level();
 void set_log_stream(std::ostream* out);
 
-/// Write one line "depthbatch: <level>: message" atomically with respect to other log lines.
+/// Write one line "depthbatch: <level>: message" atomically with respect to other log lines. Control
+/// characters in `message` are written as printable() shows them (a path holding a TAB never garbles a
+/// farm log); only '\n' stays, for messages that list items on lines of their own.
 void log_line(LogLevel level, const std::string& message);
+
+/// `text` with every control character (bytes below 0x20 and 0x7f) written as an escape: \t, \n, \r, else
+/// \xNN. Other bytes (UTF-8 included) are kept.
+std::string printable(const std::string& text);
 
 namespace detail {
 template <typename... Args> std::string concat(const Args&... args) {

@@ -109,6 +109,42 @@ TEST(BadInput, ModelWhoseOutputIsNotAnImage) {
     }
 }
 
+// Issue 13: a scripted model whose forward works only at the size it was written for (64x64: the dry run's
+// size passes) fails on the first real frame: a model error (exit 4) naming the model, the input shape and
+// the fixed-size hint, never "unexpected" with a TorchScript traceback, and no frame is written.
+TEST(BadInput, ModelThatCannotRunAtThePlateSizeIsAModelError) {
+    TempDir dir;
+    write_probe_model(dir / "fixed64.pt", "def forward(self, x):\n    return x.reshape(1, 3, 64, 64).mean(1, keepdim=True)\n",
+                      probe_contract());
+    for (int f = 1001; f <= 1003; ++f)
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 96, 80, {"R", "G", "B"}, "half",
+                    [](int, int, int) { return 0.5f; });
+    const auto r = run_cli({write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                                         "model: {path: fixed64.pt, size: plate}\n"
+                                                         "output: {path: out/d.####.exr}\n").string()});
+    EXPECT_EQ(r.exit_code, kModel) << r.output;
+    EXPECT_TRUE(contains(r.output, (dir / "fixed64.pt").string())) << r.output;
+    EXPECT_TRUE(contains(r.output, "[1,3,80,96]")) << r.output;
+    EXPECT_TRUE(contains(r.output, "model.input_size")) << r.output;
+    EXPECT_FALSE(contains(r.output, "unexpected")) << r.output;
+    EXPECT_FALSE(contains(r.output, "Traceback")) << "the traceback belongs in the -v log\n" << r.output;
+    EXPECT_TRUE(list_dir(dir / "out").empty()) << "no frame may be written";
+}
+
+// Issue 13: --threads 010 is ten threads (CLI11 alone read it as octal 8, and 08 as out of range).
+TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
+    Scene s;
+    auto r = run_cli({s.job().string(), "--threads", "010", "--frames", "1001"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, " 10 worker threads")) << r.output;
+    r = run_cli({s.job().string(), "--threads", "08", "--frames", "1002"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, " 8 worker threads")) << r.output;
+    r = run_cli({s.job().string(), "--threads", "0x10"});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "pipeline.threads")) << r.output;
+}
+
 // CASES.md 9: a Git LFS pointer, half a .pt, an empty file, a directory: model exit code before any
 // frame is read (the plates here do not even exist), the path in the message, no outputs.
 TEST(BadInput, ModelFilesThatAreNotModels) {

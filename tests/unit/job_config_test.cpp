@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -809,4 +811,60 @@ TEST(JobConfig, NormalizeWithoutKindMeansNormalized) {
     EXPECT_EQ(f.depth.kind, DepthConvention::Normalized);
     EXPECT_EQ(f.depth.near, std::optional<double>(1.0));
     EXPECT_EQ(f.depth.far, std::optional<double>(5.0));
+}
+
+// Issue 13: every integer a user writes means the decimal number written ("010" is 10, never octal 8 and
+// never an error for "08"): job scalars, values inside lists, --set, frame specs.
+TEST(JobConfig, LeadingZerosAreDecimalEverywhere) {
+    const std::string base = lines({"input:", "  path: p.####.exr", "output:", "  path: d.####.exr"});
+    const JobConfig j = yaml(base + lines({"pipeline:", "  threads: 010", "  frames_in_flight: 08", "model:",
+                                           "  size: [0640, 0360]", "  batch: 02", "depth:", "  stats_frames: 016"}));
+    EXPECT_EQ(j.pipeline.threads, 10);
+    EXPECT_EQ(j.pipeline.frames_in_flight, 8);
+    EXPECT_EQ(j.model.size.width_px, 640);
+    EXPECT_EQ(j.model.size.height_px, 360);
+    EXPECT_EQ(j.model.batch, 2);
+    EXPECT_EQ(j.depth.stats_frames, 16);
+    const JobConfig s = yaml(base, {"pipeline.threads=010", "model.size=0518", "model.input_size=[010, 09]",
+                                    "input.frames=01001-01003x02"});
+    EXPECT_EQ(s.pipeline.threads, 10);
+    EXPECT_EQ(s.model.size.short_side_px, 518);
+    EXPECT_EQ(*s.model.contract.width_px, 10);
+    EXPECT_EQ(*s.model.contract.height_px, 9);
+    EXPECT_EQ(s.input.frames, (std::vector<int>{1001, 1003}));
+    // Not a decimal integer: an error naming the key, never another number.
+    for (const std::string bad : {"0x10", "1e3", "10.0", "ten"}) {
+        const std::string msg = job_error(base + lines({"pipeline:", "  threads: " + bad}), "yaml");
+        EXPECT_TRUE(contains(msg, "job.yaml:6: key 'pipeline.threads': expected an integer")) << msg;
+    }
+    const std::string list = job_error(base + lines({"model:", "  size: [0x280, 360]"}), "yaml");
+    EXPECT_TRUE(contains(list, "key 'model.size': expected an integer")) << list;
+    // TOML itself forbids leading zeros: a syntax error naming the line.
+    const std::string t = job_error(lines({"[input]", "path = 'p.####.exr'", "[output]", "path = 'd.####.exr'",
+                                           "[pipeline]", "threads = 010"}), "toml");
+    EXPECT_TRUE(contains(t, "job.toml:6")) << t;
+}
+
+// Issue 13: "D:\temp\new.####.exr" in double quotes unescapes to D:<TAB>emp<LF>ew...: a config error naming the
+// key and line, saying what happened and what to write instead, with no raw control character in the message.
+TEST(JobConfig, PathsWithControlCharactersAreRefused) {
+    const std::string yaml_text = lines({"input:", "  path: \"D:\\temp\\new.####.exr\"", "output:", "  path: d.####.exr"});
+    const std::string toml_text = lines({"[input]", "path = \"D:\\temp\\new.####.exr\"", "[output]", "path = 'd.####.exr'"});
+    for (const auto& [text, format, where] : {std::tuple{yaml_text, "yaml", "job.yaml:2"}, std::tuple{toml_text, "toml", "job.toml:2"}}) {
+        const std::string msg = job_error(text, format);
+        EXPECT_TRUE(contains(msg, std::string(where) + ": key 'input.path'")) << msg;
+        EXPECT_TRUE(contains(msg, "control character (\\t at position 3)")) << msg;
+        EXPECT_TRUE(contains(msg, "single quotes")) << msg;
+        EXPECT_TRUE(contains(msg, "forward slashes")) << msg;
+        EXPECT_EQ(msg.find_first_of("\t\n\r"), std::string::npos) << "raw control characters in: " << msg;
+    }
+    // Single quotes keep the backslashes: a plain path (relative on this system, resolved against the job).
+    const JobConfig ok = yaml(lines({"input:", "  path: 'D:\\temp\\new.####.exr'", "output:", "  path: d.####.exr"}));
+    EXPECT_TRUE(contains(ok.input.path, "D:\\temp\\new.####.exr")) << ok.input.path;
+    // Every path key, and --set.
+    const std::string out = job_error(lines({"input:", "  path: p.####.exr", "output:", "  path: \"a\\tb.####.exr\""}), "yaml");
+    EXPECT_TRUE(contains(out, "key 'output.path'")) << out;
+    const std::string set = job_error(lines({"input:", "  path: p.####.exr", "output:", "  path: d.####.exr"}), "yaml",
+                                      {"color.config=/studio/\x01ocio"});
+    EXPECT_TRUE(contains(set, "key 'color.config'") && contains(set, "\\x01")) << set;
 }

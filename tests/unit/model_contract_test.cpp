@@ -221,3 +221,23 @@ TEST(DepthKind, NamesRoundTrip) {
     EXPECT_EQ(parse_depth_kind(""), std::nullopt);
     EXPECT_EQ(parse_depth_kind("metric_depth "), std::nullopt);
 }
+
+// Issue 13: every contract error names its field, null included (a "units": null was refused without it).
+TEST(ModelContractErrors, EveryFieldErrorNamesTheField) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {with(R"("units": "m")", R"("units": null)"), "field output.units must be a string, not null"},
+        {with(R"("units": "m")", R"("units": 1)"), "field output.units must be a string, not 1"},
+        {with(R"("multiple": 32)", R"("multiple": "32")"), "field input.multiple must be an integer, not \"32\""},
+        {with(R"("multiple": 32)", R"("multiple": 3.5)"), "field input.multiple must be an integer, not 3.5"},
+        {with(R"("colorspace": "sRGB")", R"("colorspace": null)"), "field input.colorspace must be a string, not null"},
+        {with(R"("size": [224, 224])", R"("size": [224])"), "field input.size must be [height, width]"},
+        {with(R"("size": [224, 224])", R"("size": "224x224")"), "field input.size must be [height, width]"},
+        {with(R"("kind": "metric_depth")", R"("kind": null)"), "field output.kind must be a string, not null"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": 7)"), "field name must be a string, not 7"},
+        {with(R"("output": {"kind": "metric_depth", "units": "m"})", R"("output": null)"), "field output must be an object, not null"},
+        {R"({"input": {}})", "field output must be an object (it is missing)"},
+        {R"({"input": {}, "output": {}})", "has no field output.kind"},
+        {R"([1, 2])", "must be a JSON object"},
+    };
+    for (const auto& [json, expected] : cases) EXPECT_TRUE(contains(contract_error(json), expected)) << json;
+}

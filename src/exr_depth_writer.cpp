@@ -221,10 +221,22 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     detail::TempFile tmp(path);
     auto out = OIIO::ImageOutput::create("openexr");
     if (!out) throw RenderError(path + ": no OpenEXR writer: " + OIIO::geterror());
-    if (!out->open(tmp.path(), spec)) throw RenderError(path + ": cannot write: " + out->geterror());
+    // What the OS said (No space left on device, Permission denied, Read-only file system): OIIO's own
+    // message is often only "File output failed".
+    // Only the errors a write itself meets: errno may also hold a leftover of a harmless probe inside OIIO.
+    const auto os_error = [&] {
+        const int e = errno;
+        const bool write_error = e == ENOSPC || e == EDQUOT || e == EACCES || e == EPERM || e == EROFS || e == EIO ||
+                                 e == EFBIG;
+        return write_error ? std::string(" (") + std::strerror(e) + ")" : std::string();
+    };
+    errno = 0;
+    if (!out->open(tmp.path(), spec)) throw RenderError(path + ": cannot write: " + out->geterror() + os_error());
     const bool wrote = out->write_image(OIIO::TypeDesc::FLOAT, pixels.data());
+    const std::string write_error = wrote ? "" : out->geterror() + os_error();
     const bool closed = out->close();
-    if (!wrote || !closed) throw RenderError(path + ": write failed: " + out->geterror());
+    if (!wrote || !closed)
+        throw RenderError(path + ": write failed: " + (wrote ? out->geterror() + os_error() : write_error));
     // Two farm tasks whose chunks overlap write the same frame: identical bytes are no conflict.
     if (tmp.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
         throw OutputExistsError(path + ": appeared while rendering (another task?) with different content; "

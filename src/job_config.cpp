@@ -55,7 +55,7 @@ const char* name_of(E v) {
 // The schema: section -> allowed keys. One table, so unknown keys are caught in one place.
 const std::map<std::string, std::set<std::string>>& schema() {
     static const std::map<std::string, std::set<std::string>> s = {
-        {"input", {"path", "frames", "colorspace", "part", "view"}},
+        {"input", {"path", "frames", "colorspace", "part", "view", "layer"}},
         {"output", {"path", "overwrite", "compression", "channels", "existing_depth", "pixel_type"}},
         {"model", {"path", "device", "size", "colorspace", "multiple", "kind", "units", "input_size",
                    "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads"}},
@@ -351,6 +351,7 @@ void read_input(const Reader& r, JobConfig& job) {
     job.input.colorspace = r.str("input.colorspace", job.input.colorspace);
     job.input.part = r.str("input.part", job.input.part);
     job.input.view = r.str("input.view", job.input.view);
+    job.input.layer = r.str("input.layer", job.input.layer);
 }
 
 /// output.*: where and how frames are written (needs input.path, to refuse writing over the plate).

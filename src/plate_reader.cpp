@@ -121,7 +121,15 @@ std::string list_parts(const std::vector<OIIO::ImageSpec>& specs) {
 
 /// Channel roles for the chosen view. Throws InputError (message without the frame prefix) when the
 /// part has nothing to make an image of.
-void assign_channels(PlateInfo& p) {
+/// A part/view/layer the job asks for that the file lacks (a ConfigError when probing, an InputError per frame).
+struct KeyError {
+    std::string message;
+};
+KeyError bad_key(const std::string& message) { return KeyError{message}; }
+
+/// p.r/g/b/a and the depth channels of p.file_spec: bare R,G,B, or input.layer's, or the only layer with
+/// R,G,B, or a grey channel. Throws KeyError for an input.layer the file lacks, InputError when nothing fits.
+void assign_channels(PlateInfo& p, const std::string& layer) {
     const OIIO::ImageSpec& spec = p.file_spec;
     p.r = p.g = p.b = p.a = -1;
     p.own_depth.clear();
@@ -138,15 +146,18 @@ void assign_channels(PlateInfo& p) {
     for (int c = 0; c < spec.nchannels; ++c)
         if (is_depth_name(names[c].base)) (in_view(c) ? p.own_depth : p.other_depth).push_back(c);
 
-    p.r = find({"R", "r", "red"});
-    p.g = find({"G", "g", "green"});
-    p.b = find({"B", "b", "blue"});
     p.a = find({"A", "a", "alpha"});
     if (p.a < 0 && p.views.empty() && spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels)
         p.a = spec.alpha_channel;
-    if (p.r >= 0 && p.g >= 0 && p.b >= 0) return;
+    if (layer.empty()) {
+        p.r = find({"R", "r", "red"});
+        p.g = find({"G", "g", "green"});
+        p.b = find({"B", "b", "blue"});
+        if (p.r >= 0 && p.g >= 0 && p.b >= 0) return;
+    }
 
-    // One named layer holding R,G,B (e.g. "rgba.R", "beauty.R"): use it when it is the only one.
+    // Named layers holding R,G,B (e.g. "rgba.R", "beauty.R", "ViewLayer.DiffCol.R"): input.layer picks one;
+    // without it, the only one is used.
     std::vector<std::string> layers;
     for (int c = 0; c < spec.nchannels; ++c) {
         if (!in_view(c)) continue;
@@ -161,12 +172,18 @@ void assign_channels(PlateInfo& p) {
         }
         if (g && b) layers.push_back(layer);
     }
-    if (layers.size() == 1) {
-        const std::string L = layers.front();
+    if (!layer.empty() && std::find(layers.begin(), layers.end(), layer) == layers.end())
+        throw bad_key("input.layer '" + layer + "': no layer of that name holds R,G,B (" +
+                      (layers.empty() ? std::string("the file has no such layer") : "layers: " + join(layers)) + ")");
+    if (!layer.empty() || layers.size() == 1) {
+        const std::string L = layer.empty() ? layers.front() : layer;
+        const int bare_a = p.a;
+        p.a = -1;
         p.r = find({(L + ".R").c_str()});
         p.g = find({(L + ".G").c_str()});
         p.b = find({(L + ".B").c_str()});
-        if (p.a < 0) p.a = find({(L + ".A").c_str()});
+        p.a = find({(L + ".A").c_str()});
+        if (p.a < 0) p.a = bare_a;
         return;
     }
 
@@ -187,7 +204,8 @@ void assign_channels(PlateInfo& p) {
     } else {
         throw InputError("no R,G,B or Y channels to make an image of among " + std::to_string(spec.nchannels) +
                          " channels (" + join(spec.channelnames) + ")" +
-                         (layers.size() > 1 ? "; several layers hold R,G,B: " + join(layers) : ""));
+                         (layers.size() > 1 ? "; several layers hold R,G,B (" + join(layers) + "): set input.layer "
+                                              "to the one the model should see" : ""));
     }
 }
 
@@ -299,11 +317,6 @@ bool has_chroma_channels(const OIIO::ImageSpec& spec) {
     return ry && by;
 }
 
-/// A part/view the job asks for that the file lacks (a ConfigError when probing, an InputError per frame).
-struct KeyError {
-    std::string message;
-};
-KeyError bad_key(const std::string& message) { return KeyError{message}; }
 
 /// The header work shared by probe_plate and read_plate. Returns the open OIIO input (null for a
 /// luminance/chroma file, which is read through OpenEXR). Errors are thrown without the frame prefix.
@@ -422,7 +435,7 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const JobC
         read_luminance_chroma(info, nullptr);
         return nullptr;
     }
-    assign_channels(info);
+    assign_channels(info, job.layer);
     return in;
 }
 

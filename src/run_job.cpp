@@ -128,6 +128,12 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     log_info("plate ", plate.describe());
     ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
     log_info(describe_output(plate, job.output));
+    // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
+    // them, stay lossless.
+    if (job.output.compression == Compression::Dwaa && job.output.channels != OutputChannels::Depth)
+        log_warning("output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
+                    "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
+                    "for a bit-exact passthrough");
     ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract());
     // A fixed-size (traced) model is tried at its one size; any other at a small size (64 px rounded up to
     // its multiple), which catches a file that is not a depth model without paying for a full-size forward
@@ -162,7 +168,7 @@ void prepare(const JobContext& ctx, FrameWork& w) {
         w.result.times.color_ms = ms_since(t0);
         t0 = Clock::now();
         w.plan = ReformatPlan::make(w.plate->width(), w.plate->height(), ctx.job.model.size, ctx.contract());
-        w.input = w.plan.to_model_input(rgb, &w.result.clamped_values);
+        w.input = w.plan.to_model_input(rgb);   // already finite and in 0-1: the colour stage clamped and counted
         w.result.times.reformat_ms = ms_since(t0);
         if (!w.write) w.plate.reset();  // warm-up frames only need the model input
     } catch (const Error& e) {
@@ -418,7 +424,6 @@ void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report) 
                  std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ", std::lround(t.write_ms),
                  w.result.nonfinite_pixels ? ", " + std::to_string(w.result.nonfinite_pixels) + " NaN/Inf plate pixels replaced by 0" : "",
                  w.result.out_of_range_pixels ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" + option_name(ctx.color->hdr()) + ")" : "",
-                 w.result.clamped_values ? ", " + std::to_string(w.result.clamped_values) + " input values clamped" : "",
                  w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
     }
     report.frames.push_back(w.result);
@@ -574,7 +579,8 @@ void write_report_json(const JobReport& r, const std::string& path) {
     for (const FrameResult& f : r.frames)
         frames.push_back({{"frame", f.frame}, {"status", exit_code_name(f.status)}, {"message", f.message},
                           {"input", f.input_path}, {"output", f.output_path}, {"times", stages(f.times)},
-                          {"input_values_clamped", f.clamped_values}, {"depth_values_clamped", f.depth_clamped}});
+                          {"nonfinite_plate_pixels", f.nonfinite_pixels}, {"out_of_range_pixels", f.out_of_range_pixels},
+                          {"depth_values_clamped", f.depth_clamped}});
     const json j = {{"rendered", r.rendered}, {"skipped", r.skipped}, {"failed", r.failed},
                     {"exit_code", static_cast<int>(r.exit_code)}, {"wall_s", r.wall_s},
                     {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0}, {"device", r.device},

@@ -7,6 +7,8 @@
 //   input.colorspace   OCIO colorspace of the plate, or "auto" (from the file type)      default auto
 //   input.part         EXR part (subimage) index or name                                 default 0
 //   input.view         multi-view EXR view name (e.g. "left")                           default: the part's
+//   input.layer        the layer whose R,G,B the model sees (e.g. "ViewLayer.DiffCol")   default: bare R,G,B,
+//                      else the only layer holding R,G,B (several: an input error listing them)
 //   output.path        output path pattern (.exr)                                        required
 //   output.overwrite   "error" | "skip" | "overwrite"                                    default error
 //   output.compression "zip" | "zips" | "piz" | "dwaa" | "none"                          default zip
@@ -81,7 +83,7 @@ struct ProcessingSize {
     enum class Mode { Model, ShortSide, Plate, Explicit };
     Mode mode = Mode::Model;
     int short_side_px = 0;             ///< Mode::ShortSide: the plate's short side becomes this (px)
-    int width_px = 0, height_px = 0;   ///< Mode::Explicit
+    int width_px = 0, height_px = 0;   ///< Mode::Explicit: the job's [width, height] (the contract JSON is [H, W])
 };
 
 /// Contract fields a job may state for a model (all optional; set ones override the model's own).
@@ -90,7 +92,7 @@ struct ContractOverrides {
     std::optional<int> multiple;
     std::optional<DepthKind> kind;
     std::optional<std::string> units;
-    std::optional<int> width_px, height_px;  ///< model.input_size
+    std::optional<int> width_px, height_px;  ///< model.input_size, written [width, height] in the job
     std::optional<bool> fixed_size;
     bool any() const { return colorspace || multiple || kind || units || width_px || fixed_size; }
 };
@@ -104,6 +106,7 @@ struct JobConfig {
         std::string colorspace = "auto";
         std::string part = "0";         ///< subimage index ("0", "2") or part name
         std::string view;               ///< multi-view EXR view name; "" = the part as it is
+        std::string layer;              ///< the layer whose R,G,B the model sees ("ViewLayer.DiffCol"); "" = auto
     } input;
 
     struct Output {

@@ -30,7 +30,10 @@ struct ModelContract {
     std::string name;                 ///< short model name, e.g. "fastdepth-nyu"
     std::string colorspace = "sRGB";  ///< OCIO colorspace (or alias) of the model's RGB input
     int multiple = 1;                 ///< H and W fed to the model are multiples of this (px)
-    int height = 0, width = 0;        ///< trained / suggested processing size in px (0 = not stated)
+    /// Trained / suggested processing size in px (0 = not stated). Sizes in code are width x height
+    /// everywhere; the contract JSON alone writes input.size as [height, width] (PyTorch's [..., H, W]
+    /// order); the job writes [width, height] (model.size, model.input_size).
+    int height = 0, width = 0;
     bool fixed_size = false;          ///< the module accepts only height x width (a traced module)
     DepthKind kind = DepthKind::RelativeInverseDepth;
     std::string units;                                ///< "m" for metric depth, "" otherwise

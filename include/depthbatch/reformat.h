@@ -48,7 +48,9 @@ struct ReformatPlan {
 
     /// Packed float RGB over the data window (plate_width x plate_height) -> the model input.
     /// Values are clamped to [0,1] (the model's range; the count of clamped values is returned in
-    /// `out_of_range` when not null) and NaN/Inf become 0.
+    /// `out_of_range` when not null) and NaN/Inf become 0. In run_job this is a guard only: the colour stage
+    /// (ColorTransform::apply) is the one place where NaN/Inf are replaced and values clamped into 0-1, and
+    /// counted for the frame's log line; its output passes here unchanged (the resize filter averages).
     ModelInput to_model_input(const OIIO::ImageBuf& rgb, long* out_of_range = nullptr) const;
 
     /// Model output -> a 1-channel float32 ImageBuf of plate_width x plate_height (origin 0,0).

@@ -31,7 +31,6 @@ struct FrameResult {
     std::string message;              ///< empty when Ok
     std::string input_path, output_path;
     StageTimes times;
-    long clamped_values = 0;          ///< model-input values outside [0,1] that were clamped
     long nonfinite_pixels = 0;        ///< plate pixels with NaN/Inf in R,G,B, replaced by 0 before the colour stage
     long out_of_range_pixels = 0;     ///< plate pixels outside [0,1] after the colour stage (clamped into it)
     size_t depth_clamped = 0;         ///< written depth values clamped by the convention (normalized, clip)

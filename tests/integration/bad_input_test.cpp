@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,6 +144,74 @@ TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
     r = run_cli({s.job().string(), "--threads", "0x10"});
     EXPECT_EQ(r.exit_code, kConfig) << r.output;
     EXPECT_TRUE(contains(r.output, "pipeline.threads")) << r.output;
+}
+
+// Issue 13: a full disk names what the OS said and the path; the frame already there is intact, no
+// temporary is left. A 64 KiB tmpfs stands in for the full disk (needs root, as CI runs; else skipped).
+TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
+    Scene s;
+    const fs::path full = s.dir / "full";
+    fs::create_directories(full);
+    if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + full.string() + "' 2>/dev/null").c_str()) != 0)
+        GTEST_SKIP() << "cannot mount a small tmpfs here (not root?): the full-disk case is not exercised";
+    struct Unmount {
+        fs::path dir;
+        ~Unmount() { (void)std::system(("umount '" + dir.string() + "'").c_str()); }
+    } unmount{full};
+    write_file(full / "d.1001.exr", "an older frame");
+    // 1024x1024 float depth + RGB does not fit in what is left of 64 KiB.
+    write_image(s.dir / "big.1001.exr", 1024, 1024, {"R", "G", "B"}, "float", [](int x, int y, int) { return (x ^ y) / 1024.0f; });
+    write_image(s.dir / "big.1002.exr", 1024, 1024, {"R", "G", "B"}, "float", [](int x, int y, int) { return (x ^ y) / 1024.0f; });
+    const auto r = run_cli({write_job(s.dir / "full.yaml", "input: {path: big.####.exr, colorspace: sRGB}\n"
+                                                            "model: {path: pmean.pt, size: plate}\n"
+                                                            "output: {path: full/d.####.exr, overwrite: skip}\n").string()});
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_TRUE(contains(r.output, "No space left on device")) << r.output;
+    EXPECT_TRUE(contains(r.output, (full / "d.1002.exr").string())) << r.output;
+    EXPECT_EQ(list_dir(full), (std::vector<std::string>{"d.1001.exr"})) << "no temporary, no partial frame";
+    EXPECT_EQ(read_bytes(full / "d.1001.exr"), "an older frame");
+}
+
+// Issue 13: a plate with several colour layers (Blender's ViewLayer.Combined and ViewLayer.DiffCol): without
+// input.layer an input error listing the layers and naming the key; with it, the model sees that layer.
+TEST(BadInput, SeveralColourLayersNeedInputLayer) {
+    TempDir dir;
+    write_p_mean(dir / "pmean.pt");
+    const std::vector<std::string> names = {"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B",
+                                            "ViewLayer.Combined.A", "ViewLayer.DiffCol.R", "ViewLayer.DiffCol.G",
+                                            "ViewLayer.DiffCol.B"};
+    // Combined is 0.2 everywhere, DiffCol (0.3, 0.6, 0.9): P-mean gives 0.2 or 0.6.
+    const float values[] = {0.2f, 0.2f, 0.2f, 1.0f, 0.3f, 0.6f, 0.9f};
+    write_image(dir / "p.1001.exr", 16, 8, names, "float", [&](int, int, int c) { return values[c]; });
+    const std::string job = "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
+                            "output: {path: out/d.####.exr}\n";
+    auto r = run_cli({write_job(dir / "job.yaml", job).string()});
+    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_TRUE(contains(r.output, "ViewLayer.Combined, ViewLayer.DiffCol") ||
+                contains(r.output, "ViewLayer.Combined,ViewLayer.DiffCol")) << r.output;
+    EXPECT_TRUE(contains(r.output, "input.layer")) << r.output;
+    r = run_cli({(dir / "job.yaml").string(), "--set", "input.layer=ViewLayer.DiffCol"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "out/d.1001.exr", 3, 2), 0.6f, 1e-5);
+    r = run_cli({(dir / "job.yaml").string(), "--set", "input.layer=ViewLayer.Combined", "--overwrite"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "out/d.1001.exr", 3, 2), 0.2f, 1e-5);
+    r = run_cli({(dir / "job.yaml").string(), "--set", "input.layer=ViewLayer.Spec", "--overwrite"});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "input.layer 'ViewLayer.Spec'") && contains(r.output, "ViewLayer.DiffCol")) << r.output;
+}
+
+// Issue 13: dwaa is lossy on half R, G, B: one warning per job, saying depth.Z stays lossless.
+TEST(BadInput, DwaaCompressionWarnsOnceThatItIsLossy) {
+    Scene s;
+    const auto r = run_cli({s.job().string(), "--set", "output.compression=dwaa"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    size_t count = 0;
+    for (size_t at = r.output.find("dwaa is lossy"); at != std::string::npos; at = r.output.find("dwaa is lossy", at + 1)) ++count;
+    EXPECT_EQ(count, 1u) << r.output;
+    EXPECT_TRUE(contains(r.output, "depth.Z is float and stays lossless")) << r.output;
+    const auto z = run_cli({s.job().string(), "--overwrite"});
+    EXPECT_FALSE(contains(z.output, "lossy")) << z.output;
 }
 
 // CASES.md 9: a Git LFS pointer, half a .pt, an empty file, a directory: model exit code before any

@@ -28,8 +28,9 @@ int to_int(const std::string& text, const std::string& item) {
 }  // namespace
 
 std::vector<int> parse_frame_spec(const std::string& spec) {
+    constexpr long long kMaxFrames = 1'000'000;
     static const std::regex item_re(R"(^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*(?:[xX]\s*(\d+))?)?\s*$)");
-    std::set<int> frames;
+    std::vector<int> frames;   // sorted and made unique at the end
     std::stringstream ss(spec);
     std::string item;
     bool any = false;
@@ -45,12 +46,17 @@ std::vector<int> parse_frame_spec(const std::string& spec) {
         if (last < first)
             throw ConfigError("frame spec '" + spec + "': range '" + item + "' ends before it starts");
         if (step < 1) throw ConfigError("frame spec '" + spec + "': step in '" + item + "' must be >= 1");
-        if ((static_cast<long long>(last) - first) / step > 10'000'000)
-            throw ConfigError("frame spec '" + spec + "': range '" + item + "' is too long");
-        for (long long f = first; f <= last; f += step) frames.insert(static_cast<int>(f));
+        // A bound on the whole spec, not per item: "1-999999,1-999999x2,..." must not take gigabytes either.
+        // A million frames is over eleven hours at 24 fps.
+        if ((static_cast<long long>(last) - first) / step + 1 + static_cast<long long>(frames.size()) > kMaxFrames)
+            throw ConfigError("frame spec '" + spec + "': range '" + item + "' makes more than " +
+                              std::to_string(kMaxFrames) + " frames");
+        for (long long f = first; f <= last; f += step) frames.push_back(static_cast<int>(f));
     }
     if (!any || frames.empty()) throw ConfigError("frame spec '" + spec + "' names no frames");
-    return {frames.begin(), frames.end()};
+    std::sort(frames.begin(), frames.end());
+    frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
+    return frames;
 }
 
 std::string format_frame_spec(const std::vector<int>& frames) {

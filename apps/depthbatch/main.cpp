@@ -128,6 +128,11 @@ int main(int argc, char** argv) {
     // OMP_WAIT_POLICY=PASSIVE made a 24-frame FastDepth render 1.45x faster (bench/README.md). libgomp
     // reads the variable when it is loaded, before main(), so set it and re-execute once. A user's own
     // OMP_WAIT_POLICY is respected.
+    // oneDNN (LibTorch's CPU convolutions) caches 1024 primitives by default, one set per input shape: plates
+    // whose data window changes every frame (renderers' autocrop) grew peak memory 2.4x over 60 frames
+    // (bench/shapes). 128 holds the primitives of a network or two at one shape, so a fixed-size job keeps its
+    // speed and memory stays bounded. Read when the first primitive is made; a user's own value is respected.
+    if (!std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY")) ::setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "128", 1);
     if (!std::getenv("OMP_WAIT_POLICY")) {
         ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
         ::execv("/proc/self/exe", argv);  // returns only on failure: then carry on with the default policy

@@ -15,7 +15,8 @@
 namespace depthbatch {
 
 /// Parse a frame spec into sorted, unique frame numbers.
-/// Throws ConfigError naming the offending item (empty spec, reversed range, step < 1, junk).
+/// Throws ConfigError naming the offending item (empty spec, reversed range, step < 1, junk, more than
+/// 1,000,000 frames in all).
 std::vector<int> parse_frame_spec(const std::string& spec);
 
 /// Format frames back as a compact spec ("1001-1010x3,1020"), for logs and metadata.

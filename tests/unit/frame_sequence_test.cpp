@@ -310,3 +310,16 @@ TEST(FramesOnDisk, EmptyFolderGivesNoFrames) {
     TempDir dir;
     EXPECT_TRUE(FrameSequence((dir.path / "p.####.exr").string()).frames_on_disk().empty());
 }
+
+// Found by scripts/fuzz (issue 13): "1-99999999" in several items took gigabytes and minutes. A spec names
+// at most a million frames in all (over eleven hours at 24 fps); more is a config error naming the item.
+TEST(FrameSpec, AtMostAMillionFramesInAll) {
+    EXPECT_EQ(parse_frame_spec("1-1000000").size(), 1000000u);
+    EXPECT_EQ(parse_frame_spec("1-2000000x2").size(), 1000000u);
+    const std::string one = expect_error<ConfigError>([] { parse_frame_spec("1-1000001"); });
+    EXPECT_TRUE(contains(one, "range '1-1000001' makes more than 1000000 frames")) << one;
+    const std::string sum = expect_error<ConfigError>([] { parse_frame_spec("1-600000,700001-1300000"); });
+    EXPECT_TRUE(contains(sum, "'700001-1300000'")) << sum;
+    const std::string huge = expect_error<ConfigError>([] { parse_frame_spec("-1073741823-1073741823"); });
+    EXPECT_TRUE(contains(huge, "more than 1000000 frames")) << huge;
+}

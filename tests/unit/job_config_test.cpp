@@ -53,6 +53,7 @@ const std::string kFullYaml = lines({
     "  colorspace: ACEScg",
     "  part: beauty",
     "  view: left",
+    "  layer: ViewLayer.DiffCol",
     "output:",
     "  path: ../depth/sh010_depth.%04d.exr",
     "  overwrite: skip",
@@ -106,6 +107,7 @@ const std::string kFullToml = lines({
     "colorspace = \"ACEScg\"",
     "part = \"beauty\"",
     "view = \"left\"",
+    "layer = \"ViewLayer.DiffCol\"",
     "",
     "[output]",
     "path = \"../depth/sh010_depth.%04d.exr\"",
@@ -170,6 +172,7 @@ void expect_full_job(const JobConfig& j) {
     EXPECT_EQ(j.input.colorspace, "ACEScg");
     EXPECT_EQ(j.input.part, "beauty");
     EXPECT_EQ(j.input.view, "left");
+    EXPECT_EQ(j.input.layer, "ViewLayer.DiffCol");
     EXPECT_EQ(j.output.path, "/jobs/show/depth/sh010_depth.%04d.exr");
     EXPECT_EQ(j.output.overwrite, OverwritePolicy::Skip);
     EXPECT_EQ(j.output.compression, Compression::Piz);
@@ -243,6 +246,7 @@ TEST(JobConfig, YamlAndTomlGiveEqualFields) {
     EXPECT_EQ(y.input.colorspace, t.input.colorspace);
     EXPECT_EQ(y.input.part, t.input.part);
     EXPECT_EQ(y.input.view, t.input.view);
+    EXPECT_EQ(y.input.layer, t.input.layer);
     EXPECT_EQ(y.output.path, t.output.path);
     EXPECT_EQ(y.output.overwrite, t.output.overwrite);
     EXPECT_EQ(y.output.compression, t.output.compression);
@@ -502,7 +506,7 @@ TEST(JobConfigErrors, UnknownKeyToml) {
                                       "toml");
     EXPECT_TRUE(contains(msg, "job.toml:3:")) << msg;
     EXPECT_TRUE(contains(msg, "'input.fps'")) << msg;
-    EXPECT_TRUE(contains(msg, "colorspace, frames, part, path, view")) << msg;
+    EXPECT_TRUE(contains(msg, "colorspace, frames, layer, part, path, view")) << msg;
 }
 
 TEST(JobConfigErrors, UnknownSection) {
@@ -867,4 +871,13 @@ TEST(JobConfig, PathsWithControlCharactersAreRefused) {
     const std::string set = job_error(lines({"input:", "  path: p.####.exr", "output:", "  path: d.####.exr"}), "yaml",
                                       {"color.config=/studio/\x01ocio"});
     EXPECT_TRUE(contains(set, "key 'color.config'") && contains(set, "\\x01")) << set;
+}
+
+// Found by scripts/fuzz (issue 13): a TOML table header holding non-UTF-8 bytes ("[\xff\xff\xff\x10el]") trips an
+// assertion inside toml++ when it is built with assertions on; the release build must answer with a config
+// error naming the file, never crash or accept it.
+TEST(JobConfig, MalformedTomlTableHeaderIsAConfigError) {
+    const std::string text = "[input]\npath = 'p.####.exr'\n[output]\npath = 'd.####.exr'\n\n\xff\xff\xff\x10" "el]\npath = 'x'\n";
+    const std::string msg = job_error(text, "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:")) << msg;
 }

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -127,12 +128,57 @@ YAML::Node toml_to_yaml(const toml::node& node, const std::string& key, Tree& tr
     return YAML::Node(s.str());
 }
 
+/// TOML allows characters beyond ASCII only inside strings and comments. toml++ 3.x reaches
+/// TOML_UNREACHABLE (undefined behaviour in a release build) on some of them elsewhere, e.g. a stray 'é' or
+/// 'â' after a key (found by scripts/fuzz): refuse those first, naming the line.
+void check_toml_bytes(const std::string& text, const std::string& origin) {
+    enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Code;
+    int line = 1;
+    const auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        if (ch == '\n') {
+            ++line;
+            if (in != In::MultiBasic && in != In::MultiLiteral) in = In::Code;  // (unterminated: toml++ says so)
+            continue;
+        }
+        switch (in) {
+        case In::Code:
+            if (ch == '#') in = In::Comment;
+            else if (at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
+            else if (at(i, "'''")) in = In::MultiLiteral, i += 2;
+            else if (ch == '"') in = In::Basic;
+            else if (ch == '\'') in = In::Literal;
+            else if (static_cast<unsigned char>(ch) >= 0x80)
+                throw ConfigError(origin + ":" + std::to_string(line) + ": TOML syntax error: a character beyond ASCII "
+                                  "outside a string or comment (quote the value: path = 'plate.####.exr')");
+            break;
+        case In::Comment: break;
+        case In::Basic:
+            if (ch == '\\') ++i;
+            else if (ch == '"') in = In::Code;
+            break;
+        case In::Literal:
+            if (ch == '\'') in = In::Code;
+            break;
+        case In::MultiBasic:
+            if (ch == '\\') ++i;
+            else if (at(i, "\"\"\"")) in = In::Code, i += 2;
+            break;
+        case In::MultiLiteral:
+            if (at(i, "'''")) in = In::Code, i += 2;
+            break;
+        }
+    }
+}
+
 Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin,
                 const std::string& base_dir) {
     Tree tree;
     tree.origin = origin;
     tree.base_dir = base_dir;
     if (format == "toml") {
+        check_toml_bytes(text, origin);
         try {
             toml::table table = toml::parse(text, origin);
             tree.root = toml_to_yaml(table, "", tree);

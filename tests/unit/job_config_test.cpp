@@ -881,3 +881,19 @@ TEST(JobConfig, MalformedTomlTableHeaderIsAConfigError) {
     const std::string msg = job_error(text, "toml");
     EXPECT_TRUE(contains(msg, "job.toml:")) << msg;
 }
+
+// Found by scripts/fuzz (issue 13): a character beyond ASCII outside a TOML string ("ze\u00e2rx" as a bare
+// key) reached TOML_UNREACHABLE inside toml++ 3.3 (undefined behaviour in release code). It is a syntax
+// error naming the line; inside strings and comments such characters are fine.
+TEST(JobConfig, NonAsciiOutsideTomlStringsIsASyntaxError) {
+    const std::string base = "[input]\npath = 'p.####.exr'\n[output]\npath = 'd.####.exr'\n";
+    for (const std::string bad : {std::string("ze\xc3\xa2rx\nm"), std::string("[model]\npath = plate_\xc3\xa9.pt\n"),
+                                  std::string("[model]\npath = \xe2\x80\x98x.pt\xe2\x80\x99\n")}) {
+        const std::string msg = job_error(base + bad, "toml");
+        EXPECT_TRUE(contains(msg, "job.toml:5") || contains(msg, "job.toml:6")) << msg;
+        EXPECT_TRUE(contains(msg, "beyond ASCII outside a string or comment")) << msg;
+    }
+    const JobConfig ok = toml(base + "# caf\xc3\xa9 \xe2\x80\x98quotes\xe2\x80\x99\n[model]\ncolorspace = \"caf\xc3\xa9\"\n"
+                                     "kind = '''metric_depth'''\n");
+    EXPECT_EQ(*ok.model.contract.colorspace, "caf\xc3\xa9");
+}

@@ -95,9 +95,14 @@ FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
     const std::smatch& m = *begin;
     if (m[1].matched) padding_ = static_cast<int>(m[1].length());
     else if (m[2].matched) padding_ = static_cast<int>(m[2].length());
-    else if (m[4].matched) padding_ = std::stoi(m[4]);
-    else if (m[5].matched && m[5].length()) padding_ = std::stoi(m[5]);
-    else padding_ = 0;
+    else if (m[4].matched || (m[5].matched && m[5].length())) {
+        // "%0123456789012d" or "$F99999999999" (found by scripts/fuzz: std::stoi threw out_of_range, an
+        // "unexpected" exit 5): more than two significant digits is too wide, refused just below.
+        const std::string digits = m[4].matched ? m[4].str() : m[5].str();
+        const size_t significant = digits.find_first_not_of('0');
+        padding_ = significant == std::string::npos ? 0 : digits.size() - significant > 2 ? 99 : std::stoi(digits);
+    } else
+        padding_ = 0;
     if (padding_ > 16) throw ConfigError("path pattern '" + pattern + "': padding over 16 digits");
     prefix_ = pattern.substr(0, name_start) + m.prefix().str();
     suffix_ = m.suffix();

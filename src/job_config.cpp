@@ -134,39 +134,46 @@ YAML::Node toml_to_yaml(const toml::node& node, const std::string& key, Tree& tr
 void check_toml_bytes(const std::string& text, const std::string& origin) {
     enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Code;
     int line = 1;
+    // A quote opens a string only where TOML allows one (line start, after '=', '[', ',', '{' or '.'):
+    // in `x =0"é"` toml++ reads a bare value, so the 'é' is outside any string.
+    char last = '\n';
     const auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
     for (size_t i = 0; i < text.size(); ++i) {
         const char ch = text[i];
         if (ch == '\n') {
             ++line;
+            last = '\n';
             if (in != In::MultiBasic && in != In::MultiLiteral) in = In::Code;  // (unterminated: toml++ says so)
             continue;
         }
         switch (in) {
-        case In::Code:
+        case In::Code: {
+            const bool opens = last != '\0' && std::strchr("\n=[,{.", last) != nullptr;
+            if (ch != ' ' && ch != '\t') last = ch;
             if (ch == '#') in = In::Comment;
-            else if (at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
-            else if (at(i, "'''")) in = In::MultiLiteral, i += 2;
-            else if (ch == '"') in = In::Basic;
-            else if (ch == '\'') in = In::Literal;
+            else if (opens && at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
+            else if (opens && at(i, "'''")) in = In::MultiLiteral, i += 2;
+            else if (opens && ch == '"') in = In::Basic;
+            else if (opens && ch == '\'') in = In::Literal;
             else if (static_cast<unsigned char>(ch) >= 0x80)
                 throw ConfigError(origin + ":" + std::to_string(line) + ": TOML syntax error: a character beyond ASCII "
                                   "outside a string or comment (quote the value: path = 'plate.####.exr')");
             break;
+        }
         case In::Comment: break;
         case In::Basic:
             if (ch == '\\') ++i;
-            else if (ch == '"') in = In::Code;
+            else if (ch == '"') in = In::Code, last = ch;
             break;
         case In::Literal:
-            if (ch == '\'') in = In::Code;
+            if (ch == '\'') in = In::Code, last = ch;
             break;
         case In::MultiBasic:
             if (ch == '\\') ++i;
-            else if (at(i, "\"\"\"")) in = In::Code, i += 2;
+            else if (at(i, "\"\"\"")) in = In::Code, i += 2, last = '"';
             break;
         case In::MultiLiteral:
-            if (at(i, "'''")) in = In::Code, i += 2;
+            if (at(i, "'''")) in = In::Code, i += 2, last = '\'';
             break;
         }
     }

@@ -19,7 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (frames.empty() || !std::is_sorted(frames.begin(), frames.end()) ||
             std::adjacent_find(frames.begin(), frames.end()) != frames.end())
             std::abort();
-        if (depthbatch::parse_frame_spec(depthbatch::format_frame_spec(frames)) != frames) std::abort();
+        // The round trip is checked on specs of up to 10,000 frames: longer ones cost milliseconds each and
+        // would starve the search (their bound is a unit test, FrameSpec.AtMostAMillionFramesInAll).
+        if (frames.size() <= 10000 && depthbatch::parse_frame_spec(depthbatch::format_frame_spec(frames)) != frames)
+            std::abort();
     } catch (const depthbatch::ConfigError&) {
     }
     try {

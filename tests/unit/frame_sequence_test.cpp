@@ -323,3 +323,14 @@ TEST(FrameSpec, AtMostAMillionFramesInAll) {
     const std::string huge = expect_error<ConfigError>([] { parse_frame_spec("-1073741823-1073741823"); });
     EXPECT_TRUE(contains(huge, "more than 1000000 frames")) << huge;
 }
+
+// Found by scripts/fuzz (issue 13): a padding too wide for an int ("$F011101018014") threw std::out_of_range,
+// which the CLI reported as "unexpected" (exit 5). It is a config error naming the pattern.
+TEST(FramePattern, PaddingWiderThanAnIntIsAConfigError) {
+    for (const std::string p : {"sh-$F011101018014x.exr", "p.%099999999999d.exr", "p.%017d.exr"}) {
+        const std::string msg = expect_error<ConfigError>([&] { FrameSequence seq(p); });
+        EXPECT_TRUE(contains(msg, "padding over 16 digits")) << msg;
+    }
+    EXPECT_EQ(FrameSequence("p.$F0.exr").path(7), "p.7.exr");
+    EXPECT_EQ(FrameSequence("p.%0016d.exr").path(7), "p.0000000000000007.exr");
+}

@@ -897,3 +897,13 @@ TEST(JobConfig, NonAsciiOutsideTomlStringsIsASyntaxError) {
                                      "kind = '''metric_depth'''\n");
     EXPECT_EQ(*ok.model.contract.colorspace, "caf\xc3\xa9");
 }
+
+// Found by scripts/fuzz (issue 13), second round: `path =0"...\xec\xb3\xa7..."` is a bare value to toml++ (a quote
+// there opens no string), so the non-ASCII bytes are outside any string: the same syntax error.
+TEST(JobConfig, QuoteThatOpensNoTomlStringDoesNotHideNonAscii) {
+    const std::string msg = job_error("[input]\npath =0\"t4Ai\xec\xb3\xa7L1\"\n", "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:2: TOML syntax error: a character beyond ASCII")) << msg;
+    const JobConfig ok = toml("[input]\npath = \"pl\xc3\xa9.####.exr\"\n[output]\npath = 'd.####.exr'\n"
+                              "[depth]\npercentiles = [ 2, 98 ]  # caf\xc3\xa9\n");
+    EXPECT_TRUE(contains(ok.input.path, "pl\xc3\xa9.####.exr"));
+}

@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <cmath>
 #include <filesystem>
@@ -338,9 +340,11 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo) {
         std::error_code ec;
         while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
             existing = existing.parent_path();
-        if (!fs::is_directory(existing, ec) || ::access(existing.c_str(), W_OK) != 0)
-            throw RenderError("output folder " + dir.string() + ": cannot write in " + existing.string() +
-                              " (permission denied or not a folder)");
+        if (!fs::is_directory(existing, ec))
+            throw RenderError("output folder " + dir.string() + ": " + existing.string() + " is not a folder");
+        if (::access(existing.c_str(), W_OK) != 0)   // what the OS says: Permission denied, Read-only file system
+            throw RenderError("output folder " + dir.string() + ": cannot write in " + existing.string() + " (" +
+                              std::strerror(errno) + ")");
         if (f != todo.front() && dir == first_dir) break;   // one pattern: one folder, checked once
     }
 }

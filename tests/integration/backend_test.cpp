@@ -80,6 +80,14 @@ TEST(Backend, ModelTiedToCudaFailsCleanlyOnCpu) {
     EXPECT_NE(r.output.find("cuda_probe.pt"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("Exception raised from"), std::string::npos) << "no raw c10 trace\n" << r.output;
     EXPECT_FALSE(fs::exists(dir / "out"));
+    // Issue 13: the error is the line that matters plus the hint (it was ~1,500 characters of c10 text);
+    // the full text is in the -v log.
+    const size_t at = r.output.find("depthbatch: error: ");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    const std::string error_line = r.output.substr(at, r.output.find('\n', at) - at);
+    EXPECT_LT(error_line.size(), 800u) << error_line;
+    const auto v = run_cli({(dir / "job.yaml").string(), "-v"}, "CUDA_VISIBLE_DEVICES=");
+    EXPECT_NE(v.output.find("LibTorch said:"), std::string::npos) << v.output;
 }
 
 TEST(Backend, BatchedRenderEqualsSingleFrameRender) {

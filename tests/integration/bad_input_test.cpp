@@ -172,6 +172,23 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
     EXPECT_EQ(read_bytes(full / "d.1001.exr"), "an older frame");
 }
 
+// Issue 13: a read-only output folder is found before any frame is read, with the OS's own words.
+TEST(BadInput, ReadOnlyOutputFolderNamesTheOsError) {
+    Scene s;
+    const fs::path ro = s.dir / "ro";
+    fs::create_directories(ro);
+    if (std::system(("mount -t tmpfs -o ro,size=64k tmpfs '" + ro.string() + "' 2>/dev/null").c_str()) != 0)
+        GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root?): the read-only case is not exercised";
+    struct Unmount {
+        fs::path dir;
+        ~Unmount() { (void)std::system(("umount '" + dir.string() + "'").c_str()); }
+    } unmount{ro};
+    const auto r = run_cli({s.job().string(), "--output", (ro / "d.####.exr").string()});
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_TRUE(contains(r.output, "cannot write in " + ro.string() + " (Read-only file system)")) << r.output;
+    EXPECT_FALSE(contains(r.output, "frame 1001 ->")) << "no frame may be read first";
+}
+
 // Issue 13: a plate with several colour layers (Blender's ViewLayer.Combined and ViewLayer.DiffCol): without
 // input.layer an input error listing the layers and naming the key; with it, the model sees that layer.
 TEST(BadInput, SeveralColourLayersNeedInputLayer) {

@@ -33,6 +33,20 @@ struct Scene {
     std::vector<std::string> outputs() const { return list_dir(dir / "out"); }
 };
 
+/// A tmpfs mounted on `dir` (created) with mount options `options` while it lives: a full or read-only disk
+/// for tests. Needs root (as CI runs); `mounted` is false where the mount is refused.
+struct ScopedTmpfs {
+    fs::path dir;
+    bool mounted = false;
+    ScopedTmpfs(const fs::path& d, const std::string& options) : dir(d) {
+        fs::create_directories(dir);
+        mounted = std::system(("mount -t tmpfs -o " + options + " tmpfs '" + dir.string() + "' 2>/dev/null").c_str()) == 0;
+    }
+    ~ScopedTmpfs() {
+        if (mounted) (void)std::system(("umount '" + dir.string() + "'").c_str());
+    }
+};
+
 }  // namespace
 
 TEST(BadInput, MissingFrameInRangeFailsBeforeRendering) {
@@ -151,13 +165,8 @@ TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
 TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
     Scene s;
     const fs::path full = s.dir / "full";
-    fs::create_directories(full);
-    if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + full.string() + "' 2>/dev/null").c_str()) != 0)
-        GTEST_SKIP() << "cannot mount a small tmpfs here (not root?): the full-disk case is not exercised";
-    struct Unmount {
-        fs::path dir;
-        ~Unmount() { (void)std::system(("umount '" + dir.string() + "'").c_str()); }
-    } unmount{full};
+    const ScopedTmpfs mount(full, "size=64k");
+    if (!mount.mounted) GTEST_SKIP() << "cannot mount a small tmpfs here (not root?): the full-disk case is not exercised";
     write_file(full / "d.1001.exr", "an older frame");
     // 1024x1024 float depth + RGB does not fit in what is left of 64 KiB.
     write_image(s.dir / "big.1001.exr", 1024, 1024, {"R", "G", "B"}, "float", [](int x, int y, int) { return (x ^ y) / 1024.0f; });
@@ -176,13 +185,8 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
 TEST(BadInput, ReadOnlyOutputFolderNamesTheOsError) {
     Scene s;
     const fs::path ro = s.dir / "ro";
-    fs::create_directories(ro);
-    if (std::system(("mount -t tmpfs -o ro,size=64k tmpfs '" + ro.string() + "' 2>/dev/null").c_str()) != 0)
-        GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root?): the read-only case is not exercised";
-    struct Unmount {
-        fs::path dir;
-        ~Unmount() { (void)std::system(("umount '" + dir.string() + "'").c_str()); }
-    } unmount{ro};
+    const ScopedTmpfs mount(ro, "ro,size=64k");
+    if (!mount.mounted) GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root?): the read-only case is not exercised";
     const auto r = run_cli({s.job().string(), "--output", (ro / "d.####.exr").string()});
     EXPECT_EQ(r.exit_code, 5) << r.output;
     EXPECT_TRUE(contains(r.output, "cannot write in " + ro.string() + " (Read-only file system)")) << r.output;

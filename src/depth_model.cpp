@@ -1,4 +1,5 @@
 #include "depthbatch/depth_model.h"
+#include "depthbatch/sha256.h"
 #include "depth_model_test_seam.h"
 
 #include "depthbatch/error.h"

@@ -1,4 +1,5 @@
-#include "depthbatch/depth_model.h"
+#include "depthbatch/sha256.h"
+
 #include "depthbatch/error.h"
 
 #include <openssl/evp.h>
@@ -8,17 +9,13 @@
 #include <vector>
 
 namespace depthbatch {
-
-std::string sha256_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open to hash");
+namespace {
+/// Feeds a digest; `feed(update)` calls update(data, size) for each piece of input.
+template <class Feed>
+std::string digest_hex(Feed feed) {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-    std::vector<char> buf(1 << 20);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
-    }
+    feed([&ctx](const char* data, size_t size) { EVP_DigestUpdate(ctx.get(), data, size); });
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     EVP_DigestFinal_ex(ctx.get(), digest, &len);
@@ -29,6 +26,23 @@ std::string sha256_file(const std::string& path) {
         out += hex[digest[i] & 15];
     }
     return out;
+}
+}  // namespace
+
+std::string sha256_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot open to hash");
+    return digest_hex([&in](auto update) {
+        std::vector<char> buf(1 << 20);
+        while (in) {
+            in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+            if (in.gcount() > 0) update(buf.data(), static_cast<size_t>(in.gcount()));
+        }
+    });
+}
+
+std::string sha256_text(const std::string& bytes) {
+    return digest_hex([&bytes](auto update) { update(bytes.data(), bytes.size()); });
 }
 
 }  // namespace depthbatch

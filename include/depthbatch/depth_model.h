@@ -76,7 +76,4 @@ bool torch_has_cuda();
 /// Set LibTorch's intra-op thread count (0 = the number of cores) and return the value in force.
 int set_torch_threads(int threads);
 
-/// SHA-256 of a file as 64 lowercase hex digits (OpenSSL EVP). Throws InputError if unreadable.
-std::string sha256_file(const std::string& path);
-
 }  // namespace depthbatch

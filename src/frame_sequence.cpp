@@ -29,7 +29,7 @@ int to_int(const std::string& text, const std::string& item) {
 
 std::vector<int> parse_frame_spec(const std::string& spec) {
     constexpr long long kMaxFrames = 1'000'000;
-    static const std::regex item_re(R"(^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*(?:[xX]\s*(\d+))?)?\s*$)");
+    static const std::regex item_re(R"(^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*(?:[xX:]\s*(\d+))?)?\s*$)");
     std::vector<int> frames;   // sorted and made unique at the end
     std::stringstream ss(spec);
     std::string item;
@@ -39,7 +39,7 @@ std::vector<int> parse_frame_spec(const std::string& spec) {
         std::smatch m;
         if (!std::regex_match(item, m, item_re))
             throw ConfigError("frame spec '" + spec + "': cannot read item '" + item +
-                              "' (expected N, A-B or A-BxSTEP)");
+                              "' (expected N, A-B, A-BxSTEP or A-B:STEP)");
         int first = to_int(m[1], item);
         int last = m[2].matched ? to_int(m[2], item) : first;
         int step = m[3].matched ? to_int(m[3], item) : 1;
@@ -57,6 +57,24 @@ std::vector<int> parse_frame_spec(const std::string& spec) {
     std::sort(frames.begin(), frames.end());
     frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
     return frames;
+}
+
+std::vector<int> chunk_frames(const std::vector<int>& frames, int index, int count) {
+    if (count < 1 || index < 1 || index > count)
+        throw ConfigError("chunk " + std::to_string(index) + "/" + std::to_string(count) +
+                          ": expected I/N with 1 <= I <= N (the I-th of N chunks, counted from 1)");
+    const long long n = static_cast<long long>(frames.size());
+    const auto begin = static_cast<size_t>(n * (index - 1) / count);
+    const auto end = static_cast<size_t>(n * index / count);
+    return std::vector<int>(frames.begin() + static_cast<std::ptrdiff_t>(begin),
+                            frames.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+std::vector<int> frames_in_range(const std::vector<int>& frames, int first, int last) {
+    std::vector<int> out;
+    for (int f : frames)
+        if (f >= first && f <= last) out.push_back(f);
+    return out;
 }
 
 std::string format_frame_spec(const std::vector<int>& frames) {

@@ -4,7 +4,8 @@
 //   "####" (Nuke: one '#' per digit), "%04d" (printf), "$F4" (Houdini; "$F" = unpadded), "@@@@" (one '@'
 //   per digit). Padding is a minimum width: frame 10001 in a 4-digit pattern is "10001" (it grows, it
 //   never wraps), frame -5 is "-005" (printf semantics). A pattern holds exactly one token.
-// Frame specs: comma-separated items "1001", "1001-1100", "1001-1100x2" (every 2nd frame from the first);
+// Frame specs: comma-separated items "1001", "1001-1100", "1001-1100x2" (every 2nd frame from the first;
+//   "1001-1100:2" is the same, the step as Open Job Description's range expressions and Houdini write it);
 //   negative frames are allowed ("-10--1"). The result is sorted ascending without duplicates, so the
 //   output frame numbers are always the input frame numbers.
 #pragma once
@@ -18,6 +19,16 @@ namespace depthbatch {
 /// Throws ConfigError naming the offending item (empty spec, reversed range, step < 1, junk, more than
 /// 1,000,000 frames in all).
 std::vector<int> parse_frame_spec(const std::string& spec);
+
+/// The `index`-th of `count` contiguous chunks of `frames` (a farm task's share: `--chunk I/N`), counted
+/// from 1. Chunk sizes differ by at most one frame (chunk i holds frames[floor(n(i-1)/N), floor(ni/N)) of
+/// the n frames), so N chunks of n >= N frames are never empty and every frame is in exactly one chunk;
+/// with N > n some chunks are empty. Throws ConfigError unless 1 <= index <= count.
+std::vector<int> chunk_frames(const std::vector<int>& frames, int index, int count);
+
+/// The frames of `frames` from `first` to `last` inclusive (`--range`: a farm engine's <STARTFRAME> and
+/// <ENDFRAME>, which bound a chunk of the job's frame list without naming its step or holes).
+std::vector<int> frames_in_range(const std::vector<int>& frames, int first, int last);
 
 /// Format frames back as a compact spec ("1001-1010x3,1020"), for logs and metadata.
 std::string format_frame_spec(const std::vector<int>& frames);

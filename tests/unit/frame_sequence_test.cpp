@@ -334,3 +334,54 @@ TEST(FramePattern, PaddingWiderThanAnIntIsAConfigError) {
     EXPECT_EQ(FrameSequence("p.$F0.exr").path(7), "p.7.exr");
     EXPECT_EQ(FrameSequence("p.%0016d.exr").path(7), "p.0000000000000007.exr");
 }
+
+// Open Job Description writes a chunk's step with ':' ("1001-1015:2"); Houdini does too. Same frames as 'x'.
+TEST(ParseFrameSpec, ColonStepIsTheSameAsX) {
+    EXPECT_EQ(parse_frame_spec("1001-1015:2"), parse_frame_spec("1001-1015x2"));
+    EXPECT_EQ(parse_frame_spec("1001-1007:3,1010"), Frames({1001, 1004, 1007, 1010}));
+    EXPECT_EQ(parse_frame_spec("1001-1001"), Frames({1001}));   // a one-frame OpenJD chunk
+}
+
+// --chunk I/N: every frame in exactly one chunk, chunks contiguous and in order, sizes within one frame of each
+// other, for awkward counts and for stepped and holey frame lists.
+TEST(ChunkFrames, EveryFrameInExactlyOneChunkForAwkwardCounts) {
+    using depthbatch::chunk_frames;
+    const std::vector<Frames> shots = {parse_frame_spec("1001-1100"), parse_frame_spec("1001-1100x3"),
+                                       parse_frame_spec("1-7,20,30-33"), parse_frame_spec("-5-5"), Frames({1001})};
+    for (const Frames& shot : shots) {
+        for (int n : {1, 2, 3, 7, 10, 33, 34, 100, 101}) {
+            Frames joined;
+            size_t smallest = shot.size(), largest = 0;
+            for (int i = 1; i <= n; ++i) {
+                const Frames c = chunk_frames(shot, i, n);
+                joined.insert(joined.end(), c.begin(), c.end());
+                smallest = std::min(smallest, c.size());
+                largest = std::max(largest, c.size());
+            }
+            EXPECT_EQ(joined, shot) << format_frame_spec(shot) << " in " << n << " chunks";
+            EXPECT_LE(largest - smallest, 1u) << format_frame_spec(shot) << " in " << n << " chunks";
+            if (static_cast<size_t>(n) <= shot.size()) EXPECT_GE(smallest, 1u);
+        }
+    }
+    EXPECT_EQ(chunk_frames(parse_frame_spec("1001-1010"), 1, 3), Frames({1001, 1002, 1003}));
+    EXPECT_EQ(chunk_frames(parse_frame_spec("1001-1010"), 3, 3), Frames({1007, 1008, 1009, 1010}));
+    EXPECT_EQ(chunk_frames(parse_frame_spec("1001-1019x2"), 2, 2), Frames({1011, 1013, 1015, 1017, 1019}));
+}
+
+TEST(ChunkFrames, IndexOutsideOneToNIsAConfigError) {
+    using depthbatch::chunk_frames;
+    const Frames shot = parse_frame_spec("1-10");
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { chunk_frames(shot, 0, 3); }), "1 <= I <= N"));
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { chunk_frames(shot, 4, 3); }), "chunk 4/3"));
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { chunk_frames(shot, 1, 0); }), "chunk 1/0"));
+}
+
+// --range A-B (Deadline's <STARTFRAME>-<ENDFRAME>, OpenCue's #FRAME_START#-#FRAME_END#): the job's own frames
+// inside, so a stepped or holey job never renders a frame it does not have, and an end past the last frame
+// (an older cuebot's last chunk) adds nothing.
+TEST(FramesInRange, OnlyTheJobsFramesInsideTheRange) {
+    using depthbatch::frames_in_range;
+    EXPECT_EQ(frames_in_range(parse_frame_spec("1001-1019x2"), 1004, 1010), Frames({1005, 1007, 1009}));
+    EXPECT_EQ(frames_in_range(parse_frame_spec("1001-1010"), 1009, 1012), Frames({1009, 1010}));
+    EXPECT_EQ(frames_in_range(parse_frame_spec("1001-1010"), 900, 1000), Frames());
+}

@@ -1,0 +1,88 @@
+// depthbatch — putting a job on a render farm: job files for the engines studios run, and submission to
+// Slurm. depthbatch never schedules anything itself; every farm task runs
+//   depthbatch JOB --chunk I/N --skip-existing          (engines that index tasks: Slurm arrays, Tractor)
+//   depthbatch JOB --range START-END --skip-existing    (engines that hand out frame ranges: Deadline,
+//                                                         OpenCue; START/END are the engine's tokens)
+//   depthbatch JOB --frames RANGE --skip-existing       (Open Job Description: RANGE is a chunk's range
+//                                                         expression, e.g. 1001-1008 or 1001-1015:2)
+// after one `depthbatch stats JOB` task when the job uses sequence statistics (depth.normalize: sequence),
+// on which the frame tasks depend. README.md "On the farm" has each engine's files and commands.
+//
+// Engines and what is written in the output folder:
+//   slurm     render.sbatch (an array job, one task per chunk, indices 1..N: never frame numbers, since
+//             Slurm refuses indices >= MaxArraySize, 1001 by default), stats.sbatch
+//   openjd    job.template.yaml (jobtemplate-2023-09 + TASK_CHUNKING: a CHUNK[INT] frame parameter, contiguous
+//             chunks — non-contiguous for a job of every Nth frame, whose contiguous chunks would be one frame
+//             each — and optional targetRuntimeSeconds for adaptive chunking)
+//   deadline  job_info.job + plugin_info.job (CommandLine plugin, <STARTFRAME>/<ENDFRAME>), the same pair
+//             for the stats job, and submit.sh (deadlinecommand, chaining JobDependencies)
+//   opencue   opencue_submit.py (opencue-pyoutline: a Shell layer with #FRAME_START#/#FRAME_END#, chunked, after
+//             a one-frame stats layer; serialized with raw commands, use_pycuerun=False)
+//   tractor   job.alf (alfscript: a stats Task, then one Task per chunk)
+#pragma once
+
+#include "depthbatch/job_config.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace depthbatch {
+
+enum class FarmEngine { Slurm, OpenJD, Deadline, OpenCue, Tractor };
+
+/// The engine named `name` ("slurm", "openjd", "deadline", "opencue", "tractor"). Throws ConfigError.
+FarmEngine farm_engine_from_name(const std::string& name);
+const char* farm_engine_name(FarmEngine engine);
+
+struct SubmitOptions {
+    FarmEngine engine = FarmEngine::Slurm;
+    std::string job_path;                 ///< the job file, absolute (tasks on other hosts read it there)
+    std::vector<std::string> sets;        ///< --set overrides, passed on to every task
+    int chunk_size = 10;                  ///< frames per task (the last chunks may hold one fewer)
+    std::string out_dir;                  ///< where the engine's files (and Slurm's logs) go, absolute
+    std::string executable;               ///< the depthbatch the nodes run, absolute
+    std::string partition;                ///< Slurm partition ("" = the cluster's default)
+    int gpus_per_task = 0;                ///< Slurm --gpus-per-task (0 = none asked for)
+    int max_array_size = 0;               ///< Slurm MaxArraySize (0 = unknown: no limit applied)
+    double target_runtime_s = 0;          ///< OpenJD chunks.targetRuntimeSeconds (0 = fixed chunks)
+};
+
+/// How a job is cut for the farm.
+struct FarmPlan {
+    std::string name;                     ///< the job's name on the farm: the job file's stem
+    std::vector<int> frames;              ///< the shot's frames (input.frames, else what is on disk)
+    std::string output_path;              ///< the job's output.path pattern (Deadline's output folder)
+    int chunk_size = 0;                   ///< frames per chunk after any Slurm limit
+    int chunks = 0;                       ///< N in --chunk I/N: ceil(frames / chunk_size)
+    bool needs_stats = false;             ///< depth.normalize: sequence
+    std::string note;                     ///< a change the plan made to the options (chunk size raised to fit
+                                          ///< MaxArraySize), "" if none
+};
+
+/// Cut `job` into chunks of `options.chunk_size` frames. With options.max_array_size set (Slurm), when
+/// the chunks would need indices at or above it, the chunk size is raised to the smallest that fits and
+/// `note` says so with the numbers. Throws ConfigError for a chunk size < 1 and InputError when the shot
+/// has no frames.
+FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& options);
+
+/// The files to write for `plan` on options.engine: (file name inside options.out_dir, content), in the
+/// order they should be written. Throws ConfigError for a path that the engine's syntax cannot carry
+/// (e.g. a brace in a path for Tractor).
+std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& plan, const SubmitOptions& options);
+
+/// OpenJD's range expression for `frames` ("1001-1100:2,1200"): format_frame_spec with ':' for the step.
+std::string openjd_range_expression(const std::vector<int>& frames);
+
+/// Quote `text` for a POSIX shell ('...' with embedded quotes written as '\'').
+std::string shell_quote(const std::string& text);
+
+/// Slurm: MaxArraySize from `scontrol show config` (0 when scontrol cannot tell). Never throws.
+int slurm_max_array_size();
+
+/// Slurm: submit the written scripts with sbatch (stats first, the array job depending on it with
+/// --dependency=afterok) and return the job ids (stats id, or "", then the array job's id). Throws
+/// RenderError with sbatch's own message when a submission fails.
+std::pair<std::string, std::string> slurm_submit(const FarmPlan& plan, const SubmitOptions& options);
+
+}  // namespace depthbatch

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <set>
 #include <csignal>
 #include <unistd.h>
 
@@ -22,6 +24,17 @@ std::string host_name() {
     std::string h(name);
     std::replace(h.begin(), h.end(), '.', '_');  // dots separate the fields of the temporary's name
     return h;
+}
+
+// The temporaries of this process that are being written (for remove_live_temporaries).
+std::mutex g_live_mutex;
+std::set<std::string>& live_temporaries() {
+    static std::set<std::string> live;
+    return live;
+}
+void forget_live(const std::string& path) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    live_temporaries().erase(path);
 }
 
 bool same_bytes(const std::string& a, const std::string& b) {
@@ -38,13 +51,24 @@ TempFile::TempFile(const std::string& final_path) : final_(final_path) {
     path_ = (p.parent_path() / ("." + p.filename().string() + "." + host_name() + "." + std::to_string(::getpid()) +
                                 "." + std::to_string(counter++) + ".tmp"))
                 .string();
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    live_temporaries().insert(path_);
 }
 
 TempFile::~TempFile() {
     if (!path_.empty()) {
         std::error_code ec;
         fs::remove(path_, ec);
+        forget_live(path_);
     }
+}
+
+int remove_live_temporaries() {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    int removed = 0;
+    for (const std::string& path : live_temporaries()) removed += ::unlink(path.c_str()) == 0 ? 1 : 0;
+    live_temporaries().clear();
+    return removed;
 }
 
 TempFile::Result TempFile::publish(bool replace) {
@@ -52,6 +76,7 @@ TempFile::Result TempFile::publish(bool replace) {
         std::error_code ec;
         fs::rename(path_, final_, ec);
         if (ec) throw RenderError(final_ + ": cannot move the finished file into place: " + ec.message());
+        forget_live(path_);
         path_.clear();
         return Result::Published;
     }

@@ -32,6 +32,11 @@ private:
     std::string final_, path_;
 };
 
+/// Remove the temporaries this process is still writing (a stop request whose grace period ran out: the
+/// process exits next, so no frame in flight will be published). Safe from any thread, not from a signal
+/// handler. Returns how many were removed.
+int remove_live_temporaries();
+
 /// Remove hidden temporaries in `folder` left by depthbatch processes of this host that no longer run
 /// (a killed render). Those of other hosts (shared storage) and of live processes are left alone.
 /// Returns how many were removed.

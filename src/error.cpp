@@ -10,6 +10,7 @@ const char* exit_code_name(ExitCode code) noexcept {
     case ExitCode::Model: return "model";
     case ExitCode::Render: return "render";
     case ExitCode::OutputExists: return "output-exists";
+    case ExitCode::Partial: return "partial";
     case ExitCode::Interrupted: return "interrupted";
     }
     return "unknown";

@@ -6,6 +6,11 @@
 
 #include <OpenImageIO/imagebufalgo.h>
 #include <OpenImageIO/imageio.h>
+#include <OpenEXR/ImfHeader.h>
+#include <OpenEXR/ImfChannelList.h>
+#include <OpenEXR/ImfFrameBuffer.h>
+#include <OpenEXR/ImfInputFile.h>
+#include <OpenEXR/ImfStringAttribute.h>
 
 #include <algorithm>
 #include <atomic>
@@ -241,6 +246,44 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     if (tmp.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
         throw OutputExistsError(path + ": appeared while rendering (another task?) with different content; "
                                 "not overwritten");
+}
+
+std::string why_output_is_stale(const std::string& path, const std::string& settings_sha256,
+                                const std::string& model_sha256) {
+    try {
+        Imf::InputFile in(path.c_str());
+        if (!in.isComplete()) return "incomplete (pixel data missing: truncated, or still being written)";
+        // isComplete() trusts the chunk offset table, which a file cut short after it was written still holds
+        // whole. depthbatch writes scanlines in increasing order, so the last chunk lies at the end of the
+        // file: decoding the last scanline of depth.Z reads it and fails for any truncation.
+        const Imath::Box2i dw = in.header().dataWindow();
+        if (in.header().channels().findChannel("depth.Z")) {
+            std::vector<float> row(static_cast<size_t>(dw.max.x - dw.min.x + 1));
+            Imf::FrameBuffer fb;
+            fb.insert("depth.Z", Imf::Slice(Imf::FLOAT, reinterpret_cast<char*>(row.data() - dw.min.x), sizeof(float), 0));
+            in.setFrameBuffer(fb);
+            try {
+                in.readPixels(dw.max.y, dw.max.y);
+            } catch (const std::exception&) {
+                return "incomplete (its last scanlines cannot be read: truncated)";
+            }
+        }
+        const auto text = [&in](const char* name) -> std::string {
+            const auto* a = in.header().findTypedAttribute<Imf::StringAttribute>(name);
+            return a ? a->value() : std::string();
+        };
+        if (text("depthbatch/version").empty()) return "not written by depthbatch (no depthbatch metadata)";
+        const std::string settings = text("depthbatch/settings_sha256");
+        if (settings.empty())
+            return "written by depthbatch " + text("depthbatch/version") + ", which recorded no settings fingerprint";
+        if (text("depthbatch/model_sha256") != model_sha256)
+            return "written by another model (sha256 " + text("depthbatch/model_sha256").substr(0, 12) + ", this job's " +
+                   model_sha256.substr(0, 12) + ")";
+        if (settings != settings_sha256) return "written with other job settings (depthbatch/settings_sha256 differs)";
+        return "";
+    } catch (const std::exception& e) {
+        return std::string("not a readable OpenEXR file (") + e.what() + ")";
+    }
 }
 
 }  // namespace depthbatch

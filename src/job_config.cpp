@@ -44,6 +44,7 @@ DEPTHBATCH_OPTION_NAMES(DepthConvention, {DepthConvention::Raw, "raw"}, {DepthCo
                         {DepthConvention::Inverse, "inverse"}, {DepthConvention::Normalized, "normalized"})
 DEPTHBATCH_OPTION_NAMES(Normalization, {Normalization::Raw, "raw"}, {Normalization::Frame, "frame"},
                         {Normalization::Sequence, "sequence"}, {Normalization::Fixed, "fixed"})
+DEPTHBATCH_OPTION_NAMES(OnError, {OnError::Stop, "stop"}, {OnError::Continue, "continue"})
 #undef DEPTHBATCH_OPTION_NAMES
 
 template <class E>
@@ -63,7 +64,7 @@ const std::map<std::string, std::set<std::string>>& schema() {
         {"color", {"config", "hdr", "display", "view", "look"}},
         {"depth", {"kind", "normalize", "near_is", "near", "far", "percentiles", "stats_frames", "stats_file",
                    "stabilize", "stabilize_window", "focal_px"}},
-        {"pipeline", {"frames_in_flight", "threads", "report"}},
+        {"pipeline", {"frames_in_flight", "threads", "report", "summary", "on_error", "grace_s"}},
     };
     return s;
 }
@@ -520,7 +521,16 @@ void read_depth(const Reader& r, JobConfig& job) {
 void read_pipeline(const Reader& r, JobConfig& job) {
     if (r.has("pipeline.frames_in_flight")) job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
     if (r.has("pipeline.threads")) job.pipeline.threads = r.integer("pipeline.threads", 0, 1024);
-    if (r.has("pipeline.report")) job.pipeline.report = r.path("pipeline.report");
+    if (r.has("pipeline.report") && r.has("pipeline.summary"))
+        r.fail("pipeline.report", "is the older name of pipeline.summary: set one of them");
+    if (r.has("pipeline.report")) job.pipeline.summary = r.path("pipeline.report");
+    if (r.has("pipeline.summary")) job.pipeline.summary = r.path("pipeline.summary");
+    r.option("pipeline.on_error", job.pipeline.on_error);
+    if (r.has("pipeline.grace_s")) {
+        job.pipeline.grace_s = r.number("pipeline.grace_s");
+        if (!(job.pipeline.grace_s >= 0 && job.pipeline.grace_s <= 3600))
+            r.fail("pipeline.grace_s", "must be between 0 and 3600 seconds");
+    }
 }
 
 JobConfig build(const Tree& tree) {
@@ -548,6 +558,50 @@ const char* option_name(Precision v) { return name_of(v); }
 const char* option_name(HdrMode v) { return name_of(v); }
 const char* option_name(DepthConvention v) { return name_of(v); }
 const char* option_name(Normalization v) { return name_of(v); }
+const char* option_name(OnError v) { return name_of(v); }
+
+std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, const std::vector<int>& shot) {
+    std::vector<int> frames = render.frames.empty() ? shot : render.frames;
+    if (render.range) frames = frames_in_range(frames, render.range->first, render.range->second);
+    if (render.chunk_count > 0) frames = chunk_frames(frames, render.chunk_index, render.chunk_count);
+    return frames;
+}
+
+std::string output_settings_text(const JobConfig& job) {
+    std::ostringstream s;
+    s.precision(17);
+    const auto& i = job.input;
+    const auto& o = job.output;
+    const auto& m = job.model;
+    const auto& c = job.color;
+    const auto& d = job.depth;
+    const auto opt = [](const std::optional<double>& v) {
+        std::ostringstream t;
+        t.precision(17);
+        if (v) t << *v; else t << "-";
+        return t.str();
+    };
+    s << "input.path=" << i.path << "\ninput.colorspace=" << i.colorspace << "\ninput.part=" << i.part
+      << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\n";
+    // The shot's frames change the sequence statistics and the frames stabilization sees.
+    if (d.normalize == Normalization::Sequence || d.stabilize) s << "input.frames=" << format_frame_spec(i.frames) << "\n";
+    s << "output.compression=" << option_name(o.compression) << "\noutput.channels=" << option_name(o.channels)
+      << "\noutput.existing_depth=" << option_name(o.existing_depth) << "\noutput.pixel_type=" << option_name(o.pixel_type)
+      << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px << ","
+      << m.size.width_px << "," << m.size.height_px << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","
+      << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","
+      << m.contract.width_px.value_or(0) << "," << m.contract.height_px.value_or(0) << ","
+      << (m.contract.fixed_size ? (*m.contract.fixed_size ? "fixed" : "any") : "-") << "\n"
+      << "color.config=" << c.config << "\ncolor.hdr=" << option_name(c.hdr) << "\ncolor.display=" << c.display
+      << "\ncolor.view=" << c.view << "\ncolor.look=" << c.look << "\n"
+      << "depth.kind=" << option_name(d.kind) << "\ndepth.normalize=" << option_name(d.normalize)
+      << "\ndepth.near_is=" << d.near_is << "\ndepth.near=" << opt(d.near)
+      << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
+      << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << d.stabilize
+      << "\ndepth.stabilize_window=" << d.stabilize_window
+      << "\ndepth.focal_px=" << opt(d.focal_px) << "\n";
+    return s.str();
+}
 
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<std::string>& overrides) {

@@ -10,6 +10,7 @@
 #include "depthbatch/log.h"
 #include "depthbatch/plate.h"
 #include "depthbatch/reformat.h"
+#include "depthbatch/sha256.h"
 #include "depthbatch/temporal_stabilizer.h"
 
 #include <OpenImageIO/imageio.h>
@@ -52,6 +53,8 @@ std::string list_some(const std::vector<std::string>& items, size_t most = 5) {
 struct FrameWork {
     FrameResult result;
     bool write = true;            ///< false for stabilization warm-up frames (inferred, not written)
+    bool replace = false;         ///< an existing output that cannot stand for this render is replaced
+    Clock::time_point started;
     std::optional<Plate> plate;
     ReformatPlan plan;
     ModelInput input;
@@ -74,6 +77,7 @@ struct JobContext {
     std::shared_ptr<const ColorTransform> color;
     std::optional<DepthNormalizer> normalizer;
     ReformatPlan first_plan;
+    std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }
@@ -107,6 +111,8 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
 
     ctx->model = DepthModel::load(job.model);
+    ctx->settings_sha256 = sha256_text(output_settings_text(job) + "model.precision=" +
+                                       option_name(ctx->model->precision()) + "\n");
     const ModelContract& contract = ctx->contract();
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
@@ -245,7 +251,9 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         meta.push_back({"depthbatch/source", w.result.input_path});
         meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
-        write_depth_exr(w.result.output_path, *w.plate, depth, meta, ctx.job.output);
+        ExrWriteOptions options = ctx.job.output;
+        if (w.replace) options.overwrite = OverwritePolicy::Overwrite;
+        write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
         w.result.times.write_ms = ms_since(t0);
     } catch (const Error& e) {
         w.fail(e);
@@ -292,33 +300,53 @@ SequenceStats sequence_stats(const JobContext& ctx) {
 // ---- the phases of run_job, in order --------------------------------------------------------------
 
 /// Which of the requested frames to render: every plate frame exists, no output is the plate itself, and
-/// outputs that exist follow output.overwrite (error: listed and thrown; skip: counted and left out).
+/// outputs that exist follow output.overwrite (error: listed and thrown; skip: kept when they can stand for
+/// this render, else rendered again and replaced). Under on_error: continue, missing plates become failed
+/// frames instead of stopping the job.
 struct FrameSelection {
-    std::vector<int> todo;   ///< sorted
-    int skipped = 0;
+    std::vector<int> todo;                    ///< sorted
+    std::map<int, std::string> rerender;      ///< frames of todo whose existing output is replaced, and why
+    std::vector<SkippedFrame> skipped;
+    std::vector<FrameResult> missing;         ///< on_error: continue only
 };
 FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames) {
     const JobConfig& job = ctx.job;
     std::vector<std::string> missing, existing;
     FrameSelection sel;
     for (int f : frames) {
-        if (!fs::is_regular_file(ctx.input.path(f))) missing.push_back("frame " + std::to_string(f) + ": " + ctx.input.path(f));
+        const std::string in = ctx.input.path(f), out = ctx.output.path(f);
+        if (!fs::is_regular_file(in)) {
+            missing.push_back("frame " + std::to_string(f) + ": " + in);
+            FrameResult r;
+            r.frame = f, r.status = ExitCode::Input, r.input_path = in, r.output_path = out;
+            r.message = "frame " + std::to_string(f) + ": plate missing: " + in;
+            sel.missing.push_back(r);
+            continue;
+        }
         std::error_code same_ec;
-        if (fs::exists(ctx.output.path(f)) && fs::equivalent(ctx.input.path(f), ctx.output.path(f), same_ec))
-            throw ConfigError("output.path: frame " + std::to_string(f) + "'s output " + ctx.output.path(f) +
+        if (fs::exists(out) && fs::equivalent(in, out, same_ec))
+            throw ConfigError("output.path: frame " + std::to_string(f) + "'s output " + out +
                               " is the plate itself (through a link or another name); refusing to overwrite the plate");
-        if (fs::exists(ctx.output.path(f))) {
-            if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(ctx.output.path(f));
+        if (fs::exists(out)) {
+            if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(out);
             if (job.output.overwrite == OverwritePolicy::Skip) {
-                ++sel.skipped;
-                continue;
+                const std::string why = why_output_is_stale(out, ctx.settings_sha256, ctx.model->sha256());
+                if (why.empty()) {
+                    sel.skipped.push_back({f, out, "complete, same settings and model"});
+                    continue;
+                }
+                log_info("frame ", f, ": rendering again, the existing ", out, " is ", why);
+                sel.rerender[f] = why;
             }
         }
         sel.todo.push_back(f);
     }
-    if (!missing.empty())
+    if (!missing.empty() && (job.pipeline.on_error == OnError::Stop || sel.todo.empty()))
         throw InputError(std::to_string(missing.size()) + " of " + std::to_string(frames.size()) +
                          " plate frames are missing:" + list_some(missing));
+    if (!missing.empty())
+        log_error(missing.size(), " of ", frames.size(), " plate frames are missing (pipeline.on_error: continue "
+                  "renders the rest):", list_some(missing));
     if (!existing.empty())
         throw OutputExistsError(std::to_string(existing.size()) + " output frames already exist (set "
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
@@ -355,11 +383,17 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo) {
 struct PlannedFrame {
     int frame;
     bool write;
+    std::string replace_reason;   ///< why its existing output is replaced (FrameSelection::rerender); "" = none
 };
-std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const std::vector<int>& todo) {
+std::string rerender_reason(const FrameSelection& sel, int frame) {
+    const auto it = sel.rerender.find(frame);
+    return it == sel.rerender.end() ? std::string() : it->second;
+}
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel) {
+    const std::vector<int>& todo = sel.todo;
     std::vector<PlannedFrame> plan;
     if (!ctx.job.depth.stabilize) {
-        for (int f : todo) plan.push_back({f, true});
+        for (int f : todo) plan.push_back({f, true, rerender_reason(sel, f)});
         return plan;
     }
     for (int f : todo)
@@ -370,7 +404,8 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const std::vector<i
     const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
     const int warmup = TemporalStabilizer(ctx.job.depth.stabilize_window).warmup_frames();
     const auto start = first - std::min<std::ptrdiff_t>(warmup, first - ctx.shot.begin());
-    for (auto it = start; it <= last; ++it) plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it)});
+    for (auto it = start; it <= last; ++it)
+        plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it), rerender_reason(sel, *it)});
     log_info("temporal stabilization: window ", ctx.job.depth.stabilize_window, " frames, ", plan.size() - todo.size(),
              " warm-up frames");
     return plan;
@@ -396,6 +431,7 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq) {
         {"depthbatch/version", DEPTHBATCH_VERSION},
         {"depthbatch/model", ctx.contract().name},
         {"depthbatch/model_sha256", ctx.model->sha256()},
+        {"depthbatch/settings_sha256", ctx.settings_sha256},
         {"depthbatch/model_output_kind", depth_kind_name(ctx.contract().kind)},
         {"depthbatch/device", ctx.model->device_name()},
         {"depthbatch/colorspace_in", ctx.color->from()},
@@ -458,6 +494,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     if (job.depth.stabilize) stabilizer.emplace(job.depth.stabilize_window);
     std::mutex report_mutex;
     std::atomic<bool> stop{false};
+    const bool stop_on_error = job.pipeline.on_error == OnError::Stop;
     size_t next = 0;
     using Batch = std::vector<std::unique_ptr<FrameWork>>;
     std::optional<Clock::time_point> infer_idle_since;  // touched only by the serial inference stage
@@ -477,6 +514,9 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         auto w = std::make_unique<FrameWork>();
                         w->result.frame = plan[next].frame;
                         w->write = plan[next].write;
+                        w->replace = !plan[next].replace_reason.empty();
+                        w->result.rerender_reason = plan[next].replace_reason;
+                        w->started = Clock::now();
                         w->result.input_path = ctx.input.path(w->result.frame);
                         w->result.output_path = ctx.output.path(w->result.frame);
                         b->push_back(std::move(w));
@@ -488,7 +528,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                 [&](Batch* b) -> Batch* {
                     for (auto& w : *b) {
                         prepare(ctx, *w);
-                        if (w->failed()) stop = true;
+                        if (w->failed() && stop_on_error) stop = true;
                     }
                     return b;
                 }) &
@@ -502,7 +542,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     report.infer_busy_ms += ms_since(t_in);
                     for (FrameWork* w : frames) {
                         if (w->failed()) {
-                            stop = true;
+                            if (stop_on_error) stop = true;
                             if (stabilizer) stabilizer->reset();
                             continue;
                         }
@@ -517,7 +557,8 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     std::unique_ptr<Batch> own(b);
                     for (auto& w : *b) {
                         finish(ctx, *w, seq.range, job_meta);
-                        if (w->failed()) stop = true;
+                        if (w->failed() && stop_on_error) stop = true;
+                        w->result.seconds = std::chrono::duration<double>(Clock::now() - w->started).count();
                         if (!w->write && !w->failed()) continue;   // warm-up frames are not reported
                         std::lock_guard<std::mutex> lock(report_mutex);
                         record_frame(ctx, *w, report);
@@ -527,17 +568,16 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     });
 }
 
-/// The report's closing figures: frames in order, Interrupted when a cancel left frames undone, wall time,
-/// and the JSON report when pipeline.report asks for one.
-void close_report(JobReport& report, size_t requested, const std::atomic<bool>* cancel, Clock::time_point t_start,
-                  const std::string& json_path) {
+/// The report's closing figures: frames in order, Interrupted when a cancel left frames undone, Partial when
+/// on_error: continue let frames fail, wall time, and the JSON summary when pipeline.summary asks for one.
+void close_report(JobReport& report, const JobConfig& job, const std::atomic<bool>* cancel, Clock::time_point t_start) {
     std::sort(report.frames.begin(), report.frames.end(),
               [](const FrameResult& a, const FrameResult& b) { return a.frame < b.frame; });
-    if (report.exit_code == ExitCode::Ok && cancel && cancel->load() &&
-        report.rendered + report.skipped < static_cast<int>(requested))
-        report.exit_code = ExitCode::Interrupted;
+    const bool undone = report.rendered + report.skipped + report.failed < static_cast<int>(report.requested.size());
+    if (cancel && cancel->load() && undone) report.exit_code = ExitCode::Interrupted;
+    else if (job.pipeline.on_error == OnError::Continue && report.failed > 0) report.exit_code = ExitCode::Partial;
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-    if (!json_path.empty()) write_report_json(report, json_path);
+    if (!job.pipeline.summary.empty()) write_summary_json(report, job.pipeline.summary);
 }
 
 }  // namespace
@@ -550,50 +590,105 @@ SequenceStats job_sequence_stats(const JobConfig& job) {
 
 JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic<bool>* cancel) {
     const auto t_start = Clock::now();
+    JobObserver quiet;
+    JobObserver& watch = observer ? *observer : quiet;
+    watch.on_phase("loading model");
     const std::unique_ptr<JobContext> ctx = open_job(job);      // model, device, normalizer: can fail early
     JobReport report;
+    report.job_file = job.job_file;
     report.device = ctx->model->device_name();
     report.torch_threads = ctx->torch_threads;
-    const std::vector<int>& requested = job.render_frames.empty() ? ctx->shot : job.render_frames;
-
-    const FrameSelection selected = select_frames(*ctx, requested);
-    report.skipped = selected.skipped;
-    if (selected.todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
-        log_info("nothing to do: ", report.skipped, " frames exist");
-        close_report(report, requested.size(), cancel, t_start, job.pipeline.report);
+    report.model_name = ctx->contract().name;
+    report.model_path = ctx->model->path();
+    report.model_sha256 = ctx->model->sha256();
+    report.settings_sha256 = ctx->settings_sha256;
+    report.requested = select_render_frames(job.render, ctx->shot);
+    if (report.requested.empty()) {   // --chunk 5/8 of 4 frames, a --range outside the shot
+        log_info("nothing to do: this run's share of the job (", format_frame_spec(ctx->shot), ") is empty");
+        close_report(report, job, cancel, t_start);
         return report;
     }
-    if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists");
+
+    watch.on_phase("checking outputs");
+    FrameSelection selected = select_frames(*ctx, report.requested);
+    report.skipped = static_cast<int>(selected.skipped.size());
+    report.skipped_frames = selected.skipped;
+    for (FrameResult& r : selected.missing) {
+        ++report.failed;
+        report.frames.push_back(r);
+        watch.on_frame_done(r);
+    }
+    if (selected.todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
+        log_info("nothing to do: ", report.skipped, " frames exist");
+        watch.on_start({}, report.skipped);
+        close_report(report, job, cancel, t_start);
+        return report;
+    }
+    if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists (complete, same settings and model)");
     check_output_folders(*ctx, selected.todo);
     plan_from_first_frame(*ctx, selected.todo.front());         // colour, reformat, dry run of the model
+    if (ctx->normalizer->needs_sequence_range()) watch.on_phase("sequence statistics");
     const SequenceRange seq = sequence_range(*ctx);
-    const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected.todo);
-    render_frames(*ctx, plan, seq, job_metadata(*ctx, seq), observer, cancel, report);
-    close_report(report, requested.size(), cancel, t_start, job.pipeline.report);
+    const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected);
+    watch.on_phase("rendering");
+    watch.on_start(selected.todo, report.skipped);
+    render_frames(*ctx, plan, seq, job_metadata(*ctx, seq), &watch, cancel, report);
+    close_report(report, job, cancel, t_start);
     return report;
 }
 
-void write_report_json(const JobReport& r, const std::string& path) {
-    using nlohmann::json;
+int abandon_frames_in_flight() { return detail::remove_live_temporaries(); }
+
+void write_summary_json(const JobReport& r, const std::string& path) {
+    using json = nlohmann::ordered_json;
     auto stages = [](const StageTimes& t) {
         return json{{"read_ms", t.read_ms}, {"color_ms", t.color_ms}, {"reformat_ms", t.reformat_ms},
                     {"infer_ms", t.infer_ms}, {"restore_ms", t.restore_ms}, {"write_ms", t.write_ms}};
     };
-    json frames = json::array();
-    for (const FrameResult& f : r.frames)
-        frames.push_back({{"frame", f.frame}, {"status", exit_code_name(f.status)}, {"message", f.message},
-                          {"input", f.input_path}, {"output", f.output_path}, {"times", stages(f.times)},
-                          {"nonfinite_plate_pixels", f.nonfinite_pixels}, {"out_of_range_pixels", f.out_of_range_pixels},
-                          {"depth_values_clamped", f.depth_clamped}});
-    const json j = {{"rendered", r.rendered}, {"skipped", r.skipped}, {"failed", r.failed},
-                    {"exit_code", static_cast<int>(r.exit_code)}, {"wall_s", r.wall_s},
-                    {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0}, {"device", r.device},
-                    {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
-                    {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
-                    {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms}, {"frames", frames}};
-    std::ofstream out(path);
-    out << j.dump(1) << "\n";
-    if (!out) throw RenderError(path + ": cannot write the JSON report");
+    std::string job_sha256;
+    if (!r.job_file.empty()) {
+        try {
+            job_sha256 = sha256_file(r.job_file);
+        } catch (const Error&) {   // the job file went away since it was read: say so in the summary
+        }
+    }
+    json frames = json::array(), failed = json::array(), skipped = json::array();
+    for (const FrameResult& f : r.frames) {
+        json frame = {{"frame", f.frame}, {"status", f.status == ExitCode::Ok ? "rendered" : "failed"},
+                      {"exit_class", exit_code_name(f.status)}, {"message", f.message},
+                      {"input", f.input_path}, {"output", f.output_path}, {"seconds", f.seconds},
+                      {"times", stages(f.times)}, {"nonfinite_plate_pixels", f.nonfinite_pixels},
+                      {"out_of_range_pixels", f.out_of_range_pixels}, {"depth_values_clamped", f.depth_clamped}};
+        if (!f.rerender_reason.empty()) frame["replaced_existing_because"] = f.rerender_reason;
+        frames.push_back(frame);
+        if (f.status != ExitCode::Ok) failed.push_back({{"frame", f.frame}, {"reason", f.message}});
+    }
+    for (const SkippedFrame& f : r.skipped_frames)
+        skipped.push_back({{"frame", f.frame}, {"output", f.output_path}, {"reason", f.reason}});
+    const json j = {
+        {"schema", "depthbatch-summary/1"},
+        {"depthbatch_version", DEPTHBATCH_VERSION},
+        {"job", {{"file", r.job_file}, {"sha256", job_sha256}, {"settings_sha256", r.settings_sha256}}},
+        {"model", {{"name", r.model_name}, {"path", r.model_path}, {"sha256", r.model_sha256}}},
+        {"device", r.device},
+        {"exit_code", static_cast<int>(r.exit_code)},
+        {"exit_name", exit_code_name(r.exit_code)},
+        {"error", r.error},
+        {"frames_requested", {{"count", r.requested.size()}, {"spec", r.requested.empty() ? "" : format_frame_spec(r.requested)}}},
+        {"rendered", r.rendered}, {"skipped", r.skipped}, {"failed", r.failed},
+        {"failed_frames", failed}, {"skipped_frames", skipped},
+        {"wall_s", r.wall_s}, {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0},
+        {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
+        {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
+        {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms}, {"frames", frames}};
+    detail::TempFile tmp(path);
+    {
+        std::ofstream out(tmp.path());
+        out << j.dump(1) << "\n";
+        out.close();
+        if (!out) throw RenderError(path + ": cannot write the JSON summary (" + std::strerror(errno) + ")");
+    }
+    tmp.publish(true);
 }
 
 }  // namespace depthbatch

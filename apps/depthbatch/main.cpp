@@ -2,23 +2,34 @@
 // outcome to an exit code (README.md "Exit codes"). Nothing else lives here.
 #include "depthbatch/depth_model.h"
 #include "depthbatch/error.h"
+#include "depthbatch/farm_submit.h"
 #include "depthbatch/frame_sequence.h"
+#include "depthbatch/install_layout.h"
 #include "depthbatch/job_config.h"
 #include "depthbatch/log.h"
+#include "depthbatch/progress.h"
 #include "depthbatch/run_job.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
-#include <unistd.h>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <regex>
+#include <thread>
+#include <unistd.h>
 
 namespace {
 
 std::atomic<bool> g_cancel{false};
-// First SIGINT/SIGTERM: stop starting frames, let frames in flight finish (no partial file is left).
+// First SIGINT/SIGTERM (Ctrl-C, scancel, pre-emption, a Deadline task stop): stop starting frames; frames in
+// flight finish if they can within pipeline.grace_s, else the watchdog abandons them (stop_watchdog).
 // Second: leave at once (a hidden temporary file may remain in the output folder, never a partial EXR).
 extern "C" void on_signal(int) {
     if (g_cancel.exchange(true)) std::_Exit(static_cast<int>(depthbatch::ExitCode::Interrupted));
@@ -73,7 +84,7 @@ int run_stats(const std::string& job_path, const std::vector<std::string>& sets)
 
 /// The render flags that override job keys.
 struct RenderFlags {
-    std::string frames, device, output_path;
+    std::string frames, device, output_path, chunk, range, summary, grace;
     std::vector<std::string> sets;
     bool overwrite = false, skip_existing = false;
     std::string threads;   ///< kept as written and checked by the job reader: "010" is 10, never octal 8
@@ -89,15 +100,35 @@ depthbatch::JobConfig job_from_flags(const std::string& job_path, const RenderFl
     if (f.overwrite) overrides.push_back("output.overwrite=overwrite");
     if (f.skip_existing) overrides.push_back("output.overwrite=skip");
     if (!f.threads.empty()) overrides.push_back("pipeline.threads=" + f.threads);
+    if (!f.summary.empty()) overrides.push_back("pipeline.summary=" + f.summary);
+    if (!f.grace.empty()) overrides.push_back("pipeline.grace_s=" + f.grace);
     JobConfig job = load_job(job_path, overrides);
     if (f.frames_given && f.frames.find_first_not_of(" \t") == std::string::npos)
         throw ConfigError("--frames is empty (an unset $CHUNK?): give a frame spec such as 1001-1050");
     if (!f.frames.empty()) {
         try {
-            job.render_frames = parse_frame_spec(f.frames);
+            job.render.frames = parse_frame_spec(f.frames);
         } catch (const ConfigError& e) {
             throw ConfigError(std::string("--frames: ") + e.what());
         }
+    }
+    // Decimal integers as written ("010" is 10), like every other number the user gives.
+    static const std::regex range_re(R"(^\s*(-?\d{1,9})\s*-\s*(-?\d{1,9})\s*$)"), chunk_re(R"(^\s*(\d{1,9})\s*/\s*(\d{1,9})\s*$)");
+    std::smatch m;
+    if (!f.range.empty()) {
+        if (!std::regex_match(f.range, m, range_re))
+            throw ConfigError("--range '" + printable(f.range) + "': expected FIRST-LAST, e.g. 1001-1010 (an engine's "
+                              "<STARTFRAME>-<ENDFRAME>)");
+        job.render.range = {std::stoi(m[1]), std::stoi(m[2])};
+        if (job.render.range->second < job.render.range->first)
+            throw ConfigError("--range '" + f.range + "' ends before it starts");
+    }
+    if (!f.chunk.empty()) {
+        if (!std::regex_match(f.chunk, m, chunk_re) || std::stoi(m[1]) < 1 || std::stoi(m[1]) > std::stoi(m[2]))
+            throw ConfigError("--chunk '" + printable(f.chunk) + "': expected I/N with 1 <= I <= N, e.g. 3/8 (the 3rd "
+                              "of 8 chunks; an unset $SLURM_ARRAY_TASK_ID gives '/8')");
+        job.render.chunk_index = std::stoi(m[1]);
+        job.render.chunk_count = std::stoi(m[2]);
     }
     return job;
 }
@@ -116,7 +147,185 @@ void log_summary(const depthbatch::JobReport& report) {
                  "; inference busy ", report.infer_busy_ms / 1000.0, " s, waited for input ",
                  report.infer_wait_ms / 1000.0, " s");
     }
-    if (report.exit_code == ExitCode::Interrupted) log_error("interrupted: no partial files were left");
+    if (report.exit_code == ExitCode::Interrupted) {
+        std::vector<int> done, undone;
+        for (const FrameResult& f : report.frames)
+            if (f.status == ExitCode::Ok) done.push_back(f.frame);
+        for (int f : report.requested)
+            if (std::none_of(report.frames.begin(), report.frames.end(), [f](const FrameResult& r) { return r.frame == f; }) &&
+                std::none_of(report.skipped_frames.begin(), report.skipped_frames.end(),
+                             [f](const SkippedFrame& s) { return s.frame == f; }))
+                undone.push_back(f);
+        log_error("interrupted: rendered ", done.empty() ? "none" : format_frame_spec(done), "; not rendered ",
+                  undone.empty() ? "none" : format_frame_spec(undone),
+                  "; no partial files were left; re-run with --skip-existing to finish");
+    }
+    if (report.exit_code == ExitCode::Partial) {
+        std::vector<int> failed;
+        for (const FrameResult& f : report.frames)
+            if (f.status != ExitCode::Ok) failed.push_back(f.frame);
+        log_error("partial: ", report.failed, " frames failed (", format_frame_spec(failed), "), the rest were rendered");
+    }
+}
+
+/// After the first stop request: if the render is still running when pipeline.grace_s has passed, remove the
+/// temporaries of frames in flight, say what was done, write the summary and exit 130 (a forward pass cannot
+/// be interrupted, so it is abandoned rather than waited for). `finished` is set when run_job returns.
+void stop_watchdog(const depthbatch::JobConfig& job, const depthbatch::ProgressReporter& progress,
+                   const std::atomic<bool>& finished) {
+    using namespace depthbatch;
+    using Clock = std::chrono::steady_clock;
+    while (!g_cancel.load()) {
+        if (finished.load()) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.pipeline.grace_s));
+    log_warning("stop requested: no new frames; frames in flight have ", job.pipeline.grace_s, " s (pipeline.grace_s) to finish");
+    while (Clock::now() < deadline) {
+        if (finished.load()) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (finished.load()) return;
+    const int removed = abandon_frames_in_flight();
+    JobReport report;
+    report.job_file = job.job_file;
+    report.frames = progress.finished();
+    for (const FrameResult& f : report.frames) (f.status == ExitCode::Ok ? report.rendered : report.failed)++;
+    report.requested = progress.todo();
+    report.skipped = progress.skipped();
+    report.exit_code = ExitCode::Interrupted;
+    report.error = "stopped: the grace period (" + std::to_string(job.pipeline.grace_s) + " s) ran out";
+    log_error("grace period of ", job.pipeline.grace_s, " s over: abandoned the frames in flight (", removed,
+              " temporary files removed)");
+    log_summary(report);
+    if (!job.pipeline.summary.empty()) {
+        try {
+            write_summary_json(report, job.pipeline.summary);
+        } catch (const Error& e) {
+            log_error(e.what());
+        }
+    }
+    std::cout.flush();
+    std::_Exit(static_cast<int>(ExitCode::Interrupted));
+}
+
+/// `depthbatch submit JOB --engine E`: the engine's job files in --out, and for Slurm the submission itself.
+struct SubmitFlags {
+    std::string job, engine = "slurm", out, partition, chunk_size = "10", gpus = "0", target_runtime = "0";
+    std::vector<std::string> sets;
+    bool dry_run = false;
+};
+int run_submit(const SubmitFlags& f) {
+    using namespace depthbatch;
+    namespace fs = std::filesystem;
+    const auto integer = [](const std::string& flag, const std::string& text, int lo, int hi) {
+        if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(text) < lo || std::stoi(text) > hi)
+            throw ConfigError(flag + " '" + printable(text) + "': expected a whole number from " + std::to_string(lo) +
+                              " to " + std::to_string(hi));
+        return std::stoi(text);
+    };
+    SubmitOptions o;
+    o.engine = farm_engine_from_name(f.engine);
+    o.job_path = resolve_user_path(fs::current_path(), f.job);
+    o.sets = f.sets;
+    o.chunk_size = integer("--chunk-size", f.chunk_size, 1, 1000000);
+    o.gpus_per_task = integer("--gpus-per-task", f.gpus, 0, 64);
+    o.target_runtime_s = integer("--target-runtime", f.target_runtime, 0, 7 * 24 * 3600);
+    o.partition = f.partition;
+    o.executable = (executable_dir() / "depthbatch").string();
+    const fs::path job_file(o.job_path);
+    o.out_dir = f.out.empty() ? (job_file.parent_path() / (job_file.stem().string() + ".farm")).string()
+                              : resolve_user_path(fs::current_path(), f.out);
+    const JobConfig job = load_job(o.job_path, o.sets);   // a bad job fails here, not on the farm
+    if (o.engine == FarmEngine::Slurm) o.max_array_size = slurm_max_array_size();
+    const FarmPlan plan = plan_farm_job(job, o);
+    if (!plan.note.empty()) log_warning(plan.note);
+    const auto files = farm_job_files(plan, o);
+    log_info(farm_engine_name(o.engine), ": ", plan.frames.size(), " frames (", format_frame_spec(plan.frames), ") in ",
+             plan.chunks, " chunks of up to ", plan.chunk_size, " frames",
+             plan.needs_stats ? ", after one sequence statistics task" : "");
+    if (f.dry_run) {
+        for (const auto& [name, text] : files) std::cout << "# ---- " << (fs::path(o.out_dir) / name).string() << "\n" << text;
+        log_info("dry run: nothing written or submitted");
+        return 0;
+    }
+    fs::create_directories(o.out_dir);
+    if (o.engine == FarmEngine::Slurm) fs::create_directories(fs::path(o.out_dir) / "logs");
+    for (const auto& [name, text] : files) {
+        const fs::path p = fs::path(o.out_dir) / name;
+        std::ofstream out(p);
+        out << text;
+        out.close();
+        if (!out) throw RenderError(p.string() + ": cannot write");
+        if (p.extension() == ".sbatch" || p.extension() == ".sh")
+            fs::permissions(p, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+        std::cout << "wrote " << p.string() << "\n";
+    }
+    if (o.engine != FarmEngine::Slurm) return 0;
+    const auto [stats_id, array_id] = slurm_submit(plan, o);
+    if (!stats_id.empty()) std::cout << "submitted sequence statistics job " << stats_id << "\n";
+    std::cout << "submitted array job " << array_id << " (tasks 1-" << plan.chunks << ")"
+              << (stats_id.empty() ? "" : ", starting after job " + stats_id + " succeeds") << "\n"
+              << "logs:    " << o.out_dir << "/logs/" << plan.name << "." << array_id << "_<task>.log\n"
+              << "follow:  squeue -j " << array_id << (stats_id.empty() ? "" : "," + stats_id) << "\n"
+              << "after:   sacct -j " << array_id << " (with accounting), or scontrol show job " << array_id << "\n"
+              << "cancel:  scancel " << array_id << " (tasks stop within pipeline.grace_s; resubmit to resume)\n";
+    std::cout << "JOB_ID=" << array_id << "\n" << std::flush;
+    return 0;
+}
+
+/// A run that failed before it rendered still leaves its summary (exit code and message) when it asks for one.
+void write_failure_summary(const std::optional<depthbatch::JobConfig>& job, depthbatch::ExitCode code,
+                           const std::string& message) {
+    using namespace depthbatch;
+    if (!job || job->pipeline.summary.empty()) return;
+    JobReport report;
+    report.job_file = job->job_file;
+    report.exit_code = code;
+    report.error = message;
+    try {
+        write_summary_json(report, job->pipeline.summary);
+    } catch (const Error& e) {
+        log_error(e.what());
+    }
+}
+
+/// Render with progress (a bar on a terminal, lines for wrappers), stop requests honoured within the grace.
+int render_job(const depthbatch::JobConfig& job, const std::string& progress_flag, bool verbose, bool quiet) {
+    using namespace depthbatch;
+    const ProgressStyle style = progress_flag == "lines" ? ProgressStyle::Lines
+                              : progress_flag == "bar"   ? ProgressStyle::Bar
+                              : progress_flag == "none"  ? ProgressStyle::None
+                                                         : progress_style_for(STDOUT_FILENO);
+    ProgressReporter progress(std::cout, style);
+    const LogLevel level = log_level();
+    if (style == ProgressStyle::Bar) {   // log lines go above the bar; per-frame lines only with -v
+        set_log_stream(&progress.log_stream(std::cerr));
+        if (!verbose) set_log_level(LogLevel::Warning);
+    }
+    std::atomic<bool> finished{false};
+    std::thread watchdog(stop_watchdog, std::cref(job), std::cref(progress), std::cref(finished));
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    JobReport report;
+    try {
+        report = run_job(job, &progress, &g_cancel);
+    } catch (...) {
+        finished = true;
+        watchdog.join();
+        progress.finish();
+        set_log_stream(nullptr);
+        set_log_level(level);
+        throw;
+    }
+    finished = true;
+    watchdog.join();
+    progress.finish();
+    set_log_stream(nullptr);
+    set_log_level(quiet ? LogLevel::Warning : level);
+    log_summary(report);
+    return code(report.exit_code);
 }
 
 }  // namespace
@@ -139,7 +348,7 @@ int main(int argc, char** argv) {
     }
     CLI::App app{"depthbatch: render depth passes (OpenEXR depth.Z) for image sequences with a depth model.\n"
                  "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
-                 "5 render failure, 6 outputs exist, 130 interrupted."};
+                 "5 render failure, 6 outputs exist, 7 partial (pipeline.on_error: continue), 130 interrupted."};
     app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
     app.require_subcommand(0, 1);
 
@@ -156,6 +365,17 @@ int main(int argc, char** argv) {
     render->add_flag("--skip-existing", flags.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
         ->excludes(ow);
     render->add_option("--threads", flags.threads, "Worker threads for the pipeline and LibTorch (0 = all cores, up to 1024)");
+    auto* frames_opt = render->get_option("--frames");
+    render->add_option("--range", flags.range, "Only the job's frames from FIRST to LAST, e.g. 1001-1010 (an engine's "
+                                                "<STARTFRAME>-<ENDFRAME>)")->excludes(frames_opt);
+    render->add_option("--chunk", flags.chunk, "The I-th of N contiguous chunks of the frames, I/N counted from 1 "
+                                                "(a farm task: --chunk $SLURM_ARRAY_TASK_ID/8)");
+    render->add_option("--summary", flags.summary, "Write the JSON summary here (pipeline.summary)");
+    render->add_option("--grace", flags.grace, "Seconds a stop request (SIGTERM) may take before frames in flight "
+                                                "are abandoned (pipeline.grace_s, default 20)");
+    std::string progress_style = "auto";
+    app.add_option("--progress", progress_style, "auto (a bar on a terminal, lines otherwise), lines, bar or none")
+        ->check(CLI::IsMember({"auto", "lines", "bar", "none"}));
     app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
     app.add_flag("-v,--verbose", verbose, "Debug output");
 
@@ -165,6 +385,22 @@ int main(int argc, char** argv) {
                                                "depth.normalize: sequence, once, before farm chunks run");
     stats->add_option("job", stats_job, "Job file")->required();
     stats->add_option("--set", stats_sets, "Override any job key (repeatable)");
+
+    SubmitFlags submit_flags;
+    auto* submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
+                                                 "Slurm, submit them (README \"On the farm\")");
+    submit->add_option("job", submit_flags.job, "Job file")->required();
+    submit->add_option("--engine", submit_flags.engine, "slurm (submits), openjd, deadline, opencue or tractor (write files)")
+        ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
+    submit->add_option("--out", submit_flags.out, "Folder for the engine's files and Slurm's logs (default: JOB.farm "
+                                                   "beside the job file)");
+    submit->add_option("--chunk-size", submit_flags.chunk_size, "Frames per task (default 10)");
+    submit->add_option("--partition", submit_flags.partition, "Slurm partition");
+    submit->add_option("--gpus-per-task", submit_flags.gpus, "Slurm GPUs per task (default 0)");
+    submit->add_option("--target-runtime", submit_flags.target_runtime, "OpenJD targetRuntimeSeconds for adaptive chunks "
+                                                                         "(default 0: fixed chunks)");
+    submit->add_option("--set", submit_flags.sets, "Override any job key, on every task (repeatable)");
+    submit->add_flag("--dry-run", submit_flags.dry_run, "Print the files; write and submit nothing");
 
     std::string info_model;
     auto* info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
@@ -178,26 +414,25 @@ int main(int argc, char** argv) {
     }
     set_log_level(quiet ? LogLevel::Warning : verbose ? LogLevel::Debug : LogLevel::Info);
 
+    std::optional<JobConfig> job;
     try {
         if (*info) return print_info(info_model);
         if (*stats) return run_stats(stats_job, stats_sets);
+        if (*submit) return run_submit(submit_flags);
         if (job_path.empty()) {
             std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n";
             return code(ExitCode::Config);
         }
         flags.frames_given = app.count("--frames") > 0;
-        const JobConfig job = job_from_flags(job_path, flags);
-
-        std::signal(SIGINT, on_signal);
-        std::signal(SIGTERM, on_signal);
-        const JobReport report = run_job(job, nullptr, &g_cancel);
-        log_summary(report);
-        return code(report.exit_code);
+        job = job_from_flags(job_path, flags);
+        return render_job(*job, progress_style, verbose, quiet);
     } catch (const Error& e) {
         log_error(e.what());
+        write_failure_summary(job, e.code(), e.what());
         return code(e.code());
     } catch (const std::exception& e) {
         log_error("unexpected: ", e.what());
+        write_failure_summary(job, ExitCode::Render, std::string("unexpected: ") + e.what());
         return code(ExitCode::Render);
     }
 }

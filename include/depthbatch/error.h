@@ -18,7 +18,8 @@ enum class ExitCode : int {
     Model        = 4,  ///< model file missing/not TorchScript/LFS pointer, contract or output-shape error
     Render       = 5,  ///< failure while rendering (non-finite depth, device failure, EXR write failure)
     OutputExists = 6,  ///< outputs already exist and the overwrite policy is "error"
-    Interrupted  = 130 ///< SIGINT/SIGTERM: frames in flight finished or discarded, no partial file left
+    Partial      = 7,  ///< pipeline.on_error: continue, and some frames failed (the rest were rendered)
+    Interrupted  = 130 ///< SIGINT/SIGTERM: frames in flight finished or abandoned, no partial file left
 };
 
 /// Base of every depthbatch exception. what() is the full, user-facing message.

@@ -60,4 +60,13 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
 void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::ImageBuf& depth,
                      const Metadata& metadata, const ExrWriteOptions& options);
 
+/// Whether the file at `path` can stand for this job's render of its frame (`--skip-existing`): a complete
+/// OpenEXR file (every chunk of pixels present, OpenEXR's InputFile::isComplete) whose metadata says
+/// depthbatch wrote it with these settings and this model (depthbatch/settings_sha256, the sha256 of
+/// output_settings_text(); depthbatch/model_sha256). Returns "" when it can, else why not, for the log:
+/// "not an OpenEXR file ...", "incomplete ...", "not written by depthbatch ...", "written with other
+/// settings", "written by another model (sha256 ...)". Never throws.
+std::string why_output_is_stale(const std::string& path, const std::string& settings_sha256,
+                                const std::string& model_sha256);
+
 }  // namespace depthbatch

@@ -43,7 +43,12 @@
 //                      required by focal-dependent metric models (Depth Anything 3 metric)
 //   pipeline.frames_in_flight  frames held at once (bounds memory)                      default 2*cores
 //   pipeline.threads   worker threads for read/colour/write and LibTorch (0 = all cores)
-//   pipeline.report    write a JSON report (timings per stage and frame) to this path
+//   pipeline.summary   write the JSON summary (README "Summary JSON") to this path; "report" is the
+//                      older name of the same key
+//   pipeline.on_error  "stop" (no new frames after the first failure) | "continue" (render the rest;
+//                      exit 7, partial)                                                default stop
+//   pipeline.grace_s   seconds a stop request (SIGTERM) may take: frames in flight finish if they can,
+//                      anything still running then is abandoned (temporaries removed)    default 20
 // Relative paths resolve against the job file's folder; paths given on the command line (--output,
 // --set) resolve against the current folder.
 #pragma once
@@ -67,6 +72,7 @@ enum class Precision { Fp32, Fp16, Bf16 };                        ///< model.pre
 enum class HdrMode { Clamp, View };                               ///< color.hdr
 enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.kind: what depth.Z holds
 enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
+enum class OnError { Stop, Continue };                            ///< pipeline.on_error
 
 const char* option_name(OverwritePolicy v);
 const char* option_name(Compression v);
@@ -77,6 +83,7 @@ const char* option_name(Precision v);
 const char* option_name(HdrMode v);
 const char* option_name(DepthConvention v);
 const char* option_name(Normalization v);
+const char* option_name(OnError v);
 
 /// How the plate is brought to the size the model sees.
 struct ProcessingSize {
@@ -154,12 +161,32 @@ struct JobConfig {
     struct Pipeline {
         int frames_in_flight = 0;       ///< 0 = 2 x worker threads
         int threads = 0;                ///< 0 = all cores
-        std::string report;             ///< JSON report path, "" = none
+        std::string summary;            ///< JSON summary path, "" = none
+        OnError on_error = OnError::Stop;
+        double grace_s = 20;            ///< under Slurm's default KillWait (30 s) with room to spare
     } pipeline;
 
-    /// Frames to render in this run (a farm chunk, from --frames). Empty = all of input.frames.
-    std::vector<int> render_frames;
+    /// This run's share of the job (a farm task), applied in this order to the shot's frames:
+    struct RenderSelection {
+        std::vector<int> frames;        ///< --frames: these frames; empty = the shot (input.frames or on disk)
+        std::optional<std::pair<int, int>> range;  ///< --range A-B: only frames from A to B inclusive
+        int chunk_index = 0;            ///< --chunk I/N: the I-th (from 1) of N contiguous chunks; 0 = all
+        int chunk_count = 0;
+        bool any() const { return !frames.empty() || range || chunk_count > 0; }
+    } render;
 };
+
+/// The frames this run renders: `render` applied to `shot` (see RenderSelection). Throws ConfigError for a
+/// bad chunk index.
+std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, const std::vector<int>& shot);
+
+/// Every job setting that changes what an output EXR holds, one "key=value" per line in a fixed order (for
+/// the settings fingerprint that `--skip-existing` checks, exr metadata depthbatch/settings_sha256). Left
+/// out: paths of where things go (output.path, stats and summary files), threads, batch, device, warm-up
+/// and the render selection, which change how and where frames are made, not their values; and
+/// model.precision, whose effect depends on the device (fp16 asked of a CPU runs fp32): run_job adds the
+/// precision in force.
+std::string output_settings_text(const JobConfig& job);
 
 /// Read and validate a job file, then apply `overrides` ("key.path=value", the CLI's --set; values
 /// are read as YAML scalars or flow sequences). Throws ConfigError naming file, line and key for: an

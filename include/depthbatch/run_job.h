@@ -7,7 +7,8 @@
 // At most `frames_in_flight` frames exist at once, so memory does not grow with sequence length.
 // Setup problems (job, model, colour, missing frames, existing outputs) throw before any frame is read
 // or written; a frame that fails later is reported in the JobReport, no new frames are started, frames
-// already in flight finish, and nothing partial is left on disk.
+// already in flight finish, and nothing partial is left on disk. With pipeline.on_error: continue, failed
+// frames (missing plates among them) are reported and the rest is rendered; the exit code is then Partial.
 #pragma once
 
 #include "depthbatch/error.h"
@@ -29,6 +30,8 @@ struct FrameResult {
     int frame = 0;
     ExitCode status = ExitCode::Ok;   ///< Ok, or the failure class (Input, Model, Render, OutputExists)
     std::string message;              ///< empty when Ok
+    std::string rerender_reason;      ///< why an existing output was not kept under "skip" ("" = none was there)
+    double seconds = 0;               ///< wall time from the frame's start to its file being in place
     std::string input_path, output_path;
     StageTimes times;
     long nonfinite_pixels = 0;        ///< plate pixels with NaN/Inf in R,G,B, replaced by 0 before the colour stage
@@ -36,9 +39,21 @@ struct FrameResult {
     size_t depth_clamped = 0;         ///< written depth values clamped by the convention (normalized, clip)
 };
 
+/// A frame left out because its output exists (output.overwrite: skip) and can stand for this render.
+struct SkippedFrame {
+    int frame = 0;
+    std::string output_path;
+    std::string reason;               ///< "complete, same settings and model"
+};
+
 struct JobReport {
-    std::vector<FrameResult> frames;  ///< every frame started, in frame order
+    std::string job_file;             ///< the job's file ("" when built in code)
+    std::vector<int> requested;       ///< the frames this run was asked for (after --frames/--range/--chunk)
+    std::vector<FrameResult> frames;  ///< every frame started (or found missing under on_error: continue), in order
+    std::vector<SkippedFrame> skipped_frames;
     int rendered = 0, skipped = 0, failed = 0;
+    std::string model_name, model_path, model_sha256, settings_sha256;
+    std::string error;                ///< the message of a failure that stopped the job before it rendered
     double wall_s = 0;
     std::string device;               ///< "cpu" or "cuda:N"
     int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;
@@ -48,16 +63,28 @@ struct JobReport {
     ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
 };
 
-/// Write `report` as JSON (per-stage totals, the inference stage's busy/wait time, every frame).
-/// Throws RenderError if the file cannot be written.
-void write_report_json(const JobReport& report, const std::string& path);
+/// Write `report` as the job's JSON summary (schema "depthbatch-summary/1", README "Summary JSON"): job
+/// file and the sha256 of its text, frames requested/rendered/skipped/failed with reasons, per-frame
+/// seconds and stage milliseconds, device, model name and sha256, depthbatch version, exit code. Written
+/// atomically (a reader never sees half a file). Throws RenderError if the file cannot be written.
+void write_summary_json(const JobReport& report, const std::string& path);
 
-/// Receives progress from run_job; called from worker threads, one call at a time.
+/// Receives progress from run_job: on_phase and on_start from the calling thread, on_frame_done from
+/// worker threads, one call at a time.
 class JobObserver {
 public:
     virtual ~JobObserver() = default;
+    /// What the job is doing before frames flow: "loading model", "checking outputs", "sequence statistics".
+    virtual void on_phase(const std::string& /*phase*/) {}
+    /// The frames about to be rendered (sorted) and how many were skipped because their output exists.
+    virtual void on_start(const std::vector<int>& /*todo*/, int /*skipped*/) {}
     virtual void on_frame_done(const FrameResult& /*result*/) {}
 };
+
+/// Remove the temporary files of frames still being written, for a stop request whose grace period ran
+/// out: the caller exits right after (no frame in flight is published then). Safe from any thread but
+/// not from a signal handler. Returns how many were removed.
+int abandon_frames_in_flight();
 
 /// The sequence statistics of `job` (depth.normalize: sequence): the sidecar's if it exists and matches
 /// the job, else computed over sample_frames() and written (see sequence_stats.h). `depthbatch stats`
@@ -67,6 +94,9 @@ SequenceStats job_sequence_stats(const JobConfig& job);
 /// Render `job`. Throws ConfigError, InputError, ModelError or OutputExistsError for problems found
 /// before rendering starts (nothing is written then). `cancel`, when set to true from another thread (a
 /// signal handler), stops starting new frames; the report's exit_code is then Interrupted.
+/// Under output.overwrite: skip, an existing output is kept only when why_output_is_stale() finds nothing
+/// (complete, written by depthbatch with the same settings and model); any other is rendered again and
+/// replaced, and the log says why.
 JobReport run_job(const JobConfig& job, JobObserver* observer = nullptr, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace depthbatch

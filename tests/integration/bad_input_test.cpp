@@ -270,10 +270,18 @@ TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     EXPECT_TRUE(contains(r.output, "d.1002.exr")) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1002.exr"})) << "nothing rendered when outputs exist";
     EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious");
+    // --skip-existing completes the job: it keeps what depthbatch rendered for this job (Farm.SkipExisting*) and
+    // replaces what cannot stand for a frame of it, saying why.
     r = run_cli({s.job().string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
-    EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious") << "--skip-existing leaves existing frames alone";
+    EXPECT_TRUE(contains(r.output, "frame 1002: rendering again, the existing " + (s.dir / "out/d.1002.exr").string() +
+                                       " is not a readable OpenEXR file")) << r.output;
+    EXPECT_EQ(channel_names(s.dir / "out/d.1002.exr"), (std::vector<std::string>{"R", "G", "B", "depth.Z"}));
+    const auto kept = read_bytes(s.dir / "out/d.1001.exr");
+    r = run_cli({s.job().string(), "--skip-existing"});
+    EXPECT_TRUE(contains(r.output, "nothing to do: 3 frames exist")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1001.exr"), kept);
     r = run_cli({s.job().string(), "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(channel_names(s.dir / "out/d.1002.exr"), (std::vector<std::string>{"R", "G", "B", "depth.Z"}));

@@ -12,7 +12,12 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <chrono>
+#include <csignal>
+#include <poll.h>
 #include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 namespace depthbatch::test {
 
@@ -110,6 +115,100 @@ RunResult run_program(const fs::path& program, const std::vector<std::string>& a
     const int status = pclose(pipe);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
+}
+
+Background::Background(const fs::path& program, const std::vector<std::string>& args, const std::vector<std::string>& env) {
+    int fds[2];
+    if (::pipe(fds) != 0) {
+        ADD_FAILURE() << "pipe: " << std::strerror(errno);
+        return;
+    }
+    std::vector<std::string> argv_s = {program.string()};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        ::dup2(fds[1], 1);
+        ::dup2(fds[1], 2);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+        std::vector<char*> argv;
+        for (auto& a : argv_s) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        std::_Exit(127);
+    }
+    ::close(fds[1]);
+    fd_ = fds[0];
+    if (pid_ < 0) ADD_FAILURE() << "fork: " << std::strerror(errno);
+}
+
+Background::~Background() {
+    if (pid_ > 0 && !exited_) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool Background::read_some(double timeout_s) {
+    if (fd_ < 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(timeout_s * 1000));
+    if (ready <= 0) return ready == 0;
+    char buf[4096];
+    const ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n <= 0) {
+        ::close(fd_);
+        fd_ = -1;
+        return false;
+    }
+    output_.append(buf, static_cast<size_t>(n));
+    return true;
+}
+
+bool Background::wait_for(const std::string& text, double timeout_s) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (output_.find(text) == std::string::npos) {
+        const double left = std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count();
+        if (left <= 0 || !read_some(std::min(left, 0.2))) return output_.find(text) != std::string::npos;
+    }
+    return true;
+}
+
+bool Background::running() {
+    if (exited_ || pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return false;
+    }
+    return true;
+}
+
+void Background::signal(int sig) {
+    if (pid_ > 0 && !exited_) ::kill(pid_, sig);
+}
+
+int Background::wait(double timeout_s) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (running()) {
+        const double left = std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count();
+        if (left <= 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+            exited_ = true;
+            return -1;
+        }
+        if (!read_some(std::min(left, 0.05))) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    while (read_some(0.2)) {}
+    return status_;
+}
+
+std::unique_ptr<Background> start_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+    return std::make_unique<Background>(DEPTHBATCH_BIN, args, env);
 }
 
 RunResult run_python(const std::vector<std::string>& args) {

@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,37 @@ struct RunResult {
 RunResult run_cli(const std::vector<std::string>& args, const std::string& env = "");
 /// The same for any program; `env` is a shell prefix such as "env -u LD_LIBRARY_PATH OCIO=x".
 RunResult run_program(const fs::path& program, const std::vector<std::string>& args, const std::string& env = "");
+/// A program running in the background, its stdout and stderr read through a pipe as they come (for the
+/// tests of what a farm wrapper sees while a render runs, and of stop requests). The destructor kills it.
+class Background {
+public:
+    /// Start `program args...` with `env` ("NAME=value" entries added to this environment).
+    Background(const fs::path& program, const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+    ~Background();
+    Background(const Background&) = delete;
+    Background& operator=(const Background&) = delete;
+    /// Read output until a line holding `text` has arrived (true) or `timeout_s` passed or the pipe closed.
+    bool wait_for(const std::string& text, double timeout_s);
+    /// True while the process has not exited.
+    bool running();
+    /// Send `signal` to the process.
+    void signal(int sig);
+    /// Wait for the exit, reading the rest of the output: the exit code, 128 + N for a signal N, or -1 when it
+    /// had not exited after `timeout_s` (it is then killed).
+    int wait(double timeout_s);
+    /// Everything read so far.
+    const std::string& output() const { return output_; }
+    int pid() const { return pid_; }
+
+private:
+    bool read_some(double timeout_s);
+    int pid_ = -1, fd_ = -1, status_ = -1;
+    bool exited_ = false;
+    std::string output_;
+};
+/// The depthbatch CLI in the background.
+std::unique_ptr<Background> start_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
 /// The same for the tools/ venv Python (DEPTHBATCH_TEST_PYTHON) with the source tree on PYTHONPATH, so
 /// `-m tools.export ...` works from any folder.
 RunResult run_python(const std::vector<std::string>& args);

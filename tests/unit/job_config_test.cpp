@@ -1,6 +1,7 @@
 // Unit tests for include/depthbatch/job_config.h: one schema from YAML and TOML, path resolution,
 // --set overrides, and errors that name file:line and key.
 #include "depthbatch/error.h"
+#include "depthbatch/frame_sequence.h"
 #include "depthbatch/job_config.h"
 #include "support/test_support.h"
 
@@ -97,7 +98,9 @@ const std::string kFullYaml = lines({
     "pipeline:",
     "  frames_in_flight: 8",
     "  threads: 3",
-    "  report: reports/sh010.json",
+    "  summary: reports/sh010.json",
+    "  on_error: continue",
+    "  grace_s: 45",
 });
 
 const std::string kFullToml = lines({
@@ -156,7 +159,9 @@ const std::string kFullToml = lines({
     "[pipeline]",
     "frames_in_flight = 8",
     "threads = 3",
-    "report = \"reports/sh010.json\"",
+    "summary = \"reports/sh010.json\"",
+    "on_error = \"continue\"",
+    "grace_s = 45",
 });
 
 const std::string kMinimalYaml = lines({
@@ -217,8 +222,10 @@ void expect_full_job(const JobConfig& j) {
     EXPECT_EQ(j.depth.stabilize_window, 12);
     EXPECT_EQ(j.pipeline.frames_in_flight, 8);
     EXPECT_EQ(j.pipeline.threads, 3);
-    EXPECT_EQ(j.pipeline.report, "/jobs/show/sh010/reports/sh010.json");
-    EXPECT_TRUE(j.render_frames.empty());
+    EXPECT_EQ(j.pipeline.summary, "/jobs/show/sh010/reports/sh010.json");
+    EXPECT_EQ(j.pipeline.on_error, OnError::Continue);
+    EXPECT_DOUBLE_EQ(j.pipeline.grace_s, 45.0);
+    EXPECT_TRUE(j.render.frames.empty());
 }
 
 }  // namespace
@@ -290,8 +297,10 @@ TEST(JobConfig, YamlAndTomlGiveEqualFields) {
     EXPECT_EQ(y.depth.stabilize_window, t.depth.stabilize_window);
     EXPECT_EQ(y.pipeline.frames_in_flight, t.pipeline.frames_in_flight);
     EXPECT_EQ(y.pipeline.threads, t.pipeline.threads);
-    EXPECT_EQ(y.pipeline.report, t.pipeline.report);
-    EXPECT_EQ(y.render_frames, t.render_frames);
+    EXPECT_EQ(y.pipeline.summary, t.pipeline.summary);
+    EXPECT_EQ(y.pipeline.on_error, t.pipeline.on_error);
+    EXPECT_EQ(y.pipeline.grace_s, t.pipeline.grace_s);
+    EXPECT_EQ(y.render.frames, t.render.frames);
 }
 
 TEST(JobConfig, DefaultsOfAMinimalJob) {
@@ -332,8 +341,10 @@ TEST(JobConfig, DefaultsOfAMinimalJob) {
     EXPECT_EQ(j.depth.stabilize_window, 8);
     EXPECT_EQ(j.pipeline.frames_in_flight, 0);
     EXPECT_EQ(j.pipeline.threads, 0);
-    EXPECT_EQ(j.pipeline.report, "");
-    EXPECT_TRUE(j.render_frames.empty());
+    EXPECT_EQ(j.pipeline.summary, "");
+    EXPECT_EQ(j.pipeline.on_error, OnError::Stop);
+    EXPECT_DOUBLE_EQ(j.pipeline.grace_s, 20.0);
+    EXPECT_FALSE(j.render.any());
 
     const JobConfig t = toml(lines({"[input]", "path = \"/plates/a.####.exr\"", "[output]",
                                     "path = \"/depth/a_depth.####.exr\""}));
@@ -906,4 +917,48 @@ TEST(JobConfig, QuoteThatOpensNoTomlStringDoesNotHideNonAscii) {
     const JobConfig ok = toml("[input]\npath = \"pl\xc3\xa9.####.exr\"\n[output]\npath = 'd.####.exr'\n"
                               "[depth]\npercentiles = [ 2, 98 ]  # caf\xc3\xa9\n");
     EXPECT_TRUE(contains(ok.input.path, "pl\xc3\xa9.####.exr"));
+}
+
+// pipeline.report is the older name of pipeline.summary: either works, both at once is a mistake named as such.
+TEST(JobConfig, ReportIsTheOlderNameOfSummary) {
+    EXPECT_EQ(yaml(kMinimalYaml, {"pipeline.report=r.json"}).pipeline.summary, abs_from(fs::current_path(), "r.json"));
+    EXPECT_TRUE(contains(job_error(kMinimalYaml, "yaml", {"pipeline.report=a.json", "pipeline.summary=b.json"}),
+                         "older name of pipeline.summary"));
+    EXPECT_TRUE(contains(job_error(kMinimalYaml, "yaml", {"pipeline.on_error=skip"}), "stop"));
+    EXPECT_TRUE(contains(job_error(kMinimalYaml, "yaml", {"pipeline.grace_s=-1"}), "pipeline.grace_s"));
+}
+
+// The settings fingerprint behind --skip-existing: a change to what an EXR holds changes it; where it goes,
+// how many threads make it, and this run's share of the frames do not.
+TEST(JobConfig, OutputSettingsTextChangesWithWhatTheOutputHolds) {
+    const std::string base = output_settings_text(yaml(kMinimalYaml));
+    for (const std::string& o : {"depth.kind=inverse", "model.size=518", "output.compression=piz", "input.colorspace=ACEScg",
+                                 "output.channels=depth", "color.hdr=view"}) {
+        std::vector<std::string> sets = {o};
+        if (o == "color.hdr=view") sets = {o, "color.display=sRGB", "color.view=ACES 1.0 - SDR Video"};
+        EXPECT_NE(output_settings_text(yaml(kMinimalYaml, sets)), base) << o;
+    }
+    for (const std::string& o : {"output.path=/elsewhere/b.####.exr", "pipeline.threads=1", "model.batch=4",
+                                 "model.device=cpu", "pipeline.summary=/tmp/s.json", "output.overwrite=skip"})
+        EXPECT_EQ(output_settings_text(yaml(kMinimalYaml, {o})), base) << o;
+    JobConfig chunked = yaml(kMinimalYaml);
+    chunked.render.chunk_index = 2, chunked.render.chunk_count = 3;
+    EXPECT_EQ(output_settings_text(chunked), base);
+    // The shot's frames matter where they change the values: sequence statistics.
+    const std::vector<std::string> seq = {"depth.normalize=sequence", "input.frames=1001-1010"};
+    EXPECT_NE(output_settings_text(yaml(kMinimalYaml, seq)),
+              output_settings_text(yaml(kMinimalYaml, {"depth.normalize=sequence", "input.frames=1001-1011"})));
+}
+
+TEST(JobConfig, SelectRenderFramesAppliesFramesThenRangeThenChunk) {
+    const std::vector<int> shot = parse_frame_spec("1001-1020");
+    JobConfig::RenderSelection r;
+    EXPECT_EQ(select_render_frames(r, shot), shot);
+    r.range = std::make_pair(1005, 1012);
+    EXPECT_EQ(select_render_frames(r, shot), parse_frame_spec("1005-1012"));
+    r.chunk_index = 2, r.chunk_count = 2;
+    EXPECT_EQ(select_render_frames(r, shot), parse_frame_spec("1009-1012"));
+    r.range.reset();
+    r.frames = parse_frame_spec("1-9");
+    EXPECT_EQ(select_render_frames(r, shot), parse_frame_spec("5-9"));
 }

@@ -1,0 +1,503 @@
+// On the farm (README "On the farm"): farm chunks (--chunk, --range), what a wrapper reads while a task runs
+// (progress lines through a pipe, the JSON summary), stop requests (SIGTERM within the grace period, SIGKILL at
+// any moment), --skip-existing that trusts only complete outputs of the same job, pipeline.on_error: continue,
+// and the engines themselves: a real one-node Slurm cluster, Open Job Description's `openjd run`, OpenCue's
+// pyoutline, Tractor's alfscript parsed by Tcl, Deadline's job files.
+#include "depthbatch/sha256.h"
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <unistd.h>
+#include <csignal>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+using namespace depthbatch::test;
+
+namespace {
+
+constexpr int kInterrupted = 130, kPartial = 7, kConfig = 2;
+
+/// A job on the bedroom plate (960x540 JPEG, FastDepth) writing into `dir`/out.
+fs::path bedroom_job(const fs::path& dir, const std::string& frames, const std::string& extra = "") {
+    return write_job(dir / "shot.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                            "\n  frames: " + frames + "\noutput:\n  path: out/d.####.exr\n" + extra);
+}
+
+fs::path out_frame(const fs::path& dir, int f) { return dir / "out" / ("d." + std::to_string(f) + ".exr"); }
+
+/// The frames of `first`..`last` rendered by one uninterrupted process, as bytes, for comparisons.
+std::map<int, std::string> reference_render(const std::string& frames, int first, int last, const std::string& extra = "") {
+    TempDir ref;
+    const auto r = run_cli({bedroom_job(ref.path, frames, extra).string(), "-q"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::map<int, std::string> bytes;
+    for (int f = first; f <= last; ++f)
+        if (fs::exists(out_frame(ref.path, f))) bytes[f] = read_bytes(out_frame(ref.path, f));
+    return bytes;
+}
+
+/// Hidden temporaries left in a folder (".name.host.pid.n.tmp").
+std::vector<std::string> temporaries(const fs::path& dir) {
+    std::vector<std::string> tmp;
+    for (const auto& name : list_dir(dir))
+        if (name.size() > 4 && name[0] == '.' && name.substr(name.size() - 4) == ".tmp") tmp.push_back(name);
+    return tmp;
+}
+
+nlohmann::json read_json(const fs::path& path) {
+    std::ifstream in(path);
+    nlohmann::json j;
+    try {
+        in >> j;
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << path << ": " << e.what();
+    }
+    return j;
+}
+
+/// A slow probe model: about a second of CPU per forward pass at 1024x1024 (300 sin passes), instant at the dry
+/// run's 64x64; depth = |result| + 0.1, always positive.
+fs::path write_slow_model(const fs::path& path) {
+    return write_probe_model(path,
+                             "def forward(self, x):\n    y = x\n    for i in range(300):\n        y = torch.sin(y) + x\n"
+                             "    return torch.abs(y.mean(dim=1, keepdim=True)) + 0.1\n",
+                             probe_contract());
+}
+
+}  // namespace
+
+// ---- chunks -----------------------------------------------------------------------------------------------
+
+// --chunk I/N renders exactly chunk_frames' share; --range only the job's frames inside; an empty share exits 0.
+TEST(Farm, ChunkAndRangeRenderTheirShareOfTheJob) {
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1019x2");   // 10 frames, every other one
+    auto r = run_cli({job.string(), "--chunk", "2/3", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1007.exr", "d.1009.exr", "d.1011.exr"}));
+    r = run_cli({job.string(), "--range", "1012-1016", "-q"});   // Deadline's <STARTFRAME>-<ENDFRAME>
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(fs::exists(out_frame(dir.path, 1013)) && fs::exists(out_frame(dir.path, 1015)));
+    EXPECT_FALSE(fs::exists(out_frame(dir.path, 1012)) || fs::exists(out_frame(dir.path, 1014)));
+    r = run_cli({job.string(), "--range", "2000-2010"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "nothing to do")) << r.output;
+    for (const std::string bad : {"/3", "0/3", "4/3", "2-3", "02/x"}) {
+        r = run_cli({job.string(), "--chunk", bad});
+        EXPECT_EQ(r.exit_code, kConfig) << bad << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, "--chunk")) << r.output;
+    }
+    r = run_cli({job.string(), "--chunk", "010/12", "--overwrite"});   // decimal: the 10th of 12 chunks of 10 frames is frame 1015
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "1 frames (1015)")) << r.output;
+}
+
+// ---- what a wrapper reads ---------------------------------------------------------------------------------
+
+// Off a TTY, one line per finished frame and the percentage lines wrappers parse, each flushed as it happens:
+// read from the pipe while the process still runs, not after it exits.
+TEST(Farm, ProgressLinesArriveThroughAPipeWhileRendering) {
+    TempDir dir;
+    auto p = start_cli({bedroom_job(dir.path, "1001-1016").string()});
+    ASSERT_TRUE(p->wait_for("PROGRESS: 6%", 120)) << p->output();
+    const bool still_running = p->running();
+    const size_t outputs_then = list_dir(dir / "out").size();
+    EXPECT_TRUE(still_running) << "the first progress line came only at exit";
+    EXPECT_LT(outputs_then, 16u);
+    EXPECT_TRUE(contains(p->output(), "frame 1001 rendered 1/16 ")) << p->output();
+    EXPECT_TRUE(contains(p->output(), "TR_PROGRESS 6%\n")) << p->output();
+    EXPECT_TRUE(contains(p->output(), "openjd_progress: 6.2\n")) << p->output();
+    ASSERT_EQ(p->wait(300), 0) << p->output();
+    EXPECT_TRUE(contains(p->output(), "frame 1016 rendered 16/16 ")) << p->output();
+    EXPECT_TRUE(contains(p->output(), "(Progress: 100%)\nPROGRESS: 100%\nTR_PROGRESS 100%\nopenjd_progress: 100.0\n"))
+        << p->output();
+}
+
+// On a terminal: one bar redrawn in place (carriage return + erase line) with frames done/total, frames/s, ETA
+// and the phase; a warning is printed above it, and the bar is redrawn under it. util-linux `script` gives the
+// process a pseudo-terminal.
+TEST(Farm, ProgressBarOnATerminal) {
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1003");
+    const auto r = run_program("script", {"-qefc", std::string("'" DEPTHBATCH_BIN "' '") + job.string() +
+                                                        "' --set output.compression=dwaa", "/dev/null"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "\r\033[Kdepthbatch: loading model ...")) << r.output;
+    EXPECT_TRUE(contains(r.output, "\r\033[K[##########....................] 1/3 frames  ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "] 3/3 frames  ")) << r.output;
+    EXPECT_TRUE(contains(r.output, " frames/s  ETA ")) << r.output;
+    const size_t warning = r.output.find("depthbatch: warning: output.compression dwaa is lossy");
+    ASSERT_NE(warning, std::string::npos) << r.output;
+    EXPECT_EQ(r.output.substr(warning - 4, 4), "\r\033[K") << "the bar is not erased before the warning";
+    EXPECT_FALSE(contains(r.output, "depthbatch: info: frame 1001 ->")) << "per-frame lines only with -v";
+    EXPECT_TRUE(contains(r.output, "depthbatch: info: done: 3 rendered")) << r.output;
+}
+
+// The summary's schema with real values: skipped (same job), re-rendered (stale), failed (missing plate under
+// on_error: continue) and rendered frames, the job's sha256, the model, the exit code.
+TEST(Farm, SummaryListsEveryFrameWithItsReason) {
+    TempDir dir;
+    for (int f = 1001; f <= 1004; ++f)
+        fs::create_symlink(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"),
+                           dir / ("p." + std::to_string(f) + ".jpg"));
+    const std::string body = "input:\n  path: p.####.jpg\n  frames: 1001-1005\noutput:\n  path: out/d.####.exr\n";
+    const fs::path job = write_job(dir / "shot.yaml", body);
+    auto r = run_cli({job.string(), "--frames", "1001-1002", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({job.string(), "--frames", "1002", "--overwrite", "--set", "depth.kind=inverse", "-q"});   // stale now
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({job.string(), "--skip-existing", "--set", "pipeline.on_error=continue", "--summary",
+                 (dir / "summary.json").string()});
+    EXPECT_EQ(r.exit_code, kPartial) << r.output;
+    EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1005)")) << r.output;
+    const auto j = read_json(dir / "summary.json");
+    EXPECT_EQ(j["schema"], "depthbatch-summary/1");
+    EXPECT_EQ(j["exit_code"], kPartial);
+    EXPECT_EQ(j["exit_name"], "partial");
+    EXPECT_EQ(j["job"]["file"], job.string());
+    EXPECT_EQ(j["job"]["sha256"], depthbatch::sha256_file(job.string()));
+    EXPECT_EQ(j["model"]["name"], "fastdepth-nyu");
+    EXPECT_EQ(j["model"]["sha256"].get<std::string>().size(), 64u);
+    EXPECT_EQ(j["frames_requested"]["spec"], "1001-1005");
+    EXPECT_EQ(j["rendered"], 3);
+    EXPECT_EQ(j["skipped"], 1);
+    EXPECT_EQ(j["failed"], 1);
+    ASSERT_EQ(j["skipped_frames"].size(), 1u);
+    EXPECT_EQ(j["skipped_frames"][0]["frame"], 1001);
+    EXPECT_EQ(j["skipped_frames"][0]["reason"], "complete, same settings and model");
+    ASSERT_EQ(j["failed_frames"].size(), 1u);
+    EXPECT_EQ(j["failed_frames"][0]["frame"], 1005);
+    EXPECT_TRUE(contains(j["failed_frames"][0]["reason"], "plate missing")) << j["failed_frames"];
+    ASSERT_EQ(j["frames"].size(), 4u);
+    EXPECT_EQ(j["frames"][0]["frame"], 1002);
+    EXPECT_EQ(j["frames"][0]["replaced_existing_because"], "written with other job settings (depthbatch/settings_sha256 differs)");
+    EXPECT_EQ(j["frames"][1]["status"], "rendered");
+    EXPECT_GT(j["frames"][1]["seconds"].get<double>(), 0.0);
+    EXPECT_EQ(j["frames"][3]["status"], "failed");
+    EXPECT_EQ(j["frames"][3]["exit_class"], "input");
+}
+
+// ---- resume -----------------------------------------------------------------------------------------------
+
+// --skip-existing keeps an output only when it is a complete EXR that depthbatch wrote for the same settings
+// and model; a truncated, foreign or stale one is rendered again (the log says why) and ends up identical to
+// an uninterrupted render.
+TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
+    const auto ref = reference_render("1001-1005", 1001, 1005);
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1005");
+    auto r = run_cli({job.string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto kept_time = fs::last_write_time(out_frame(dir.path, 1001));
+    {   // 1002: cut short (the header intact, pixels missing)
+        const std::string b = read_bytes(out_frame(dir.path, 1002));
+        write_file(out_frame(dir.path, 1002), b.substr(0, b.size() * 2 / 3));
+    }
+    write_image(out_frame(dir.path, 1003), 16, 16, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });  // foreign
+    r = run_cli({job.string(), "--frames", "1004", "--overwrite", "--set", "model.size=plate", "-q"});  // other settings
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    write_file(out_frame(dir.path, 1005), "not an exr");
+
+    r = run_cli({job.string(), "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1002: rendering again, the existing " + out_frame(dir.path, 1002).string() +
+                                       " is incomplete")) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1003: rendering again")) << r.output;
+    EXPECT_TRUE(contains(r.output, "not written by depthbatch")) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1004: rendering again")) << r.output;
+    EXPECT_TRUE(contains(r.output, "written with other job settings")) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1005: rendering again")) << r.output;
+    EXPECT_TRUE(contains(r.output, "not a readable OpenEXR file")) << r.output;
+    EXPECT_TRUE(contains(r.output, "skipping 1 frames")) << r.output;
+    EXPECT_EQ(fs::last_write_time(out_frame(dir.path, 1001)), kept_time);
+    for (int f = 1001; f <= 1005; ++f) EXPECT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "frame " << f;
+    // Another model is stale too (the settings are the same).
+    write_p_mean(dir / "mean.pt");
+    r = run_cli({job.string(), "--frames", "1001", "--skip-existing", "--set", "model.path=" + (dir / "mean.pt").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "written by another model")) << r.output;
+}
+
+// SIGKILL at any moment (a node lost, an OOM kill): 20 kills at random times, each followed by a resume with
+// --skip-existing. After each kill only complete frames equal to the uninterrupted render exist; after each
+// resume every frame equals it and no temporary is left (the resume removes what the killed run left).
+TEST(Farm, KillLoopLeavesOnlyCompleteFramesAndResumesIdentically) {
+    const auto ref = reference_render("1001-1008", 1001, 1008);
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1008");
+    std::mt19937 rng(20261201);
+    std::uniform_real_distribution<double> when(0.2, 3.5);
+    int killed_while_running = 0, frames_left_by_kills = 0;
+    for (int i = 0; i < 20; ++i) {
+        fs::remove_all(dir / "out");
+        auto p = start_cli({job.string(), "--skip-existing", "-q"});
+        std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+        killed_while_running += p->running() ? 1 : 0;
+        p->signal(SIGKILL);
+        p->wait(30);
+        for (int f = 1001; f <= 1008; ++f)
+            if (fs::exists(out_frame(dir.path, f))) {
+                ++frames_left_by_kills;
+                ASSERT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "after kill " << i << ", frame " << f;
+            }
+        const auto r = run_cli({job.string(), "--skip-existing", "-q"});
+        ASSERT_EQ(r.exit_code, 0) << "resume " << i << ": " << r.output;
+        for (int f = 1001; f <= 1008; ++f)
+            ASSERT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "after resume " << i << ", frame " << f;
+        ASSERT_TRUE(temporaries(dir / "out").empty()) << "after resume " << i;
+    }
+    EXPECT_GE(killed_while_running, 15) << "most kills must land while the render runs";
+    EXPECT_GT(frames_left_by_kills, 0) << "no kill landed after a frame was written";
+}
+
+// SIGTERM (scancel, pre-emption, a Deadline task stop): no new frames, frames in flight finish within the grace
+// period, exit 130 with what was and was not done; a rerun with --skip-existing completes the chunk identically.
+TEST(Farm, SigtermFinishesFramesInFlightAndResumesIdentically) {
+    const auto ref = reference_render("1001-1024", 1001, 1024);
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1024");
+    auto p = start_cli({job.string(), "--grace", "20", "--summary", (dir / "summary.json").string()});
+    ASSERT_TRUE(p->wait_for("frame 1002 rendered", 120)) << p->output();
+    const auto t0 = std::chrono::steady_clock::now();
+    p->signal(SIGTERM);
+    const int rc = p->wait(60);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(rc, kInterrupted) << p->output();
+    EXPECT_LT(took, 20.0) << p->output();
+    EXPECT_TRUE(contains(p->output(), "interrupted: rendered ")) << p->output();
+    EXPECT_TRUE(contains(p->output(), "; not rendered ")) << p->output();
+    const size_t done = list_dir(dir / "out").size();
+    EXPECT_GE(done, 2u);
+    EXPECT_LT(done, 24u) << "the stop came after the whole chunk";
+    for (const auto& name : list_dir(dir / "out")) EXPECT_NE(name[0], '.') << "temporary left: " << name;
+    EXPECT_EQ(read_json(dir / "summary.json")["exit_code"], kInterrupted);
+    const auto r = run_cli({job.string(), "--skip-existing", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int f = 1001; f <= 1024; ++f) EXPECT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "frame " << f;
+}
+
+// A forward pass that would overrun the grace period is abandoned: exit 130 soon after the grace, its temporary
+// removed, every EXR left complete, and the summary says the grace ran out.
+TEST(Farm, SigtermAbandonsAForwardPassThatOverrunsTheGrace) {
+    TempDir dir;
+    for (int f = 1001; f <= 1006; ++f)
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 1024, 1024, {"R", "G", "B"}, "half",
+                    [f](int x, int y, int c) { return static_cast<float>((x + y + c + f) % 64) / 64.0f; });
+    write_slow_model(dir / "slow.pt");
+    const fs::path job = write_job(dir / "slow.yaml", "input:\n  path: p.####.exr\n  frames: 1001-1006\n  colorspace: sRGB\n"
+                                                      "output:\n  path: out/d.####.exr\nmodel:\n  path: slow.pt\n"
+                                                      "  size: plate\npipeline:\n  threads: 2\n");
+    auto p = start_cli({job.string(), "--grace", "1", "--summary", (dir / "summary.json").string()});
+    ASSERT_TRUE(p->wait_for("frame 1001 rendered", 300)) << p->output();
+    p->signal(SIGTERM);
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = p->wait(60);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(rc, kInterrupted) << p->output();
+    EXPECT_LT(took, 3.0) << p->output();
+    EXPECT_TRUE(contains(p->output(), "grace period of 1 s over: abandoned the frames in flight")) << p->output();
+    EXPECT_TRUE(temporaries(dir / "out").empty()) << "temporaries left";
+    for (const auto& name : list_dir(dir / "out")) EXPECT_EQ(depth_values(dir / "out" / name).size(), 1024u * 1024u) << name;
+    const auto j = read_json(dir / "summary.json");
+    EXPECT_EQ(j["exit_code"], kInterrupted);
+    EXPECT_TRUE(contains(j["error"], "grace period")) << j;
+}
+
+// pipeline.on_error: continue renders past a damaged plate and exits 7 (partial); the default stops.
+TEST(Farm, OnErrorContinueRendersTheRestAndExitsPartial) {
+    TempDir dir;
+    for (int f = 1001; f <= 1004; ++f)
+        fs::copy_file(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"), dir / ("p." + std::to_string(f) + ".jpg"));
+    const std::string b = read_bytes(dir / "p.1002.jpg");
+    write_file(dir / "p.1002.jpg", b.substr(0, 300));
+    const fs::path job = write_job(dir / "shot.yaml", "input:\n  path: p.####.jpg\n  frames: 1001-1004\n"
+                                                      "output:\n  path: out/d.####.exr\npipeline:\n  threads: 1\n");
+    auto r = run_cli({job.string(), "--set", "pipeline.on_error=continue"});
+    EXPECT_EQ(r.exit_code, kPartial) << r.output;
+    EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1003.exr", "d.1004.exr"}));
+    EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1002)")) << r.output;
+    fs::remove_all(dir / "out");
+    r = run_cli({job.string()});
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_FALSE(fs::exists(out_frame(dir.path, 1004))) << "the default stops at the first failure";
+}
+
+// ---- the engines ------------------------------------------------------------------------------------------
+
+namespace {
+
+/// The farm engines' Python tools (openjd-cli, opencue-pyoutline) live in their own venv, made by
+/// scripts/setup from tools/farm-requirements.txt (apart from .venv: pyoutline's grpc/protobuf pins are not
+/// the model tools').
+const fs::path kFarmVenv = DEPTHBATCH_SOURCE_DIR "/.venv-farm";
+
+/// Every frame of `first`..`last` in `dir`/out equal, byte for byte, to `ref`.
+void expect_same_frames(const fs::path& dir, const std::map<int, std::string>& ref, int first, int last) {
+    for (int f = first; f <= last; ++f) {
+        ASSERT_TRUE(fs::exists(out_frame(dir, f))) << "frame " << f << " was not rendered";
+        EXPECT_EQ(read_bytes(out_frame(dir, f)), ref.at(f)) << "frame " << f << " differs from a single-process render";
+    }
+}
+
+}  // namespace
+
+// Slurm, for real: a one-node cluster from Debian's packages (tests/farm/slurm-cluster), `depthbatch submit`
+// of the bedroom in 3 chunks plus the statistics job, every EXR equal to a single-process render.
+TEST(Farm, SlurmRoundTripOnALocalCluster) {
+    const fs::path cluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
+    if (run_program(cluster, {"packages"}).exit_code != 0)
+        GTEST_SKIP() << "Slurm is not installed (scripts/setup installs slurmctld slurmd slurm-client munge)";
+    if (::geteuid() != 0) GTEST_SKIP() << "a private Slurm cluster needs root (SlurmUser=root, munged --force)";
+    const std::string seq = "depth:\n  kind: normalized\n  normalize: sequence\n";
+    const auto ref = reference_render("1001-1012", 1001, 1012, seq);
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1012", seq);
+    const fs::path state = dir / "slurm";
+    const auto started = run_program(cluster, {"start", state.string()});
+    ASSERT_EQ(started.exit_code, 0) << started.output;
+    struct Stop {
+        fs::path cluster, state;
+        ~Stop() { run_program(cluster, {"stop", state.string()}); }
+    } stop{cluster, state};
+    const std::string env = "env SLURM_CONF='" + (state / "slurm.conf").string() + "'";
+
+    const auto dry = run_cli({"submit", job.string(), "--engine", "slurm", "--chunk-size", "4", "--dry-run"}, env);
+    ASSERT_EQ(dry.exit_code, 0) << dry.output;
+    EXPECT_TRUE(contains(dry.output, "#SBATCH --array=1-3")) << dry.output;
+    EXPECT_FALSE(fs::exists(dir / "shot.farm")) << "--dry-run wrote files";
+
+    const auto sub = run_cli({"submit", job.string(), "--engine", "slurm", "--chunk-size", "4", "--out",
+                              (dir / "farm").string()}, env);
+    ASSERT_EQ(sub.exit_code, 0) << sub.output;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(sub.output, m, std::regex("JOB_ID=(\\d+)"))) << sub.output;
+    const std::string array_id = m[1];
+    ASSERT_TRUE(std::regex_search(sub.output, m, std::regex("submitted sequence statistics job (\\d+)"))) << sub.output;
+    const std::string stats_id = m[1];
+    EXPECT_TRUE(contains(sub.output, "squeue -j " + array_id)) << sub.output;
+    // Wait for both jobs to leave the queue (finished jobs stay readable by scontrol for MinJobAge).
+    for (int i = 0; i < 600; ++i) {
+        const auto q = run_program("squeue", {"-h", "-j", array_id + "," + stats_id}, env);
+        if (q.exit_code == 0 && q.output.find_first_not_of(" \n") == std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    const auto show = run_program("scontrol", {"show", "job", array_id}, env);
+    const auto logs = run_program("/bin/sh", {"-c", "cat '" + (dir / "farm/logs").string() + "'/*"});
+    EXPECT_EQ(std::count(show.output.begin(), show.output.end(), '\n') > 0, true);
+    EXPECT_EQ(show.output.find("JobState=FAILED"), std::string::npos) << show.output << logs.output;
+    size_t completed = 0;
+    for (size_t at = 0; (at = show.output.find("JobState=COMPLETED", at)) != std::string::npos; ++at) ++completed;
+    EXPECT_EQ(completed, 3u) << show.output << logs.output;
+    EXPECT_TRUE(contains(run_program("scontrol", {"show", "job", stats_id}, env).output, "JobState=COMPLETED"));
+    expect_same_frames(dir.path, ref, 1001, 1012);
+    for (int task = 1; task <= 3; ++task) {
+        const auto j = read_json(dir / "farm/summaries" / ("shot.chunk-" + std::to_string(task) + ".json"));
+        EXPECT_EQ(j["rendered"], 4) << "task " << task;
+    }
+}
+
+// Open Job Description (Deadline Cloud): the template passes `openjd check`, and `openjd run` runs the
+// statistics step and then every chunk of the Render step here; the EXRs equal a single-process render.
+TEST(Farm, OpenJDTemplateRunsUnderOpenjdRun) {
+    if (!fs::exists(kFarmVenv / "bin/openjd")) GTEST_SKIP() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
+    const std::string seq = "depth:\n  kind: normalized\n  normalize: sequence\n";
+    const auto ref = reference_render("1001-1010", 1001, 1010, seq);
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1010", seq);
+    auto r = run_cli({"submit", job.string(), "--engine", "openjd", "--chunk-size", "4", "--out", (dir / "farm").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path tmpl = dir / "farm/job.template.yaml";
+    r = run_program(kFarmVenv / "bin/openjd", {"check", tmpl.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_program(kFarmVenv / "bin/openjd", {"run", tmpl.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // The chunks as OpenJD cut them (balanced: 4, 3, 3), each rendering exactly those frames.
+    EXPECT_TRUE(contains(r.output, "Frame(CHUNK[INT]) = 1001-1004")) << r.output;
+    EXPECT_TRUE(contains(r.output, "Frame(CHUNK[INT]) = 1008-1010")) << r.output;
+    EXPECT_TRUE(contains(r.output, "4 frames (1001-1004)")) << r.output;
+    EXPECT_TRUE(contains(r.output, "openjd_progress: 100.0")) << r.output;
+    expect_same_frames(dir.path, ref, 1001, 1010);
+}
+
+// OpenCue: the submit script builds its outline with OpenCue's own pyoutline and serializes the job spec cuebot
+// would receive (no cuebot here): a one-frame statistics layer, a render layer of chunks over the job's frames
+// with the frame tokens, layer-on-layer dependency, the commands as written.
+TEST(Farm, OpenCueOutlineSerializesWithPyoutline) {
+    if (!fs::exists(kFarmVenv / "bin/python")) GTEST_SKIP() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1010", "depth:\n  kind: normalized\n  normalize: sequence\n");
+    auto r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "4", "--out", (dir / "farm").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // pyoutline reads its config at import and writes a session folder: keep both in the test's folder.
+    write_file(dir / "outline.cfg", "[outline]\nhome = " + (dir / "home").string() + "\nsession_dir = " +
+                                        (dir / "sessions").string() + "\nwrapper_dir = %(home)s/wrappers\nuser_dir = " +
+                                        (dir / "user").string() + "\nbin_dir = %(home)s/bin\nbackend = cue\n"
+                                        "spec_version = 1.15\nfacility = local\ndomain = example.com\nmaxretries = 2\n"
+                                        "default_show = testing\ndefault_shot = default\n");
+    r = run_program(kFarmVenv / "bin/python", {(dir / "farm/opencue_submit.py").string(), "--print"},
+                    "env OUTLINE_CONFIG_FILE='" + (dir / "outline.cfg").string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string& xml = r.output;
+    EXPECT_TRUE(contains(xml, "<layer name=\"stats\" type=\"Render\">")) << xml;
+    EXPECT_TRUE(contains(xml, "<layer name=\"render\" type=\"Render\">")) << xml;
+    EXPECT_TRUE(contains(xml, "<chunk>4</chunk>")) << xml;
+    EXPECT_TRUE(contains(xml, "<range>1001-1010</range>")) << xml;
+    EXPECT_TRUE(contains(xml, "--range #FRAME_START#-#FRAME_END# --skip-existing</cmd>")) << xml;
+    EXPECT_TRUE(contains(xml, "<depend type=\"LAYER_ON_LAYER\"")) << xml;
+}
+
+// Tractor: the alfscript parses as Tcl with only Tractor's job operators defined (tests/farm/alfvalidate.tcl):
+// one Job, the statistics Task, one Task per chunk, each command's argv.
+TEST(Farm, TractorAlfscriptParses) {
+    if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code != 0) GTEST_SKIP() << "tclsh is not installed (Debian: tcl)";
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1010", "depth:\n  kind: normalized\n  normalize: sequence\n");
+    auto r = run_cli({"submit", job.string(), "--engine", "tractor", "--chunk-size", "4", "--out", (dir / "farm").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir / "farm/job.alf").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "SUMMARY tasks=5 cmds=4 instances=0 errors=0")) << r.output;
+    EXPECT_TRUE(contains(r.output, "serialsubtasks=1")) << r.output;
+    EXPECT_TRUE(contains(r.output, "REMOTECMD argv={{" DEPTHBATCH_BIN "} {" + job.string() + "} {--chunk} {3/3} {--skip-existing}}"))
+        << r.output;
+}
+
+// Deadline 10: the job and plugin info files parse as Deadline reads them (key=value lines), and the arguments
+// with the engine's frame tokens substituted render exactly that task's frames.
+TEST(Farm, DeadlineCommandLineTaskRendersItsFrames) {
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1011x2");
+    auto r = run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (dir / "farm").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::map<std::string, std::string> info, plugin;
+    for (auto [file, into] : {std::make_pair("job_info.job", &info), std::make_pair("plugin_info.job", &plugin)}) {
+        std::istringstream lines(read_bytes(dir / "farm" / file));
+        for (std::string line; std::getline(lines, line);) {
+            const auto eq = line.find('=');
+            ASSERT_NE(eq, std::string::npos) << file << ": " << line;
+            (*into)[line.substr(0, eq)] = line.substr(eq + 1);
+        }
+    }
+    EXPECT_EQ(info["Plugin"], "CommandLine");
+    EXPECT_EQ(info["Frames"], "1001-1011x2");
+    EXPECT_EQ(info["ChunkSize"], "2");
+    EXPECT_EQ(plugin["Executable"], DEPTHBATCH_BIN);
+    // Deadline's second task of "1001-1011x2" in chunks of 2 is frames 1005 and 1007: <STARTFRAME> 1005,
+    // <ENDFRAME> 1007. Run the arguments as the CommandLine plugin would.
+    std::string args = std::regex_replace(plugin["Arguments"], std::regex("<STARTFRAME>"), "1005");
+    args = std::regex_replace(args, std::regex("<ENDFRAME>"), "1007");
+    r = run_program("/bin/sh", {"-c", "exec '" + plugin["Executable"] + "' " + args});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1007 rendered 2/2")) << r.output;
+    EXPECT_TRUE(contains(r.output, "(Progress: 100%)")) << r.output;   // Deadline's CommandLine plugin reads this
+    EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1005.exr", "d.1007.exr"}));
+}

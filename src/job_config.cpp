@@ -597,7 +597,7 @@ std::string output_settings_text(const JobConfig& job) {
       << "depth.kind=" << option_name(d.kind) << "\ndepth.normalize=" << option_name(d.normalize)
       << "\ndepth.near_is=" << d.near_is << "\ndepth.near=" << opt(d.near)
       << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
-      << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << d.stabilize
+      << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
       << "\ndepth.stabilize_window=" << d.stabilize_window
       << "\ndepth.focal_px=" << opt(d.focal_px) << "\n";
     return s.str();

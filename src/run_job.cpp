@@ -54,6 +54,7 @@ struct FrameWork {
     FrameResult result;
     bool write = true;            ///< false for stabilization warm-up frames (inferred, not written)
     bool replace = false;         ///< an existing output that cannot stand for this render is replaced
+    int plan_index = 0;           ///< position in the job's plan (the stabilizer's handle for the frame)
     Clock::time_point started;
     std::optional<Plate> plate;
     ReformatPlan plan;
@@ -385,6 +386,9 @@ struct PlannedFrame {
     bool write;
     std::string replace_reason;   ///< why its existing output is replaced (FrameSelection::rerender); "" = none
 };
+/// depth.stabilize_window W: R = W / 2 frames on each side (at least 1), a centred window of 2R + 1 frames.
+TemporalStabilizer stabilizer_for(const JobConfig& job) { return TemporalStabilizer(std::max(1, job.depth.stabilize_window / 2)); }
+
 std::string rerender_reason(const FrameSelection& sel, int frame) {
     const auto it = sel.rerender.find(frame);
     return it == sel.rerender.end() ? std::string() : it->second;
@@ -400,14 +404,16 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
         if (!std::binary_search(ctx.shot.begin(), ctx.shot.end(), f))
             throw ConfigError("depth.stabilize: frame " + std::to_string(f) + " is not in input.frames (" +
                               format_frame_spec(ctx.shot) + "); stabilization follows the shot's frame order");
+    // Warm-up on both sides: the stabilizer is centred, frame i depends on the shot's frames i-R..i+R.
     const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
     const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
-    const int warmup = TemporalStabilizer(ctx.job.depth.stabilize_window).warmup_frames();
+    const int warmup = stabilizer_for(ctx.job).warmup_frames();
     const auto start = first - std::min<std::ptrdiff_t>(warmup, first - ctx.shot.begin());
-    for (auto it = start; it <= last; ++it)
+    const auto end = last + std::min<std::ptrdiff_t>(warmup, ctx.shot.end() - 1 - last);
+    for (auto it = start; it <= end; ++it)
         plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it), rerender_reason(sel, *it)});
-    log_info("temporal stabilization: window ", ctx.job.depth.stabilize_window, " frames, ", plan.size() - todo.size(),
-             " warm-up frames");
+    log_info("temporal stabilization: centred window of ", 2 * warmup + 1, " frames (", warmup, " on each side), ",
+             plan.size() - todo.size(), " warm-up frames");
     return plan;
 }
 
@@ -442,7 +448,11 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq) {
         meta.push_back({"depthbatch/stats_percentiles",
                         std::to_string(seq.stats.percentile_low) + "," + std::to_string(seq.stats.percentile_high)});
     }
-    if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
+    if (job.depth.stabilize) {
+        meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
+        meta.push_back({"depthbatch/stabilize", "centred: " + std::to_string(stabilizer_for(job).radius()) +
+                                                    " frames on each side"});
+    }
     if (ctx.contract().reference_focal_px > 0) meta.push_back({"depthbatch/focal_px", std::to_string(*job.depth.focal_px)});
     return meta;
 }
@@ -490,13 +500,20 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
              ctx.torch_threads, " intra-op threads (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset", "), ",
              report.frames_in_flight, " frames in flight, batch ", batch);
 
+    // The centred stabilizer holds frames until the frames after them are inferred (at most R frames more than
+    // the tokens allow), and gives them back in order; the source's last token makes it give back the rest.
     std::optional<TemporalStabilizer> stabilizer;
-    if (job.depth.stabilize) stabilizer.emplace(job.depth.stabilize_window);
+    if (job.depth.stabilize) stabilizer.emplace(stabilizer_for(job));
+    std::map<int, std::unique_ptr<FrameWork>> held;   // frames inside the stabilizer, by plan index
+    bool sent_last = false;
     std::mutex report_mutex;
     std::atomic<bool> stop{false};
     const bool stop_on_error = job.pipeline.on_error == OnError::Stop;
     size_t next = 0;
-    using Batch = std::vector<std::unique_ptr<FrameWork>>;
+    struct Batch {
+        std::vector<std::unique_ptr<FrameWork>> frames;
+        bool last = false;   ///< the source's final token: no frames, the end of the stream
+    };
     std::optional<Clock::time_point> infer_idle_since;  // touched only by the serial inference stage
 
     tbb::task_arena arena(ctx.workers);
@@ -506,11 +523,15 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
             tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order,
                 [&](tbb::flow_control& fc) -> Batch* {
                     if (next >= plan.size() || stop.load() || (cancel && cancel->load())) {
+                        if (!sent_last) {
+                            sent_last = true;
+                            return new Batch{{}, true};
+                        }
                         fc.stop();
                         return nullptr;
                     }
                     auto* b = new Batch();
-                    while (next < plan.size() && static_cast<int>(b->size()) < batch) {
+                    while (next < plan.size() && static_cast<int>(b->frames.size()) < batch) {
                         auto w = std::make_unique<FrameWork>();
                         w->result.frame = plan[next].frame;
                         w->write = plan[next].write;
@@ -519,14 +540,15 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         w->started = Clock::now();
                         w->result.input_path = ctx.input.path(w->result.frame);
                         w->result.output_path = ctx.output.path(w->result.frame);
-                        b->push_back(std::move(w));
+                        w->plan_index = static_cast<int>(next);
+                        b->frames.push_back(std::move(w));
                         ++next;
                     }
                     return b;
                 }) &
             tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
                 [&](Batch* b) -> Batch* {
-                    for (auto& w : *b) {
+                    for (auto& w : b->frames) {
                         prepare(ctx, *w);
                         if (w->failed() && stop_on_error) stop = true;
                     }
@@ -537,25 +559,45 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     const auto t_in = Clock::now();
                     if (infer_idle_since) report.infer_wait_ms += std::chrono::duration<double, std::milli>(t_in - *infer_idle_since).count();
                     std::vector<FrameWork*> frames;
-                    for (auto& w : *b) frames.push_back(w.get());
+                    for (auto& w : b->frames) frames.push_back(w.get());
                     infer(ctx, frames);
                     report.infer_busy_ms += ms_since(t_in);
-                    for (FrameWork* w : frames) {
-                        if (w->failed()) {
-                            if (stop_on_error) stop = true;
-                            if (stabilizer) stabilizer->reset();
+                    std::vector<std::unique_ptr<FrameWork>> out;
+                    const auto take_ready = [&] {
+                        for (auto& [index, depth] : stabilizer->pop_ready()) {
+                            auto it = held.find(index);
+                            it->second->raw = std::move(depth);
+                            out.push_back(std::move(it->second));
+                            held.erase(it);
+                        }
+                    };
+                    for (auto& w : b->frames) {
+                        if (w->failed() && stop_on_error) stop = true;
+                        if (stabilizer && w->failed()) {   // a gap: the frames before it end their segment
+                            stabilizer->flush();
+                            take_ready();
+                        } else if (stabilizer) {
+                            stabilizer->push(w->plan_index, std::move(w->raw), w->input);
+                            held.emplace(w->plan_index, std::move(w));
+                            take_ready();
                             continue;
                         }
-                        if (stabilizer) stabilizer->stabilize(w->raw, w->input);
                         w->input = ModelInput();
+                        out.push_back(std::move(w));
                     }
+                    if (stabilizer && b->last) {
+                        stabilizer->flush();
+                        take_ready();
+                    }
+                    for (auto& w : out) w->input = ModelInput();
+                    b->frames.swap(out);
                     infer_idle_since = Clock::now();
                     return b;
                 }) &
             tbb::make_filter<Batch*, void>(tbb::filter_mode::parallel,
                 [&](Batch* b) {
                     std::unique_ptr<Batch> own(b);
-                    for (auto& w : *b) {
+                    for (auto& w : b->frames) {
                         finish(ctx, *w, seq.range, job_meta);
                         if (w->failed() && stop_on_error) stop = true;
                         w->result.seconds = std::chrono::duration<double>(Clock::now() - w->started).count();

@@ -12,6 +12,22 @@ constexpr float kColourChange = 0.03f;  // mean |dRGB| below this = "colour chan
 Affine compose(const Affine& outer, const Affine& inner) {  // outer(inner(x))
     return {outer.scale * inner.scale, outer.scale * inner.shift + outer.shift};
 }
+Affine inverse(const Affine& a) { return {1.0 / a.scale, -a.shift / a.scale}; }
+
+/// Mean RGB of the model input at each pixel of a depth image (the output may be smaller: nearest position).
+std::vector<float> mean_rgb(const DepthImage& raw, const ModelInput& input) {
+    const size_t total = static_cast<size_t>(raw.width) * raw.height;
+    const size_t plane = static_cast<size_t>(input.width) * input.height;
+    std::vector<float> rgb(total);
+    for (size_t i = 0; i < total; ++i) {
+        const int ox = static_cast<int>(i % raw.width), oy = static_cast<int>(i / raw.width);
+        const int ix = std::min(input.width - 1, ox * input.width / std::max(1, raw.width));
+        const int iy = std::min(input.height - 1, oy * input.height / std::max(1, raw.height));
+        const size_t p = static_cast<size_t>(iy) * input.width + ix;
+        rgb[i] = (input.chw[p] + input.chw[plane + p] + input.chw[2 * plane + p]) / 3.0f;
+    }
+    return rgb;
+}
 
 }  // namespace
 
@@ -44,86 +60,85 @@ Affine robust_affine_fit(const std::vector<float>& x, const std::vector<float>& 
     return fit;
 }
 
-TemporalStabilizer::TemporalStabilizer(int window) : window_(std::max(1, window)) {}
+TemporalStabilizer::TemporalStabilizer(int radius) : radius_(std::max(1, radius)) {}
 
-void TemporalStabilizer::reset() {
-    prev_raw_.clear();
-    prev_rgb_.clear();
-    pair_fits_.clear();
-    history_.clear();
-}
-
-void TemporalStabilizer::stabilize(DepthImage& raw, const ModelInput& input) {
-    const Affine a = push(raw, input);
-    const size_t total = static_cast<size_t>(raw.width) * raw.height;
-    Frame cur;
-    cur.depth.resize(total);
-    cur.rgb.resize(total);
-    const size_t plane = static_cast<size_t>(input.width) * input.height;
-    for (size_t i = 0; i < total; ++i) {
-        const int ox = static_cast<int>(i % raw.width), oy = static_cast<int>(i / raw.width);
-        const int ix = std::min(input.width - 1, ox * input.width / std::max(1, raw.width));
-        const int iy = std::min(input.height - 1, oy * input.height / std::max(1, raw.height));
-        const size_t p = static_cast<size_t>(iy) * input.width + ix;
-        cur.depth[i] = static_cast<float>(a.scale * raw.data[i] + a.shift);
-        cur.rgb[i] = (input.chw[p] + input.chw[plane + p] + input.chw[2 * plane + p]) / 3.0f;
-    }
-    if (pair_fits_.empty()) history_.clear();   // first frame, or a size change: no usable history
-    // Temporal average of the aligned depth over the window, per pixel, using only the earlier frames in
-    // which that pixel's colour is within kColourChange of now (a static pixel): moving content keeps its
-    // own value, static content stops shimmering.
-    for (size_t i = 0; i < total; ++i) {
-        double sum = cur.depth[i];
-        int n = 1;
-        for (const Frame& h : history_)
-            if (std::abs(h.rgb[i] - cur.rgb[i]) < kColourChange) {
-                sum += h.depth[i];
-                ++n;
-            }
-        raw.data[i] = static_cast<float>(sum / n);
-    }
-    history_.push_back(std::move(cur));
-    while (static_cast<int>(history_.size()) > window_) history_.pop_front();
-}
-
-Affine TemporalStabilizer::push(const DepthImage& raw, const ModelInput& input) {
-    // Subsample the raw output, and the model input's mean RGB at the same positions (the output may
-    // be smaller than the input: nearest position).
-    const size_t total = static_cast<size_t>(raw.width) * raw.height;
+void TemporalStabilizer::push(int id, DepthImage raw, const ModelInput& input) {
+    if (!frames_.empty() && (frames_.back().raw.width != raw.width || frames_.back().raw.height != raw.height))
+        flush();   // a size change: no pair fit across it
+    Frame f;
+    f.id = id;
+    f.rgb = mean_rgb(raw, input);
+    const size_t total = raw.data.size();
     const size_t stride = std::max<size_t>(1, total / kMaxSamples);
-    std::vector<float> cur_raw, cur_rgb;
-    cur_raw.reserve(total / stride + 1);
-    cur_rgb.reserve(total / stride + 1);
-    const size_t plane = static_cast<size_t>(input.width) * input.height;
     for (size_t i = 0; i < total; i += stride) {
-        const int ox = static_cast<int>(i % raw.width), oy = static_cast<int>(i / raw.width);
-        const int ix = std::min(input.width - 1, ox * input.width / std::max(1, raw.width));
-        const int iy = std::min(input.height - 1, oy * input.height / std::max(1, raw.height));
-        const size_t p = static_cast<size_t>(iy) * input.width + ix;
-        cur_raw.push_back(raw.data[i]);
-        cur_rgb.push_back((input.chw[p] + input.chw[plane + p] + input.chw[2 * plane + p]) / 3.0f);
+        f.fit_raw.push_back(raw.data[i]);
+        f.fit_rgb.push_back(f.rgb[i]);
     }
-    if (prev_raw_.size() == cur_raw.size()) {
-        std::vector<unsigned char> mask(cur_raw.size());
-        for (size_t i = 0; i < mask.size(); ++i) mask[i] = std::abs(cur_rgb[i] - prev_rgb_[i]) < kColourChange;
-        pair_fits_.push_back(robust_affine_fit(cur_raw, prev_raw_, mask));  // A_i: frame i -> frame i-1
-        while (static_cast<int>(pair_fits_.size()) > window_) pair_fits_.pop_front();
-    } else {
-        pair_fits_.clear();
+    if (!frames_.empty()) {
+        const Frame& prev = frames_.back();
+        std::vector<unsigned char> mask(f.fit_raw.size());
+        for (size_t i = 0; i < mask.size(); ++i) mask[i] = std::abs(f.fit_rgb[i] - prev.fit_rgb[i]) < kColourChange;
+        f.to_previous = robust_affine_fit(f.fit_raw, prev.fit_raw, mask);
     }
-    prev_raw_ = std::move(cur_raw);
-    prev_rgb_ = std::move(cur_rgb);
+    f.raw = std::move(raw);
+    frames_.push_back(std::move(f));
+    // Frame i is final once frame i + R is here; its window reaches back at most R frames.
+    const size_t n = frames_.size();
+    for (size_t i = 0; i < n; ++i)
+        if (!frames_[i].done && i + static_cast<size_t>(radius_) < n) finish(i, static_cast<int>(std::min<size_t>(radius_, i)));
+    while (frames_.size() > 2 * static_cast<size_t>(radius_) + 1 && frames_.front().done) frames_.pop_front();
+}
 
-    // Mean over k = i, i-1, ..., i-W of T_{i->k}.
-    Affine sum{1.0, 0.0}, t{1.0, 0.0};
-    int terms = 1;
-    for (auto it = pair_fits_.rbegin(); it != pair_fits_.rend(); ++it) {
-        t = compose(*it, t);
-        sum.scale += t.scale;
-        sum.shift += t.shift;
-        ++terms;
+void TemporalStabilizer::flush() {
+    const size_t n = frames_.size();
+    for (size_t i = 0; i < n; ++i)
+        if (!frames_[i].done) finish(i, static_cast<int>(std::min({static_cast<size_t>(radius_), i, n - 1 - i})));
+    frames_.clear();
+}
+
+std::vector<std::pair<int, DepthImage>> TemporalStabilizer::pop_ready() {
+    std::vector<std::pair<int, DepthImage>> out;
+    out.swap(ready_);
+    return out;
+}
+
+void TemporalStabilizer::finish(size_t i, int r) {
+    Frame& cur = frames_[i];
+    // T_{i->k} for k = i-r..i+r, indexed k - (i - r).
+    std::vector<Affine> t(2 * static_cast<size_t>(r) + 1);
+    t[r] = Affine{};
+    for (int m = 1; m <= r; ++m) {
+        t[r - m] = compose(frames_[i - m + 1].to_previous, t[r - m + 1]);     // one frame back: A_{k+1}
+        t[r + m] = compose(inverse(frames_[i + m].to_previous), t[r + m - 1]); // one frame on: A_{k}^-1
     }
-    return {sum.scale / terms, sum.shift / terms};
+    Affine g{0.0, 0.0};
+    for (const Affine& a : t) g.scale += a.scale, g.shift += a.shift;
+    g.scale /= static_cast<double>(t.size());
+    g.shift /= static_cast<double>(t.size());
+    // Neighbour k into frame i's stabilized scale: G_i o T_{k->i} = G_i o T_{i->k}^-1.
+    std::vector<Affine> into(t.size());
+    for (size_t k = 0; k < t.size(); ++k) into[k] = compose(g, inverse(t[k]));
+
+    DepthImage out;
+    out.width = cur.raw.width;
+    out.height = cur.raw.height;
+    out.data.resize(cur.raw.data.size());
+    for (size_t p = 0; p < out.data.size(); ++p) {
+        double sum = into[r].scale * cur.raw.data[p] + into[r].shift;
+        int count = 1;
+        for (int m = 1; m <= r; ++m) {
+            const Frame& before = frames_[i - m];
+            const Frame& after = frames_[i + m];
+            if (std::abs(before.rgb[p] - cur.rgb[p]) < kColourChange && std::abs(after.rgb[p] - cur.rgb[p]) < kColourChange) {
+                sum += into[r - m].scale * before.raw.data[p] + into[r - m].shift;
+                sum += into[r + m].scale * after.raw.data[p] + into[r + m].shift;
+                count += 2;
+            }
+        }
+        out.data[p] = static_cast<float>(sum / count);
+    }
+    cur.done = true;
+    ready_.emplace_back(cur.id, std::move(out));
 }
 
 }  // namespace depthbatch

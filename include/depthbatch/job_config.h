@@ -37,8 +37,8 @@
 //   depth.percentiles  [low, high] for frame/sequence ranges                            default [2, 98]
 //   depth.stats_frames frames sampled for sequence statistics                           default 16
 //   depth.stats_file   sequence statistics sidecar; default next to the output
-//   depth.stabilize    temporal alignment of relative depth (true/false)                default false
-//   depth.stabilize_window  frames of history for stabilization                         default 8
+//   depth.stabilize    temporal stabilization, centred in time (temporal_stabilizer.h)  default false
+//   depth.stabilize_window  W: W/2 frames on each side of each frame (window 2*(W/2)+1)  default 8
 //   depth.focal_px     the plate's focal length in plate pixels (focal_mm / sensor_width_mm * plate width),
 //                      required by focal-dependent metric models (Depth Anything 3 metric)
 //   pipeline.frames_in_flight  frames held at once (bounds memory)                      default 2*cores
@@ -154,7 +154,7 @@ struct JobConfig {
         int stats_frames = 16;
         std::string stats_file;          ///< absolute path, "" = next to the output
         bool stabilize = false;
-        int stabilize_window = 8;
+        int stabilize_window = 8;        ///< W: W / 2 frames on each side
         std::optional<double> focal_px;  ///< plate focal length in plate pixels
     } depth;
 

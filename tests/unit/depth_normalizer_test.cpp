@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
 #include <limits>
 
@@ -135,22 +137,66 @@ TEST(TemporalStabilizer, RobustFitRecoversScaleAndShiftDespiteOutliers) {
     EXPECT_EQ(id.shift, 0.0);
 }
 
-TEST(TemporalStabilizer, AveragesScaleOverTheWindow) {
-    // Frames whose raw depth is the same scene at scale 1, 2, 1, 2...: stabilized frames are all expressed
-    // in the average scale of the window, so consecutive outputs move far less than the raw ones.
-    TemporalStabilizer stab(4);
+namespace {
+/// Push `frames` raw images (16x16, a ramp across the image times `gain(f)` plus `offset(f)`) through a
+/// stabilizer of radius R with a flat grey input (every pixel static), flush, and return each frame's centre
+/// pixel, in order. Fails the test unless every frame comes out exactly once, in order.
+std::vector<double> stabilize_centres(int radius, int frames, const std::function<double(int)>& gain,
+                                      const std::function<double(int)>& offset) {
+    TemporalStabilizer stab(radius);
     ModelInput in;
-    in.width = 16;
-    in.height = 16;
+    in.width = in.height = 16;
     in.chw.assign(3 * 16 * 16, 0.5f);
-    std::vector<double> centre;
-    for (int f = 0; f < 12; ++f) {
+    std::vector<std::pair<int, DepthImage>> out;
+    for (int f = 0; f < frames; ++f) {
         DepthImage raw;
         raw.width = raw.height = 16;
-        for (int i = 0; i < 256; ++i) raw.data.push_back((f % 2 ? 2.0f : 1.0f) * (1.0f + 0.01f * i));
-        const Affine a = stab.push(raw, in);
-        centre.push_back(a.scale * raw.data[128] + a.shift);
+        for (int i = 0; i < 256; ++i) raw.data.push_back(static_cast<float>(gain(f) * (1.0 + 0.01 * i) + offset(f)));
+        stab.push(f, raw, in);
+        for (auto& r : stab.pop_ready()) out.push_back(std::move(r));
     }
-    for (size_t f = 5; f < centre.size(); ++f)
-        EXPECT_NEAR(centre[f], centre[f - 1], 0.25 * std::abs(centre[f])) << "frame " << f;
+    stab.flush();
+    for (auto& r : stab.pop_ready()) out.push_back(std::move(r));
+    std::vector<double> centre;
+    EXPECT_EQ(out.size(), static_cast<size_t>(frames));
+    for (size_t k = 0; k < out.size(); ++k) {
+        EXPECT_EQ(out[k].first, static_cast<int>(k)) << "frames come out once each, in order";
+        centre.push_back(out[k].second.data[128]);
+    }
+    return centre;
+}
+}  // namespace
+
+// Scale jitter (the same scene at scale 1, 2, 1, 2 ...): every frame is put in the mean scale of its window,
+// so consecutive outputs barely move.
+TEST(TemporalStabilizer, TakesOutScaleJitter) {
+    const auto c = stabilize_centres(4, 16, [](int f) { return f % 2 ? 2.0 : 1.0; }, [](int) { return 0.0; });
+    // Raw consecutive frames differ by the whole centre value (2.28); an odd window holds one more frame of one
+    // scale than of the other, which leaves 2.28 / 9 at most.
+    for (size_t f = 5; f + 4 < c.size(); ++f) EXPECT_LE(std::abs(c[f] - c[f - 1]), 0.12 * 2.28) << "frame " << f;
+}
+
+// A steady change of depth (a dolly: +0.05 per frame) passes through with no lag: interior frames keep their
+// value, and the window shrinks symmetrically at the ends, so the first and last frames keep theirs too.
+TEST(TemporalStabilizer, SteadyChangePassesWithoutLag) {
+    const auto c = stabilize_centres(4, 20, [](int) { return 1.0; }, [](int f) { return 0.05 * f; });
+    for (size_t f = 0; f < c.size(); ++f) EXPECT_NEAR(c[f], 2.28 + 0.05 * f, 1e-4) << "frame " << f;
+    // A steady change of scale too (a relative model on a push-in).
+    const auto s = stabilize_centres(3, 20, [](int f) { return 1.0 + 0.02 * f; }, [](int) { return 0.0; });
+    for (size_t f = 0; f < s.size(); ++f) EXPECT_NEAR(s[f], 2.28 * (1.0 + 0.02 * f), 2e-3 * s[f]) << "frame " << f;
+}
+
+// A shift that jitters around a steady ramp: the ramp is kept (no lag on average) and the jitter shrinks.
+TEST(TemporalStabilizer, RemovesJitterAroundARamp) {
+    const auto noise = [](int f) { return 0.04 * (((f * 7919) % 13) / 6.0 - 1.0); };   // fixed pseudo-noise in +-0.04
+    const auto c = stabilize_centres(4, 40, [](int) { return 1.0; }, [&](int f) { return 0.03 * f + noise(f); });
+    double raw_err = 0, stab_err = 0, bias = 0;
+    for (int f = 4; f < 36; ++f) {
+        const double truth = 2.28 + 0.03 * f;
+        raw_err += std::abs(noise(f));
+        stab_err += std::abs(c[f] - truth);
+        bias += c[f] - truth;
+    }
+    EXPECT_LT(stab_err, 0.5 * raw_err) << "raw " << raw_err << " stabilized " << stab_err;
+    EXPECT_LT(std::abs(bias / 32), 0.1 * 0.03) << "mean lag must stay under a tenth of a frame's step";
 }

@@ -1,0 +1,113 @@
+"""bench/temporal's body (bench/temporal sets up the venv and binaries, then runs this). See bench/temporal."""
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib as B  # noqa: E402
+
+BORDER = 10           # ground-truth pixels this close to the image edge are left out (eroded border)
+
+
+def load_gt(pattern: str, frame: int, scale: float) -> np.ndarray:
+    from PIL import Image
+    return np.asarray(Image.open(pattern.replace("####", f"{frame:04d}")), np.float64) * scale
+
+
+def render(work: Path, name: str, pattern: str, frames: str, settings: Dict[str, object], model: str) -> Path:
+    out = work / name
+    job = B.write_job(work / f"{name}.yaml", pattern, frames, str(out / "depth.####.exr"),
+                      {"model.path": model, "output.channels": "depth", **settings})
+    B.run_depthbatch(job, report=False)
+    return out
+
+
+def valid_mask(gt: np.ndarray) -> np.ndarray:
+    m = gt > 0
+    m[:BORDER, :] = m[-BORDER:, :] = False
+    m[:, :BORDER] = m[:, -BORDER:] = False
+    return m
+
+
+def metrics(preds: List[np.ndarray], gts: List[np.ndarray]) -> Dict[str, float]:
+    """Mean per-frame RMSE (m) and delta1 over valid pixels, and the error flicker: the mean over consecutive
+    frames of mean |e_f - e_(f-1)| with e = pred - gt, over pixels valid in both (the frame-to-frame change of
+    the error, which the scene does not explain)."""
+    rmse, d1, flick = [], [], []
+    prev_e, prev_m = None, None
+    for p, g in zip(preds, gts):
+        m = valid_mask(g)
+        e = p - g
+        rmse.append(float(np.sqrt(np.mean(e[m] ** 2))))
+        ratio = np.maximum(p[m] / g[m], g[m] / np.maximum(p[m], 1e-9))
+        d1.append(float(np.mean(ratio < 1.25)))
+        if prev_e is not None:
+            both = m & prev_m
+            flick.append(float(np.mean(np.abs(e[both] - prev_e[both]))))
+        prev_e, prev_m = e, m
+    return {"rmse": float(np.mean(rmse)), "delta1": float(np.mean(d1)), "flicker": float(np.mean(flick))}
+
+
+def align_sequence(preds: List[np.ndarray], gts: List[np.ndarray]) -> List[np.ndarray]:
+    """Relative evaluation: one least-squares scale and shift for the whole sequence (what a relative model's
+    user fixes once with near/far), so per-frame drift of scale stays visible."""
+    xs = np.concatenate([p[valid_mask(g)] for p, g in zip(preds, gts)])
+    ys = np.concatenate([g[valid_mask(g)] for g in gts])
+    a = np.vstack([xs, np.ones_like(xs)]).T
+    s, b = np.linalg.lstsq(a, ys, rcond=None)[0]
+    return [s * p + b for p in preds]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="bench/temporal")
+    p.add_argument("--model", default="default", help="model.path (default: FastDepth, metric)")
+    p.add_argument("--sequence", action="append", default=[], metavar="NAME:RGB:GT:FIRST-LAST:GT_SCALE",
+                   help="a further sequence: plate pattern, ground-truth pattern (####), frames, metres per GT unit")
+    p.add_argument("--window", type=int, default=8, help="depth.stabilize_window")
+    a = p.parse_args()
+    samples = B.SAMPLES
+    seqs: List[Tuple[str, str, str, int, int, float]] = [
+        ("livingroom", str(samples / "gtseq/livingroom/livingroom.####.jpg"),
+         str(samples / "gtseq/livingroom/livingroom_depth_mm.####.png"), 1001, 1060, 0.001)]
+    for s in a.sequence:
+        name, rgb, gt, frames, scale = s.split(":")
+        first, last = (int(v) for v in frames.split("-"))
+        seqs.append((name, rgb, gt, first, last, float(scale)))
+    print("depthbatch bench/temporal — accuracy and error flicker against ground truth, one run (not a test)")
+    for line in B.machine_lines():
+        print(line)
+    t0 = time.perf_counter()
+    with B.tempdir("depthbatch-temporal-") as tmp:
+        work = Path(tmp)
+        for name, rgb, gt_pattern, first, last, scale in seqs:
+            frames = f"{first}-{last}"
+            gts = [load_gt(gt_pattern, f, scale) for f in range(first, last + 1)]
+            runs = {}
+            for label, settings in {"raw": {}, "stabilized": {"depth.stabilize": True,
+                                                              "depth.stabilize_window": a.window}}.items():
+                t = time.perf_counter()
+                out = render(work, f"{name}-{label}", rgb, frames, settings, a.model)
+                runs[label] = ([B.read_depth(out / f"depth.{f:04d}.exr").astype(np.float64)
+                                for f in range(first, last + 1)], time.perf_counter() - t)
+            print(f"\n{name}: frames {frames}, {len(gts)} frames, ground truth x {scale} m, border {BORDER} px eroded, "
+                  f"stabilize_window {a.window}")
+            for mode in ("metric", "relative"):
+                res = {}
+                for label, (preds, secs) in runs.items():
+                    res[label] = metrics(preds if mode == "metric" else align_sequence(preds, gts), gts)
+                r, s = res["raw"], res["stabilized"]
+                print(f"  {mode:8s} raw:        RMSE {r['rmse']:.4f} m  delta1 {r['delta1']:.4f}  error flicker {r['flicker']:.4f} m")
+                print(f"  {mode:8s} stabilized: RMSE {s['rmse']:.4f} m  delta1 {s['delta1']:.4f}  error flicker {s['flicker']:.4f} m")
+                print(f"  {mode:8s} stabilized/raw: RMSE {s['rmse'] / r['rmse']:.3f}, delta1 {s['delta1'] - r['delta1']:+.4f}, "
+                      f"error flicker {s['flicker'] / r['flicker']:.3f} ({100 * (1 - s['flicker'] / r['flicker']):.0f}% less)")
+            print(f"  render time: raw {runs['raw'][1]:.1f} s, stabilized {runs['stabilized'][1]:.1f} s")
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -157,6 +157,17 @@ def run_depthbatch(job: Path, args: Optional[List[str]] = None, report: bool = T
     return out
 
 
+def render_depth_only(work: Path, name: str, pattern: str, frames: str, settings: Dict[str, object],
+                      model: str) -> Path:
+    """Render `pattern` (frames spec) with `model` and job `settings` into work/name/depth.####.exr, depth.Z
+    only; return that folder."""
+    out = work / name
+    job = write_job(work / f"{name}.yaml", pattern, frames, str(out / "depth.####.exr"),
+                    {"model.path": model, "output.channels": "depth", **settings})
+    run_depthbatch(job, report=False)
+    return out
+
+
 def read_depth(path: Path):
     """depth.Z of an EXR as a float32 numpy array [H, W]."""
     import OpenEXR

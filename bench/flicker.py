@@ -25,13 +25,6 @@ ACCURACY_TOLERANCE = 0.02  # RMSE within 2% of frame mode
 STATIC_RGB = 0.03          # a pixel is static between two frames when its mean |dRGB| is below this
 
 
-def render(work: Path, name: str, pattern: str, frames: str, mode: Dict[str, object], model: str) -> Path:
-    out = work / name
-    job = B.write_job(work / f"{name}.yaml", pattern, frames, str(out / "depth.####.exr"),
-                      {"model.path": model, "output.channels": "depth", **mode})
-    B.run_depthbatch(job, report=False)
-    return out
-
 
 def static_masks(pattern: str, first: int, count: int) -> List[np.ndarray]:
     """Per consecutive pair: pixels whose plate colour barely changed (mean |dRGB| < STATIC_RGB, 8-bit / 255),
@@ -94,7 +87,7 @@ def main() -> int:
             static_frac[plate] = float(np.mean([m.mean() for m in masks]))
             for label, mode in MODES.items():
                 B.log(f"{plate}: rendering {count} frames, {label}")
-                out = render(work, f"{plate}-{label.replace('+', '-')}", str(B.SAMPLES / pattern),
+                out = B.render_depth_only(work, f"{plate}-{label.replace('+', '-')}", str(B.SAMPLES / pattern),
                              B.frames_spec(first, count), mode, a.model)
                 results[plate][label] = flicker(out, masks)
 
@@ -137,7 +130,7 @@ def main() -> int:
         rmse = {}
         for label, mode in MODES.items():
             B.log(f"nyu: rendering, {label}")
-            out = render(work, f"nyu-{label.replace('+', '-')}", str(seq / "nyu.####.png"), "1001", mode, a.model)
+            out = B.render_depth_only(work, f"nyu-{label.replace('+', '-')}", str(seq / "nyu.####.png"), "1001", mode, a.model)
             pred = B.read_depth(out / "depth.1001.exr").astype(np.float64)
             if pred.shape != gt_n.shape:
                 raise RuntimeError(f"nyu: depth {pred.shape} vs ground truth {gt_n.shape}")

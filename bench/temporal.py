@@ -18,13 +18,6 @@ def load_gt(pattern: str, frame: int, scale: float) -> np.ndarray:
     return np.asarray(Image.open(pattern.replace("####", f"{frame:04d}")), np.float64) * scale
 
 
-def render(work: Path, name: str, pattern: str, frames: str, settings: Dict[str, object], model: str) -> Path:
-    out = work / name
-    job = B.write_job(work / f"{name}.yaml", pattern, frames, str(out / "depth.####.exr"),
-                      {"model.path": model, "output.channels": "depth", **settings})
-    B.run_depthbatch(job, report=False)
-    return out
-
 
 def valid_mask(gt: np.ndarray) -> np.ndarray:
     m = gt > 0
@@ -90,7 +83,7 @@ def main() -> int:
             for label, settings in {"raw": {}, "stabilized": {"depth.stabilize": True,
                                                               "depth.stabilize_window": a.window}}.items():
                 t = time.perf_counter()
-                out = render(work, f"{name}-{label}", rgb, frames, settings, a.model)
+                out = B.render_depth_only(work, f"{name}-{label}", rgb, frames, settings, a.model)
                 runs[label] = ([B.read_depth(out / f"depth.{f:04d}.exr").astype(np.float64)
                                 for f in range(first, last + 1)], time.perf_counter() - t)
             print(f"\n{name}: frames {frames}, {len(gts)} frames, ground truth x {scale} m, border {BORDER} px eroded, "

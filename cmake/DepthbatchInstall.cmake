@@ -27,6 +27,10 @@ install(CODE [[
   file(INSTALL "${DEPTHBATCH_MODELS_DIR}/fastdepth-nyu.pt" DESTINATION "${CMAKE_INSTALL_PREFIX}/share/depthbatch/models")
   file(INSTALL "${DEPTHBATCH_MODELS_DIR}/fastdepth-nyu.LICENSE.txt"
        DESTINATION "${CMAKE_INSTALL_PREFIX}/share/doc/depthbatch/licenses")
+  # The previews' colour maps (tools/colormaps.py); without them previews are skipped with a warning.
+  if(EXISTS "${DEPTHBATCH_MODELS_DIR}/colormaps")
+    file(INSTALL "${DEPTHBATCH_MODELS_DIR}/colormaps" DESTINATION "${CMAKE_INSTALL_PREFIX}/share/depthbatch/models")
+  endif()
 ]])
 
 # LibTorch: the libraries of the LibTorch the build linked (CPU wheel or a CUDA libtorch) that the binary

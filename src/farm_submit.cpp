@@ -1,5 +1,7 @@
 #include "depthbatch/farm_submit.h"
 
+#include "subprocess.h"
+
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 
@@ -10,52 +12,12 @@
 #include <cstring>
 #include <filesystem>
 #include <regex>
-#include <spawn.h>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 
 namespace depthbatch {
 namespace {
-
-/// Run `argv` (PATH searched), return its stdout and stderr together and its exit status (-1: not run).
-std::string run_capture(const std::vector<std::string>& argv, int& status) {
-    status = -1;
-    int fds[2];
-    if (::pipe(fds) != 0) return std::strerror(errno);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    std::string out;
-    if (rc != 0) {
-        ::close(fds[0]);
-        return argv[0] + ": " + std::strerror(rc);
-    }
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) break;
-        out.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fds[0]);
-    int wstatus = 0;
-    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
-    status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    return out;
-}
 
 std::string trimmed(std::string s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -378,7 +340,7 @@ std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& 
 
 int slurm_max_array_size() {
     int status = 0;
-    const std::string out = run_capture({"scontrol", "show", "config"}, status);
+    const std::string out = detail::run_capture({"scontrol", "show", "config"}, status);
     if (status != 0) return 0;
     static const std::regex re(R"(MaxArraySize\s*=\s*(\d+))");
     std::smatch m;
@@ -389,7 +351,7 @@ int slurm_max_array_size() {
 std::pair<std::string, std::string> slurm_submit(const FarmPlan& plan, const SubmitOptions& o) {
     const auto sbatch = [](std::vector<std::string> argv) {
         int status = 0;
-        const std::string out = trimmed(run_capture(argv, status));
+        const std::string out = trimmed(detail::run_capture(argv, status));
         if (status != 0 || out.empty() || out.find_first_not_of("0123456789;") != std::string::npos)
             throw RenderError("sbatch " + argv.back() + " failed (exit " + std::to_string(status) + "): " + out);
         return out.substr(0, out.find(';'));   // --parsable: "jobid" or "jobid;cluster"

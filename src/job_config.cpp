@@ -58,13 +58,21 @@ const char* name_of(E v) {
 const std::map<std::string, std::set<std::string>>& schema() {
     static const std::map<std::string, std::set<std::string>> s = {
         {"input", {"path", "frames", "colorspace", "part", "view", "layer"}},
-        {"output", {"path", "overwrite", "compression", "channels", "existing_depth", "pixel_type"}},
+        {"output", {"path", "overwrite", "compression", "channels", "existing_depth", "pixel_type", "preview"}},
         {"model", {"path", "device", "size", "colorspace", "multiple", "kind", "units", "input_size",
                    "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads"}},
         {"color", {"config", "hdr", "display", "view", "look"}},
         {"depth", {"kind", "normalize", "near_is", "near", "far", "percentiles", "stats_frames", "stats_file",
                    "stabilize", "stabilize_window", "focal_px"}},
-        {"pipeline", {"frames_in_flight", "threads", "report", "summary", "on_error", "grace_s"}},
+        {"pipeline", {"frames_in_flight", "threads", "report", "summary", "on_error", "grace_s", "review"}},
+    };
+    return s;
+}
+
+// Keys that hold a mapping of their own: key -> its allowed keys.
+const std::map<std::string, std::set<std::string>>& nested_schema() {
+    static const std::map<std::string, std::set<std::string>> s = {
+        {"output.preview", {"path", "colormap", "size"}},
     };
     return s;
 }
@@ -226,7 +234,18 @@ void apply_override(Tree& tree, const std::string& assignment) {
     const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
     if (!tree.root[section] || !tree.root[section].IsMap()) tree.root[section] = YAML::Node(YAML::NodeType::Map);
     YAML::Node sec = tree.root[section];
-    sec[leaf] = parsed;
+    if (const auto inner = leaf.find('.'); inner != std::string::npos) {   // output.preview.path=...
+        const std::string outer = leaf.substr(0, inner);
+        if (!sec[outer] || !sec[outer].IsMap()) {
+            YAML::Node map(YAML::NodeType::Map);
+            if (sec[outer] && sec[outer].IsScalar()) map["path"] = sec[outer];   // "preview: p.jpg" is its path
+            sec[outer] = map;
+        }
+        YAML::Node holder = sec[outer];
+        holder[leaf.substr(inner + 1)] = parsed;
+    } else {
+        sec[leaf] = parsed;
+    }
     tree.where[key] = "--set " + assignment;
     tree.base[key] = fs::current_path().string();
 }
@@ -240,10 +259,20 @@ public:
         throw ConfigError(t_.at(key) + ": key '" + key + "': " + what);
     }
     YAML::Node node(const std::string& key) const {
-        const auto dot = key.find('.');
-        const YAML::Node sec = t_.root[key.substr(0, dot)];
-        if (!sec) return YAML::Node();
-        return sec[key.substr(dot + 1)];
+        // yaml-cpp: Node::operator= writes into the node it refers to; reset() re-points it. Lookups go through
+        // a const node, which never adds keys.
+        YAML::Node n;
+        n.reset(t_.root);
+        for (size_t start = 0;;) {
+            const auto dot = key.find('.', start);
+            if (!n.IsMap()) return YAML::Node();
+            const YAML::Node& parent = n;
+            const YAML::Node child = parent[key.substr(start, dot == std::string::npos ? std::string::npos : dot - start)];
+            if (!child) return YAML::Node();
+            if (dot == std::string::npos) return child;
+            n.reset(child);
+            start = dot + 1;
+        }
     }
     bool has(const std::string& key) const {
         YAML::Node n = node(key);
@@ -359,6 +388,13 @@ void check_keys(const Tree& tree) {
             if (!it->second.count(kv.first.Scalar()))
                 throw ConfigError(tree.at(key) + ": unknown key '" + key + "' (allowed in '" + name +
                                   "': " + join(it->second) + ")");
+            const auto nested = nested_schema().find(key);
+            if (nested != nested_schema().end() && kv.second.IsMap())
+                for (const auto& inner : kv.second)
+                    if (!nested->second.count(inner.first.Scalar()))
+                        throw ConfigError(tree.at(key + "." + inner.first.Scalar()) + ": unknown key '" + key + "." +
+                                          inner.first.Scalar() + "' (allowed in '" + key + "': " +
+                                          join(nested->second) + ")");
         }
     }
 }
@@ -426,6 +462,16 @@ void read_output(const Reader& r, JobConfig& job) {
     r.option("output.channels", job.output.channels);
     r.option("output.existing_depth", job.output.existing_depth);
     r.option("output.pixel_type", job.output.pixel_type);
+    // output.preview: a path, or {path, colormap, size}.
+    if (r.has("output.preview")) {
+        if (r.node("output.preview").IsScalar()) {
+            job.output.preview.path = r.path("output.preview");
+        } else {
+            job.output.preview.path = r.path("output.preview.path");
+            job.output.preview.colormap = r.choice("output.preview.colormap", {"turbo", "viridis", "inferno"}, "turbo");
+            if (r.has("output.preview.size")) job.output.preview.size = r.integer("output.preview.size", 64, 16384);
+        }
+    }
 }
 
 /// model.*: the model file, device, processing size, contract overrides and backend options.
@@ -526,6 +572,7 @@ void read_pipeline(const Reader& r, JobConfig& job) {
     if (r.has("pipeline.report")) job.pipeline.summary = r.path("pipeline.report");
     if (r.has("pipeline.summary")) job.pipeline.summary = r.path("pipeline.summary");
     r.option("pipeline.on_error", job.pipeline.on_error);
+    if (r.has("pipeline.review")) job.pipeline.review = r.path("pipeline.review");
     if (r.has("pipeline.grace_s")) {
         job.pipeline.grace_s = r.number("pipeline.grace_s");
         if (!(job.pipeline.grace_s >= 0 && job.pipeline.grace_s <= 3600))

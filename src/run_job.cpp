@@ -5,6 +5,7 @@
 #include "depthbatch/color_transform.h"
 #include "depthbatch/depth_model.h"
 #include "depthbatch/depth_normalizer.h"
+#include "depthbatch/depth_preview.h"
 #include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/log.h"
@@ -79,6 +80,9 @@ struct JobContext {
     std::optional<DepthNormalizer> normalizer;
     ReformatPlan first_plan;
     std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
+    std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
+    std::optional<Colormap> colormap;
+
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }
@@ -119,6 +123,15 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
     log_info("device ", ctx->model->device_name(), " (", ctx->model->device_reason(), ")");
     ctx->normalizer.emplace(job.depth, contract.kind);
+    if (!job.output.preview.path.empty()) {
+        ctx->preview.emplace(job.output.preview.path);   // a pattern without a frame token: ConfigError here
+        try {
+            ctx->colormap = load_colormap(job.output.preview.colormap);
+        } catch (const Error& e) {   // previews are a convenience: the depth pass renders without them
+            log_warning("output.preview: no previews: ", e.what());
+            ctx->preview.reset();
+        }
+    }
     if (contract.reference_focal_px > 0 && !job.depth.focal_px)
         throw ConfigError("depth.focal_px: " + ctx->model->path() + " outputs metric depth for a " +
                           std::to_string(static_cast<int>(contract.reference_focal_px)) +
@@ -228,6 +241,27 @@ void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
     }
 }
 
+/// The range a preview's colours span, in written depth.Z values: the job's range (sequence, fixed or the frame's
+/// own) through the same convention as the EXR, else this frame's 2nd/98th percentiles of what was written.
+PreviewRange preview_range(const JobContext& ctx, const float* written, size_t count, const std::optional<DepthRange>& range) {
+    PreviewRange p;
+    p.units = ctx.normalizer->units();
+    if (range) {
+        float ends[2] = {static_cast<float>(range->near_value), static_cast<float>(range->far_value)};
+        ctx.normalizer->apply(ends, 2, &*range);
+        p.near_value = ends[0], p.far_value = ends[1];
+        return p;
+    }
+    const auto [lo, hi] = percentile_pair(std::vector<float>(written, written + count), 2.0, 98.0);
+    const DepthConvention kind = ctx.normalizer->kind();
+    const bool larger_is_nearer = kind == DepthConvention::Inverse ||
+                                  (kind == DepthConvention::Raw && ctx.contract().kind == DepthKind::RelativeInverseDepth) ||
+                                  (kind == DepthConvention::Normalized && ctx.job.depth.near_is == 1);
+    p.near_value = larger_is_nearer ? hi : lo;
+    p.far_value = larger_is_nearer ? lo : hi;
+    return p;
+}
+
 /// restore + depth convention + write.
 void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range,
             const Metadata& job_meta) {
@@ -256,6 +290,16 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         if (w.replace) options.overwrite = OverwritePolicy::Overwrite;
         write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
         w.result.times.write_ms = ms_since(t0);
+        if (ctx.preview) {
+            const std::string path = ctx.preview->path(w.result.frame);
+            try {
+                const size_t n = static_cast<size_t>(depth.spec().width) * depth.spec().height;
+                write_depth_preview(path, depth, preview_range(ctx, values, n, range), *ctx.colormap,
+                                    ctx.job.output.preview.size, "frame " + std::to_string(w.result.frame));
+            } catch (const std::exception& e) {   // a preview never fails a frame
+                log_warning("frame ", w.result.frame, ": preview ", path, " not written: ", e.what());
+            }
+        }
     } catch (const Error& e) {
         w.fail(e);
     }

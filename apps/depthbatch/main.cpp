@@ -8,6 +8,7 @@
 #include "depthbatch/job_config.h"
 #include "depthbatch/log.h"
 #include "depthbatch/progress.h"
+#include "depthbatch/review.h"
 #include "depthbatch/run_job.h"
 
 #include <CLI/CLI.hpp>
@@ -275,6 +276,12 @@ int run_submit(const SubmitFlags& f) {
     return 0;
 }
 
+/// Where `depthbatch review JOB` writes by default: beside the job's outputs, named after the job file.
+std::string default_review_path(const depthbatch::JobConfig& job) {
+    namespace fs = std::filesystem;
+    return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png")).string();
+}
+
 /// A run that failed before it rendered still leaves its summary (exit code and message) when it asks for one.
 void write_failure_summary(const std::optional<depthbatch::JobConfig>& job, depthbatch::ExitCode code,
                            const std::string& message) {
@@ -325,6 +332,15 @@ int render_job(const depthbatch::JobConfig& job, const std::string& progress_fla
     set_log_stream(nullptr);
     set_log_level(quiet ? LogLevel::Warning : level);
     log_summary(report);
+    if (!job.pipeline.review.empty() && report.exit_code != ExitCode::Interrupted) {
+        try {   // the sheet is a convenience: it never changes the job's exit code
+            std::vector<std::string> summaries;
+            if (!job.pipeline.summary.empty()) summaries.push_back(job.pipeline.summary);
+            write_review(job, job.pipeline.review, summaries);
+        } catch (const Error& e) {
+            log_warning("pipeline.review: ", e.what());
+        }
+    }
     return code(report.exit_code);
 }
 
@@ -402,6 +418,16 @@ int main(int argc, char** argv) {
     submit->add_option("--set", submit_flags.sets, "Override any job key, on every task (repeatable)");
     submit->add_flag("--dry-run", submit_flags.dry_run, "Print the files; write and submit nothing");
 
+    std::string review_job, review_out;
+    std::vector<std::string> review_summaries, review_sets;
+    auto* review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
+                                                 "depth statistics, PNG + HTML (README \"Review a render\")");
+    review->add_option("job", review_job, "Job file")->required();
+    review->add_option("--out", review_out, "The PNG (the .html goes beside it); default: OUTPUT_FOLDER/JOB.review.png");
+    review->add_option("--summary", review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
+                                                       "are marked (repeatable)");
+    review->add_option("--set", review_sets, "Override any job key (repeatable)");
+
     std::string info_model;
     auto* info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
     info->add_option("model", info_model, "TorchScript model file")->required();
@@ -419,6 +445,15 @@ int main(int argc, char** argv) {
         if (*info) return print_info(info_model);
         if (*stats) return run_stats(stats_job, stats_sets);
         if (*submit) return run_submit(submit_flags);
+        if (*review) {
+            const JobConfig j = load_job(review_job, review_sets);
+            const std::string out = review_out.empty() ? default_review_path(j) : resolve_user_path(std::filesystem::current_path(), review_out);
+            std::vector<std::string> summaries;
+            for (const auto& s : review_summaries) summaries.push_back(resolve_user_path(std::filesystem::current_path(), s));
+            write_review(j, out, summaries);
+            std::cout << "wrote " << out << " and " << std::filesystem::path(out).replace_extension(".html").string() << "\n";
+            return 0;
+        }
         if (job_path.empty()) {
             std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n";
             return code(ExitCode::Config);

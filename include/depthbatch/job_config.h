@@ -15,6 +15,8 @@
 //   output.channels    "rgba" (RGBA passthrough + depth.Z) | "depth" | "all" (every input channel + depth.Z)
 //   output.existing_depth  "replace" (drop the plate's Z/depth.Z) | "rename" (keep it as depth.Z_plate/Z_plate)
 //   output.pixel_type  passthrough type: "keep" (half stays half; integer -> float) | "half" | "float"
+//   output.preview     8-bit colour-mapped previews: a path pattern, or {path, colormap: turbo | viridis |
+//                      inferno, size: long side px (default 960)} (depth_preview.h)
 //   model.path         TorchScript file, or "default" (the prepared FastDepth)           default default
 //   model.device       "auto" | "cpu" | "cuda" | "cuda:N"                               default auto
 //   model.size         processing size: "model" (the contract's), "plate" (no resize, pad only),
@@ -47,6 +49,7 @@
 //                      older name of the same key
 //   pipeline.on_error  "stop" (no new frames after the first failure) | "continue" (render the rest;
 //                      exit 7, partial)                                                default stop
+//   pipeline.review    after the job, its review sheet (PNG + HTML, `depthbatch review`) at this path
 //   pipeline.grace_s   seconds a stop request (SIGTERM) may take: frames in flight finish if they can,
 //                      anything still running then is abandoned (temporaries removed)    default 20
 // Relative paths resolve against the job file's folder; paths given on the command line (--output,
@@ -123,6 +126,11 @@ struct JobConfig {
         OutputChannels channels = OutputChannels::Rgba;
         ExistingDepth existing_depth = ExistingDepth::Replace;
         PassthroughType pixel_type = PassthroughType::Keep;
+        struct Preview {
+            std::string path;           ///< 8-bit preview path pattern (.jpg/.png/.tif), "" = none
+            std::string colormap = "turbo";
+            int size = 960;             ///< long side in px (never enlarged)
+        } preview;
     } output;
 
     struct Model {
@@ -164,6 +172,7 @@ struct JobConfig {
         std::string summary;            ///< JSON summary path, "" = none
         OnError on_error = OnError::Stop;
         double grace_s = 20;            ///< under Slurm's default KillWait (30 s) with room to spare
+        std::string review;             ///< the job's review sheet (PNG; an .html beside it), "" = none
     } pipeline;
 
     /// This run's share of the job (a farm task), applied in this order to the shot's frames:

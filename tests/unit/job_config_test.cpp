@@ -962,3 +962,28 @@ TEST(JobConfig, SelectRenderFramesAppliesFramesThenRangeThenChunk) {
     r.frames = parse_frame_spec("1-9");
     EXPECT_EQ(select_render_frames(r, shot), parse_frame_spec("5-9"));
 }
+
+// output.preview: a path, or {path, colormap, size}; nested keys are checked like any other, and --set reaches
+// them (output.preview.size=512).
+TEST(JobConfig, PreviewIsAPathOrAMapping) {
+    JobConfig j = yaml(kMinimalYaml + "  preview: previews/a.####.jpg\n");
+    EXPECT_EQ(j.output.preview.path, "/jobs/show/sh010/previews/a.####.jpg");
+    EXPECT_EQ(j.output.preview.colormap, "turbo");
+    EXPECT_EQ(j.output.preview.size, 960);
+    j = yaml(kMinimalYaml + "  preview: {path: previews/a.####.png, colormap: inferno, size: 0512}\n",
+             {"pipeline.review=review/sheet.png"});
+    EXPECT_EQ(j.output.preview.colormap, "inferno");
+    EXPECT_EQ(j.output.preview.size, 512);
+    EXPECT_EQ(j.pipeline.review, abs_from(fs::current_path(), "review/sheet.png"));
+    j = yaml(kMinimalYaml, {"output.preview.path=p.####.jpg", "output.preview.size=300"});
+    EXPECT_EQ(j.output.preview.path, abs_from(fs::current_path(), "p.####.jpg"));
+    EXPECT_EQ(j.output.preview.size, 300);
+    EXPECT_TRUE(contains(job_error(kMinimalYaml + "  preview: {path: a.####.jpg, colourmap: turbo}\n", "yaml"),
+                         "unknown key 'output.preview.colourmap'"));
+    EXPECT_TRUE(contains(job_error(kMinimalYaml + "  preview: {path: a.####.jpg, colormap: jet}\n", "yaml"),
+                         "output.preview.colormap"));
+    const JobConfig t = toml("[input]\npath = \"/plates/a.####.exr\"\n[output]\npath = \"/depth/a.####.exr\"\n"
+                             "[output.preview]\npath = \"/p/a.####.jpg\"\nsize = 640\n");
+    EXPECT_EQ(t.output.preview.path, "/p/a.####.jpg");
+    EXPECT_EQ(t.output.preview.size, 640);
+}

@@ -1,0 +1,45 @@
+// depthbatch — 8-bit previews of the depth pass: depth colour-mapped over the job's range, with a legend, so an
+// artist sees in seconds whether near is near (output.preview; README "Review a render").
+//
+// Colour maps are matplotlib's (turbo, viridis, inferno: tools/colormaps.py writes their 256-entry tables into
+// share/depthbatch/models/colormaps/ at set-up), never hand-tuned. The near end of the range takes the bright end
+// of the map (turbo: red, viridis: yellow, inferno: light yellow), the far end the dark one. Text is drawn with
+// OIIO's ImageBufAlgo::render_text (FreeType, a font OIIO finds: DejaVu Sans on Debian) and the file is written
+// by OIIO (JPEG, PNG, TIFF by extension).
+#pragma once
+
+#include <OpenImageIO/imagebuf.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace depthbatch {
+
+/// A colour map: 256 sRGB entries in 0-1, entry 0 for the low end.
+struct Colormap {
+    std::string name;
+    std::vector<std::array<float, 3>> table;
+    /// The colour at t in [0, 1] (clamped; nearest of the 256 entries).
+    std::array<float, 3> at(double t) const;
+};
+
+/// Load `name` ("turbo", "viridis", "inferno") from share/depthbatch/models/colormaps/<name>.txt (install_layout.h).
+/// Throws ConfigError naming the file for an unknown name or a missing/broken table (scripts/setup writes them).
+Colormap load_colormap(const std::string& name);
+
+/// What the preview shows.
+struct PreviewRange {
+    double near_value = 0, far_value = 1;   ///< depth.Z values at the near and far ends (either may be larger)
+    std::string units;                      ///< "m", "1/m", "" (normalized, relative)
+};
+
+/// Write `depth` (1 channel float, depth.Z as written, any size) as an 8-bit RGB preview at `path`: resized so
+/// its long side is `size` px (never enlarged), each value's position between far (t = 0) and near (t = 1)
+/// coloured by `map`, non-finite values black, and a legend strip below the image: the colour bar with
+/// "near <value> <units>" at its near end and "far <value> <units>" at its far end, and `caption` (e.g. the
+/// frame number). Written atomically. Throws RenderError naming `path` when it cannot be written.
+void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, const PreviewRange& range,
+                         const Colormap& map, int size, const std::string& caption);
+
+}  // namespace depthbatch

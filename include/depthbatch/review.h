@@ -1,0 +1,25 @@
+// depthbatch — the review sheet of a job (`depthbatch review JOB`, `pipeline.review`): a PNG with a contact sheet
+// of up to 12 frames spread over the shot (plate thumbnail above its depth, frame numbers) and the per-frame
+// 2nd/50th/98th percentiles of depth.Z with the frame-to-frame flicker curve, failed, skipped and missing frames
+// marked; and the same as a self-contained HTML page beside it. Made from the files on disk (the EXRs and the
+// metadata depthbatch wrote), so it works after a farm render of many chunks.
+//
+// The sheet is drawn by tools/review.py with matplotlib, run with the tools venv: $DEPTHBATCH_PYTHON, else the
+// venv this build was configured with (CMake DEPTHBATCH_PYTHON); the script from $DEPTHBATCH_TOOLS, else the
+// source tree this build came from.
+#pragma once
+
+#include "depthbatch/job_config.h"
+
+#include <string>
+#include <vector>
+
+namespace depthbatch {
+
+/// Write the review sheet of `job` to `png` (and the .html beside it). `summaries`: JSON summaries of the job's
+/// runs (run_job.h), whose failed and skipped frames are marked with their reasons. Frames come from
+/// input.frames (else the plate frames on disk). Throws RenderError with the script's own message when the
+/// sheet cannot be made (no tools venv, matplotlib missing, an unwritable path).
+void write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries = {});
+
+}  // namespace depthbatch

@@ -1,0 +1,117 @@
+#include "depthbatch/depth_preview.h"
+
+#include "atomic_file.h"
+
+#include "depthbatch/error.h"
+#include "depthbatch/install_layout.h"
+
+#include <OpenImageIO/imagebufalgo.h>
+#include <OpenImageIO/imageio.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace depthbatch {
+namespace {
+
+// OIIO's default face (DroidSans) is not on Debian; DejaVu Sans is (fonts-dejavu-core), found by name under
+// /usr/share/fonts.
+constexpr const char* kFont = "DejaVuSans";
+
+std::string value_text(double v, const std::string& units) {
+    std::ostringstream s;
+    s << std::setprecision(std::abs(v) >= 100 ? 4 : 3) << v;
+    if (!units.empty()) s << " " << units;
+    return s.str();
+}
+
+}  // namespace
+
+std::array<float, 3> Colormap::at(double t) const {
+    if (!(t >= 0)) t = 0;   // NaN and below: the low end
+    t = std::min(t, 1.0);
+    return table[static_cast<size_t>(std::lround(t * static_cast<double>(table.size() - 1)))];
+}
+
+Colormap load_colormap(const std::string& name) {
+    if (name != "turbo" && name != "viridis" && name != "inferno")
+        throw ConfigError("output.preview.colormap '" + name + "' is not one of: turbo, viridis, inferno");
+    const fs::path path = find_data_file("models/colormaps/" + name + ".txt");
+    std::ifstream in(path);
+    if (!in) throw ConfigError(path.string() + ": colour map table not found (scripts/setup writes it with tools/colormaps.py)");
+    Colormap map;
+    map.name = name;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream s(line);
+        std::array<float, 3> rgb{};
+        if (!(s >> rgb[0] >> rgb[1] >> rgb[2])) throw ConfigError(path.string() + ": not a colour map table (line '" + line + "')");
+        map.table.push_back(rgb);
+    }
+    if (map.table.size() != 256) throw ConfigError(path.string() + ": expected 256 colours, found " + std::to_string(map.table.size()));
+    return map;
+}
+
+void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, const PreviewRange& range,
+                         const Colormap& map, int size, const std::string& caption) {
+    const OIIO::ImageSpec& ds = depth.spec();
+    const double scale = std::min(1.0, static_cast<double>(size) / std::max(ds.width, ds.height));
+    const int w = std::max(1, static_cast<int>(std::lround(ds.width * scale)));
+    const int h = std::max(1, static_cast<int>(std::lround(ds.height * scale)));
+    OIIO::ImageBuf small = depth;
+    if (w != ds.width || h != ds.height) {
+        OIIO::ImageSpec s(w, h, 1, OIIO::TypeDesc::FLOAT);
+        small.reset(s);
+        OIIO::ImageBufAlgo::resize(small, depth, "triangle");
+    }
+    // Image on top, legend strip below: a colour bar and its labels.
+    const int legend = std::max(44, h / 8);
+    OIIO::ImageBuf out(OIIO::ImageSpec(w, h + legend, 3, OIIO::TypeDesc::FLOAT));
+    OIIO::ImageBufAlgo::zero(out);
+    const double span = range.near_value - range.far_value;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            float v = 0;
+            small.getpixel(x, y, &v, 1);
+            std::array<float, 3> c{0, 0, 0};
+            if (std::isfinite(v)) c = map.at(span != 0 ? (v - range.far_value) / span : 0.5);
+            out.setpixel(x, y, c.data(), 3);
+        }
+    const int bar_x0 = w / 20, bar_x1 = w - w / 20, bar_y0 = h + legend / 8, bar_y1 = h + legend / 2;
+    for (int x = bar_x0; x < bar_x1; ++x) {
+        const auto c = map.at(static_cast<double>(x - bar_x0) / std::max(1, bar_x1 - bar_x0 - 1));   // far -> near
+        OIIO::ImageBufAlgo::fill(out, {c[0], c[1], c[2]}, OIIO::ROI(x, x + 1, bar_y0, bar_y1, 0, 1, 0, 3));
+    }
+    const int font = std::max(10, legend / 3);
+    const float white_rgb[3] = {1, 1, 1};
+    const OIIO::cspan<float> white(white_rgb, 3);
+    const int text_y = h + legend - legend / 8;
+    using Align = OIIO::ImageBufAlgo::TextAlignX;
+    const bool drawn =
+        OIIO::ImageBufAlgo::render_text(out, bar_x0, text_y, "far " + value_text(range.far_value, range.units), font, kFont,
+                                        white) &&
+        OIIO::ImageBufAlgo::render_text(out, bar_x1, text_y, "near " + value_text(range.near_value, range.units), font,
+                                        kFont, white, Align::Right) &&
+        (caption.empty() || OIIO::ImageBufAlgo::render_text(out, w / 2, text_y, caption, font, kFont, white, Align::Center));
+    if (!drawn) throw RenderError(path + ": cannot draw the legend: " + out.geterror() + " (the DejaVu Sans font: Debian's "
+                                  "fonts-dejavu-core; OIIO looks under /usr/share/fonts and $OPENIMAGEIO_FONTS)");
+    fs::create_directories(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path());
+    detail::TempFile tmp(path);
+    const std::string ext = fs::path(path).extension().string();
+    OIIO::ImageSpec spec = out.spec();
+    spec.set_format(OIIO::TypeDesc::UINT8);
+    if (ext == ".jpg" || ext == ".jpeg") spec.attribute("Compression", "jpeg:92");
+    auto file = OIIO::ImageOutput::create(path);
+    if (!file) throw RenderError(path + ": cannot write a preview in this format (" + OIIO::geterror() + ")");
+    if (!file->open(tmp.path(), spec) || !out.write(file.get()) || !file->close())
+        throw RenderError(path + ": cannot write the preview: " + file->geterror());
+    tmp.publish(true);
+}
+
+}  // namespace depthbatch

@@ -1,0 +1,98 @@
+// Previews and the review sheet (README "Review a render"): previews beside the EXRs, the sheet from the EXRs of
+// a chunked render equal to the one from a whole render, and the HTML page in a real headless browser.
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+using namespace depthbatch::test;
+
+namespace {
+
+/// `dir`/`name`/shot.yaml: the bedroom, frames 1001-1009, written to `dir`/`name`/out.
+fs::path bedroom(const fs::path& dir, const std::string& name, const std::string& extra = "") {
+    fs::create_directories(dir / name);
+    return write_job(dir / name / "shot.yaml",
+                     "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                         "\n  frames: 1001-1009\noutput:\n  path: out/d.####.exr\n" + extra);
+}
+
+}  // namespace
+
+// output.preview writes one 8-bit preview per frame, colours over the job's sequence range, and a preview that
+// cannot be written is a warning, never a failed frame.
+TEST(Review, PreviewsBesideTheFrames) {
+    TempDir dir;
+    const fs::path job = bedroom(dir.path, "shot", "  preview: {path: ../previews/p.####.jpg, size: 480}\n"
+                                                   "depth:\n  kind: normalized\n  normalize: sequence\n");
+    auto r = run_cli({job.string(), "--frames", "1001-1003"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(list_dir(dir / "previews"), (std::vector<std::string>{"p.1001.jpg", "p.1002.jpg", "p.1003.jpg"}));
+    const auto spec = file_spec(dir / "previews/p.1002.jpg");
+    EXPECT_EQ(spec.width, 480);
+    EXPECT_GT(spec.height, 270);                       // 960x540 -> 480x270, plus the legend
+    EXPECT_EQ(spec.format, OIIO::TypeDesc::UINT8);
+    // An unwritable preview folder: the frames render, the log warns.
+    write_file(dir / "blocked", "a file where the previews folder should be");
+    r = run_cli({job.string(), "--frames", "1004", "--set", "output.preview.path=" + (dir / "blocked/p.####.jpg").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "warning: frame 1004: preview")) << r.output;
+    EXPECT_TRUE(fs::exists(dir / "shot/out/d.1004.exr"));
+}
+
+// The sheet is made from the files: a render in three chunks gives the same PNG, byte for byte, as a whole
+// render; a frame that failed (its summary says so) is listed as failed in the page.
+TEST(Review, SheetFromChunksEqualsSheetFromAWholeRender) {
+    TempDir dir;
+    const fs::path whole = bedroom(dir.path, "whole"), chunks = bedroom(dir.path, "chunks");
+    ASSERT_EQ(run_cli({whole.string(), "-q"}).exit_code, 0);
+    for (const char* c : {"1/3", "2/3", "3/3"}) ASSERT_EQ(run_cli({chunks.string(), "--chunk", c, "-q"}).exit_code, 0);
+    auto r = run_cli({"review", whole.string(), "--out", (dir / "whole.png").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({"review", chunks.string(), "--out", (dir / "chunks.png").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(file_spec(dir / "whole.png").width, 1800);
+    EXPECT_EQ(read_bytes(dir / "whole.png"), read_bytes(dir / "chunks.png"));
+    const std::string page = read_bytes(dir / "whole.html");
+    EXPECT_TRUE(contains(page, "9 of 9 frames rendered")) << page.substr(0, 2000);
+    EXPECT_TRUE(contains(page, "src=\"data:image/png;base64,")) << "the sheet is inlined";
+    // A failed frame, as a summary reports it.
+    fs::remove(dir / "chunks/out/d.1005.exr");
+    write_file(dir / "s.json", R"({"failed_frames": [{"frame": 1005, "reason": "frame 1005: cannot open"}],
+                                   "skipped_frames": []})");
+    r = run_cli({"review", chunks.string(), "--out", (dir / "failed.png").string(), "--summary", (dir / "s.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string failed = read_bytes(dir / "failed.html");
+    EXPECT_TRUE(contains(failed, "8 of 9 frames rendered")) << failed.substr(0, 2000);
+    EXPECT_TRUE(contains(failed, "<tr class='failed'><td>1005</td><td>failed</td>")) << failed;
+    EXPECT_TRUE(contains(failed, "frame 1005: cannot open"));
+}
+
+// The HTML page in Debian's Chromium, headless: it loads without a script error, its image decodes, and a
+// screenshot shows it (Chromium started as the environment notes say: no sandbox as root, no background network).
+TEST(Review, PageLoadsInAHeadlessBrowser) {
+    if (run_program("/bin/sh", {"-c", "command -v chromium"}).exit_code != 0)
+        GTEST_SKIP() << "chromium is not installed (scripts/setup installs Debian's chromium)";
+    TempDir dir;
+    const fs::path job = bedroom(dir.path, "shot", "pipeline:\n  review: ../sheet/shot.png\n");
+    auto r = run_cli({job.string(), "--frames", "1001-1004"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_TRUE(fs::exists(dir / "sheet/shot.html")) << r.output;
+    const std::vector<std::string> flags = {"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                                            "--disable-background-networking", "--disable-component-update",
+                                            "--disable-sync", "--user-data-dir=" + (dir / "chromium").string()};
+    const std::string url = "file://" + (dir / "sheet/shot.html").string();
+    auto args = flags;
+    args.insert(args.end(), {"--virtual-time-budget=10000", "--dump-dom", url});
+    r = run_program("chromium", args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "<body data-loaded=\"1\" data-errors=\"0\">")) << r.output.substr(0, 3000);
+    args = flags;
+    args.insert(args.end(), {"--window-size=1400,1000", "--screenshot=" + (dir / "shot.png").string(), url});
+    r = run_program("chromium", args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto shot = file_spec(dir / "shot.png");
+    EXPECT_EQ(shot.width, 1400);
+    EXPECT_GT(fs::file_size(dir / "shot.png"), 50000u) << "a blank page compresses to almost nothing";
+}

@@ -1,0 +1,85 @@
+// Unit tests for include/depthbatch/depth_preview.h: matplotlib's colour maps as written by tools/colormaps.py,
+// and a preview's size, colours (monotonic in depth, near bright) and legend.
+#include "depthbatch/depth_preview.h"
+#include "depthbatch/error.h"
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <OpenImageIO/imagebufalgo.h>
+
+#include <cmath>
+
+using namespace depthbatch;
+using test::contains;
+using test::expect_error;
+
+namespace {
+/// Index of the table entry nearest to `rgb` (the colour map inverted).
+int nearest_entry(const Colormap& map, const float* rgb) {
+    int best = 0;
+    double best_d = 1e9;
+    for (size_t k = 0; k < map.table.size(); ++k) {
+        double d = 0;
+        for (int c = 0; c < 3; ++c) d += (map.table[k][c] - rgb[c]) * (map.table[k][c] - rgb[c]);
+        if (d < best_d) best_d = d, best = static_cast<int>(k);
+    }
+    return best;
+}
+}  // namespace
+
+// matplotlib's tables, 256 entries each: turbo starts dark blue-violet and ends dark red; viridis and inferno
+// get lighter from start to end (their design: monotonic lightness).
+TEST(DepthPreview, ColourMapsAreMatplotlibsTables) {
+    const Colormap turbo = load_colormap("turbo");
+    ASSERT_EQ(turbo.table.size(), 256u);
+    EXPECT_NEAR(turbo.table[0][0], 0.18995, 1e-5);   // matplotlib _turbo_data[0] = (0.18995, 0.07176, 0.23217)
+    EXPECT_NEAR(turbo.table[0][2], 0.23217, 1e-5);
+    EXPECT_NEAR(turbo.table[255][0], 0.47960, 1e-5); // _turbo_data[255] = (0.47960, 0.01583, 0.01055)
+    for (const char* name : {"viridis", "inferno"}) {
+        const Colormap m = load_colormap(name);
+        const auto luma = [](const std::array<float, 3>& c) { return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; };
+        for (size_t k = 16; k < 256; k += 16) EXPECT_GT(luma(m.table[k]), luma(m.table[k - 16])) << name << " " << k;
+    }
+    EXPECT_TRUE(contains(expect_error<ConfigError>([] { load_colormap("jet"); }), "turbo, viridis, inferno"));
+}
+
+// A depth ramp from near (left, 1 m) to far (right, 5 m): the preview is resized to its long side, its colours
+// run monotonically from the near (bright, top of the map) to the far end, and the legend strip holds text.
+TEST(DepthPreview, ColoursFollowDepthAndTheLegendIsDrawn) {
+    test::TempDir dir;
+    OIIO::ImageBuf depth(OIIO::ImageSpec(400, 200, 1, OIIO::TypeDesc::FLOAT));
+    for (int y = 0; y < 200; ++y)
+        for (int x = 0; x < 400; ++x) {
+            const float v = 1.0f + 4.0f * x / 399.0f;
+            depth.setpixel(x, y, &v, 1);
+        }
+    const Colormap map = load_colormap("turbo");
+    const test::fs::path png = dir / "p.1001.png";
+    write_depth_preview(png.string(), depth, {1.0, 5.0, "m"}, map, 200, "frame 1001");
+    OIIO::ImageBuf out(png.string());
+    ASSERT_TRUE(out.read(0, 0, true, OIIO::TypeDesc::FLOAT)) << out.geterror();
+    EXPECT_EQ(out.spec().width, 200);                 // long side 400 -> 200
+    ASSERT_GT(out.spec().height, 100);                // 100 px of image + the legend strip below
+    int previous = 256;
+    for (int x = 2; x < 198; x += 4) {
+        float rgb[3];
+        out.getpixel(x, 50, rgb, 3);
+        const int k = nearest_entry(map, rgb);
+        EXPECT_LE(k, previous + 2) << "x " << x << ": colours must go from near (top of the map) to far";
+        previous = std::min(previous, k);
+    }
+    float left[3], right[3];
+    out.getpixel(1, 50, left, 3);
+    out.getpixel(198, 50, right, 3);
+    EXPECT_GT(nearest_entry(map, left), 240);         // 1 m: the near end
+    EXPECT_LT(nearest_entry(map, right), 15);         // 5 m: the far end
+    // The legend: light text pixels in the strip below the image (labels and caption), none in a black image.
+    int light = 0;
+    for (int y = 100; y < out.spec().height; ++y)
+        for (int x = 0; x < 200; ++x) {
+            float rgb[3];
+            out.getpixel(x, y, rgb, 3);
+            light += rgb[0] > 0.9f && rgb[1] > 0.9f && rgb[2] > 0.9f;
+        }
+    EXPECT_GT(light, 100) << "no legend text drawn";
+}

@@ -54,7 +54,6 @@ std::string list_some(const std::vector<std::string>& items, size_t most = 5) {
 struct FrameWork {
     FrameResult result;
     bool write = true;            ///< false for stabilization warm-up frames (inferred, not written)
-    bool replace = false;         ///< an existing output that cannot stand for this render is replaced
     int plan_index = 0;           ///< position in the job's plan (the stabilizer's handle for the frame)
     Clock::time_point started;
     std::optional<Plate> plate;
@@ -287,7 +286,7 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
         ExrWriteOptions options = ctx.job.output;
-        if (w.replace) options.overwrite = OverwritePolicy::Overwrite;
+        if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
         write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
         w.result.times.write_ms = ms_since(t0);
         if (ctx.preview) {
@@ -579,7 +578,6 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         auto w = std::make_unique<FrameWork>();
                         w->result.frame = plan[next].frame;
                         w->write = plan[next].write;
-                        w->replace = !plan[next].replace_reason.empty();
                         w->result.rerender_reason = plan[next].replace_reason;
                         w->started = Clock::now();
                         w->result.input_path = ctx.input.path(w->result.frame);

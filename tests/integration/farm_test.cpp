@@ -229,18 +229,22 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
 
 // SIGKILL at any moment (a node lost, an OOM kill): 20 kills at random times, each followed by a resume with
 // --skip-existing. After each kill only complete frames equal to the uninterrupted render exist; after each
-// resume every frame equals it and no temporary is left (the resume removes what the killed run left).
+// resume every frame equals it and no temporary is left (the resume removes what the killed run left). Half the
+// kills land at a random moment from the start (start-up, model load, the first frames), half at a random
+// moment after the first frame is written (mid-write, mid-publish), whatever the machine's load.
 TEST(Farm, KillLoopLeavesOnlyCompleteFramesAndResumesIdentically) {
     const auto ref = reference_render("1001-1008", 1001, 1008);
     TempDir dir;
     const fs::path job = bedroom_job(dir.path, "1001-1008");
     std::mt19937 rng(20261201);
-    std::uniform_real_distribution<double> when(0.2, 3.5);
+    std::uniform_real_distribution<double> from_start(0.2, 2.5), after_first(0.0, 0.8);
     int killed_while_running = 0, frames_left_by_kills = 0;
     for (int i = 0; i < 20; ++i) {
         fs::remove_all(dir / "out");
         auto p = start_cli({job.string(), "--skip-existing", "-q"});
-        std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+        const bool late = i % 2 == 1;
+        if (late) ASSERT_TRUE(p->wait_for(" rendered ", 120)) << p->output();
+        std::this_thread::sleep_for(std::chrono::duration<double>(late ? after_first(rng) : from_start(rng)));
         killed_while_running += p->running() ? 1 : 0;
         p->signal(SIGKILL);
         p->wait(30);
@@ -256,7 +260,7 @@ TEST(Farm, KillLoopLeavesOnlyCompleteFramesAndResumesIdentically) {
         ASSERT_TRUE(temporaries(dir / "out").empty()) << "after resume " << i;
     }
     EXPECT_GE(killed_while_running, 15) << "most kills must land while the render runs";
-    EXPECT_GT(frames_left_by_kills, 0) << "no kill landed after a frame was written";
+    EXPECT_GE(frames_left_by_kills, 10) << "the late kills land after frames were written";
 }
 
 // SIGTERM (scancel, pre-emption, a Deadline task stop): no new frames, frames in flight finish within the grace
@@ -272,7 +276,7 @@ TEST(Farm, SigtermFinishesFramesInFlightAndResumesIdentically) {
     const int rc = p->wait(60);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(rc, kInterrupted) << p->output();
-    EXPECT_LT(took, 20.0) << p->output();
+    EXPECT_LT(took, 20.0 + 5.0) << "exit within the grace (the watchdog ends it at 20 s)\n" << p->output();
     EXPECT_TRUE(contains(p->output(), "interrupted: rendered ")) << p->output();
     EXPECT_TRUE(contains(p->output(), "; not rendered ")) << p->output();
     const size_t done = list_dir(dir / "out").size();

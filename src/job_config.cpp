@@ -45,6 +45,8 @@ DEPTHBATCH_OPTION_NAMES(DepthConvention, {DepthConvention::Raw, "raw"}, {DepthCo
 DEPTHBATCH_OPTION_NAMES(Normalization, {Normalization::Raw, "raw"}, {Normalization::Frame, "frame"},
                         {Normalization::Sequence, "sequence"}, {Normalization::Fixed, "fixed"})
 DEPTHBATCH_OPTION_NAMES(OnError, {OnError::Stop, "stop"}, {OnError::Continue, "continue"})
+DEPTHBATCH_OPTION_NAMES(DepthUpsample, {DepthUpsample::Bilinear, "bilinear"}, {DepthUpsample::Guided, "guided"},
+                        {DepthUpsample::EdgeHard, "edge_hard"})
 #undef DEPTHBATCH_OPTION_NAMES
 
 template <class E>
@@ -57,13 +59,14 @@ const char* name_of(E v) {
 // The schema: section -> allowed keys. One table, so unknown keys are caught in one place.
 const std::map<std::string, std::set<std::string>>& schema() {
     static const std::map<std::string, std::set<std::string>> s = {
-        {"input", {"path", "frames", "colorspace", "part", "view", "layer"}},
+        {"input", {"path", "frames", "colorspace", "part", "view", "layer", "pixel_aspect"}},
         {"output", {"path", "overwrite", "compression", "channels", "existing_depth", "pixel_type", "preview"}},
         {"model", {"path", "device", "size", "colorspace", "multiple", "kind", "units", "input_size",
-                   "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads"}},
+                   "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads", "tiles"}},
         {"color", {"config", "hdr", "display", "view", "look"}},
         {"depth", {"kind", "normalize", "near_is", "near", "far", "percentiles", "stats_frames", "stats_file",
-                   "stabilize", "stabilize_window", "focal_px"}},
+                   "stabilize", "stabilize_window", "focal_px", "upsample", "guided_radius", "guided_epsilon",
+                   "edge_threshold"}},
         {"pipeline", {"frames_in_flight", "threads", "report", "summary", "on_error", "grace_s", "review"}},
     };
     return s;
@@ -73,6 +76,7 @@ const std::map<std::string, std::set<std::string>>& schema() {
 const std::map<std::string, std::set<std::string>>& nested_schema() {
     static const std::map<std::string, std::set<std::string>> s = {
         {"output.preview", {"path", "colormap", "size"}},
+        {"model.tiles", {"size", "overlap"}},
     };
     return s;
 }
@@ -238,7 +242,8 @@ void apply_override(Tree& tree, const std::string& assignment) {
         const std::string outer = leaf.substr(0, inner);
         if (!sec[outer] || !sec[outer].IsMap()) {
             YAML::Node map(YAML::NodeType::Map);
-            if (sec[outer] && sec[outer].IsScalar()) map["path"] = sec[outer];   // "preview: p.jpg" is its path
+            // A nested key's scalar form is its main key: "preview: p.jpg" is its path, "tiles: 1024" its size.
+            if (sec[outer] && sec[outer].IsScalar()) map[key.rfind("model.tiles", 0) == 0 ? "size" : "path"] = sec[outer];
             sec[outer] = map;
         }
         YAML::Node holder = sec[outer];
@@ -442,6 +447,15 @@ void read_input(const Reader& r, JobConfig& job) {
     job.input.part = r.str("input.part", job.input.part);
     job.input.view = r.str("input.view", job.input.view);
     job.input.layer = r.str("input.layer", job.input.layer);
+    if (r.has("input.pixel_aspect")) {
+        const std::string s = r.str("input.pixel_aspect");
+        if (s == "ignore") job.input.pixel_aspect = 1.0;
+        else if (s != "auto") {
+            job.input.pixel_aspect = r.number("input.pixel_aspect");
+            if (!(*job.input.pixel_aspect > 0))
+                r.fail("input.pixel_aspect", "expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 anamorphic plate)");
+        }
+    }
 }
 
 /// output.*: where and how frames are written (needs input.path, to refuse writing over the plate).
@@ -506,6 +520,21 @@ void read_model(const Reader& r, JobConfig& job) {
     if (r.has("model.freeze")) job.model.freeze = r.boolean("model.freeze");
     if (r.has("model.channels_last")) job.model.channels_last = r.boolean("model.channels_last");
     if (r.has("model.threads")) job.model.threads = r.integer("model.threads", 0, 1024);
+    // model.tiles: a tile size, or {size, overlap}.
+    if (r.has("model.tiles")) {
+        auto& t = job.model.tiles;
+        const bool nested = !r.node("model.tiles").IsScalar();
+        const std::string size_key = nested ? "model.tiles.size" : "model.tiles";
+        if (nested && !r.has(size_key)) r.fail("model.tiles", "needs size (the tile edge in plate pixels)");
+        t.size = r.integer(size_key, 0, 65536);
+        t.overlap = t.size / 4;
+        if (nested && r.has("model.tiles.overlap")) t.overlap = r.integer("model.tiles.overlap", 0, 65536);
+        if (t.size > 0 && t.size < 32) r.fail(size_key, "a tile is at least 32 plate pixels (0 = no tiles)");
+        if (t.size > 0 && 2 * t.overlap >= t.size)
+            r.fail(nested && r.has("model.tiles.overlap") ? "model.tiles.overlap" : size_key,
+                   "the overlap (" + std::to_string(t.overlap) + " px) must be under half the tile size (" +
+                       std::to_string(t.size) + " px)");
+    }
 }
 
 /// color.*: OCIO config and the HDR rule.
@@ -554,6 +583,22 @@ void read_depth(const Reader& r, JobConfig& job) {
     if (r.has("depth.focal_px")) {
         d.focal_px = r.number("depth.focal_px");
         if (!(*d.focal_px > 0)) r.fail("depth.focal_px", "must be > 0 (pixels)");
+    }
+    r.option("depth.upsample", d.upsample.method);
+    if (r.has("depth.guided_radius")) {
+        d.upsample.radius_px = r.number("depth.guided_radius");
+        if (!(d.upsample.radius_px >= 0 && d.upsample.radius_px <= 1024))
+            r.fail("depth.guided_radius", "expected a radius in plate pixels from 0 (two model pixels) to 1024");
+    }
+    if (r.has("depth.guided_epsilon")) {
+        d.upsample.epsilon = r.number("depth.guided_epsilon");
+        if (!(d.upsample.epsilon > 0 && d.upsample.epsilon <= 1))
+            r.fail("depth.guided_epsilon", "expected a value > 0 and <= 1 (squared luma, e.g. 1e-4)");
+    }
+    if (r.has("depth.edge_threshold")) {
+        d.upsample.edge_threshold = r.number("depth.edge_threshold");
+        if (!(d.upsample.edge_threshold > 0 && d.upsample.edge_threshold <= 1))
+            r.fail("depth.edge_threshold", "expected a fraction of the depth range, > 0 and <= 1 (e.g. 0.05)");
     }
     if (d.normalize == Normalization::Fixed && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
     if (d.kind == DepthConvention::Normalized && d.normalize == Normalization::Raw)
@@ -606,6 +651,7 @@ const char* option_name(HdrMode v) { return name_of(v); }
 const char* option_name(DepthConvention v) { return name_of(v); }
 const char* option_name(Normalization v) { return name_of(v); }
 const char* option_name(OnError v) { return name_of(v); }
+const char* option_name(DepthUpsample v) { return name_of(v); }
 
 std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, const std::vector<int>& shot) {
     std::vector<int> frames = render.frames.empty() ? shot : render.frames;
@@ -629,7 +675,7 @@ std::string output_settings_text(const JobConfig& job) {
         return t.str();
     };
     s << "input.path=" << i.path << "\ninput.colorspace=" << i.colorspace << "\ninput.part=" << i.part
-      << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\n";
+      << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\ninput.pixel_aspect=" << opt(i.pixel_aspect) << "\n";
     // The shot's frames change the sequence statistics and the frames stabilization sees.
     if (d.normalize == Normalization::Sequence || d.stabilize) s << "input.frames=" << format_frame_spec(i.frames) << "\n";
     s << "output.compression=" << option_name(o.compression) << "\noutput.channels=" << option_name(o.channels)
@@ -639,6 +685,7 @@ std::string output_settings_text(const JobConfig& job) {
       << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","
       << m.contract.width_px.value_or(0) << "," << m.contract.height_px.value_or(0) << ","
       << (m.contract.fixed_size ? (*m.contract.fixed_size ? "fixed" : "any") : "-") << "\n"
+      << "model.tiles=" << m.tiles.size << "," << m.tiles.overlap << "\n"
       << "color.config=" << c.config << "\ncolor.hdr=" << option_name(c.hdr) << "\ncolor.display=" << c.display
       << "\ncolor.view=" << c.view << "\ncolor.look=" << c.look << "\n"
       << "depth.kind=" << option_name(d.kind) << "\ndepth.normalize=" << option_name(d.normalize)
@@ -646,7 +693,8 @@ std::string output_settings_text(const JobConfig& job) {
       << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
       << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
       << "\ndepth.stabilize_window=" << d.stabilize_window
-      << "\ndepth.focal_px=" << opt(d.focal_px) << "\n";
+      << "\ndepth.focal_px=" << opt(d.focal_px) << "\ndepth.upsample=" << option_name(d.upsample.method) << ","
+      << d.upsample.radius_px << "," << d.upsample.epsilon << "," << d.upsample.edge_threshold << "\n";
     return s.str();
 }
 

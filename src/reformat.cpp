@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace depthbatch {
 namespace {
@@ -51,16 +53,19 @@ OIIO::ImageBuf interpolated(const OIIO::ImageBuf& src, int w, int h) {
 
 }  // namespace
 
-ReformatPlan ReformatPlan::make(int width, int height, const ProcessingSize& size, const ModelContract& c) {
+ReformatPlan ReformatPlan::make(int width, int height, const ProcessingSize& size, const ModelContract& c,
+                                double pixel_aspect) {
     ReformatPlan p;
     p.plate_width = width;
     p.plate_height = height;
+    p.pixel_aspect = pixel_aspect > 0 && std::isfinite(pixel_aspect) ? pixel_aspect : 1.0;
+    const double square_width = width * p.pixel_aspect;   // the desqueezed plate's width (square pixels)
     const int m = std::max(1, c.multiple);
     auto short_side = [&](int target) {
-        const double scale = static_cast<double>(target) / std::min(width, height);
-        const double cap = 4.0 * target / std::max(width, height);
+        const double scale = static_cast<double>(target) / std::min(square_width, static_cast<double>(height));
+        const double cap = 4.0 * target / std::max(square_width, static_cast<double>(height));
         const double s = std::min(scale, std::max(cap, 0.0));
-        p.scaled_width = p.input_width = round_to_multiple(width * s, m);
+        p.scaled_width = p.input_width = round_to_multiple(square_width * s, m);
         p.scaled_height = p.input_height = round_to_multiple(height * s, m);
     };
     using Mode = ProcessingSize::Mode;
@@ -78,9 +83,9 @@ ReformatPlan ReformatPlan::make(int width, int height, const ProcessingSize& siz
     }
     switch (size.mode) {
     case Mode::Plate:
-        p.scaled_width = width;
+        p.scaled_width = std::max(1, static_cast<int>(std::lround(square_width)));
         p.scaled_height = height;
-        p.input_width = ceil_to_multiple(width, m);
+        p.input_width = ceil_to_multiple(p.scaled_width, m);
         p.input_height = ceil_to_multiple(height, m);
         break;
     case Mode::Explicit:
@@ -127,7 +132,29 @@ ModelInput ReformatPlan::to_model_input(const OIIO::ImageBuf& rgb, long* out_of_
     return in;
 }
 
-OIIO::ImageBuf ReformatPlan::restore(const DepthImage& depth) const {
+UpsampleGuide ReformatPlan::make_guide(const ModelInput& input, const OIIO::ImageBuf& rgb) const {
+    UpsampleGuide g;
+    g.low = {scaled_width, scaled_height, std::vector<float>(static_cast<size_t>(scaled_width) * scaled_height)};
+    const size_t plane = static_cast<size_t>(input.width) * input.height;
+    for (int y = 0; y < scaled_height; ++y)
+        for (int x = 0; x < scaled_width; ++x) {
+            const size_t i = static_cast<size_t>(y) * input.width + x;
+            g.low.data[static_cast<size_t>(y) * scaled_width + x] =
+                0.2126f * input.chw[i] + 0.7152f * input.chw[plane + i] + 0.0722f * input.chw[2 * plane + i];
+        }
+    const OIIO::ImageBuf& packed = rgb;
+    if (!packed.localpixels() || packed.spec().format != OIIO::TypeDesc::FLOAT || packed.nchannels() != 3 ||
+        packed.spec().width != plate_width || packed.spec().height != plate_height)
+        throw std::invalid_argument("make_guide: the plate's RGB must be packed float, 3 channels, " +
+                                    std::to_string(plate_width) + "x" + std::to_string(plate_height));
+    // Rec. 709 luma of the colour stage's output (0-1 after it clamps; NaN/Inf already 0).
+    g.high = {plate_width, plate_height,
+              rec709_luma(static_cast<const float*>(packed.localpixels()), static_cast<size_t>(plate_width) * plate_height)};
+    return g;
+}
+
+OIIO::ImageBuf ReformatPlan::restore(const DepthImage& depth, const UpsampleSettings& upsample,
+                                     const UpsampleGuide* guide) const {
     OIIO::ImageBuf out(OIIO::ImageSpec(depth.width, depth.height, 1, OIIO::TypeDesc::FLOAT));
     std::memcpy(out.localpixels(), depth.data.data(), depth.data.size() * sizeof(float));
     if (depth.width != input_width || depth.height != input_height)
@@ -136,6 +163,16 @@ OIIO::ImageBuf ReformatPlan::restore(const DepthImage& depth) const {
         OIIO::ImageBuf crop;
         OIIO::ImageBufAlgo::cut(crop, out, OIIO::ROI(0, scaled_width, 0, scaled_height), 1);
         out = std::move(crop);
+    }
+    if (guided(upsample)) {
+        if (!guide) throw std::invalid_argument("ReformatPlan::restore: depth.upsample " +
+                                                std::string(option_name(upsample.method)) + " needs the plate's guide");
+        Plane low{scaled_width, scaled_height, std::vector<float>(static_cast<size_t>(scaled_width) * scaled_height)};
+        if (!out.get_pixels(OIIO::ROI(0, scaled_width, 0, scaled_height, 0, 1, 0, 1), OIIO::TypeDesc::FLOAT, low.data.data()))
+            throw RenderError("restore: reading the model's depth failed: " + out.geterror());
+        OIIO::ImageBuf result(OIIO::ImageSpec(plate_width, plate_height, 1, OIIO::TypeDesc::FLOAT));
+        guided_upsample(low, guide->low, guide->high, upsample, static_cast<float*>(result.localpixels()));
+        return result;
     }
     if (resizes()) out = interpolated(out, plate_width, plate_height);
     return out;

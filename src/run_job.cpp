@@ -13,7 +13,9 @@
 #include "depthbatch/reformat.h"
 #include "depthbatch/sha256.h"
 #include "depthbatch/temporal_stabilizer.h"
+#include "depthbatch/tiling.h"
 
+#include <OpenImageIO/imagebufalgo.h>
 #include <OpenImageIO/imageio.h>
 #include <nlohmann/json.hpp>
 #include <tbb/parallel_pipeline.h>
@@ -50,6 +52,15 @@ std::string list_some(const std::vector<std::string>& items, size_t most = 5) {
     return s.str();
 }
 
+/// One tile of a tiled frame (model.tiles, tiling.h): a plate of its own to the model.
+struct TileWork {
+    TileRect rect;                ///< in the plate's data window, origin at its top-left pixel
+    ReformatPlan plan;
+    ModelInput input;
+    DepthImage raw;
+    std::optional<UpsampleGuide> guide;
+};
+
 /// One frame travelling through the pipeline.
 struct FrameWork {
     FrameResult result;
@@ -60,6 +71,8 @@ struct FrameWork {
     ReformatPlan plan;
     ModelInput input;
     DepthImage raw;
+    std::optional<UpsampleGuide> guide;   ///< the plate's luma, for depth.upsample guided / edge_hard
+    std::vector<TileWork> tiles;          ///< model.tiles: the frame's tiles (empty = untiled)
     bool failed() const { return result.status != ExitCode::Ok; }
     void fail(const Error& e) {
         result.status = e.code();
@@ -139,6 +152,21 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     return ctx;
 }
 
+/// The pixel aspect the model's sizes are computed for: input.pixel_aspect, else the file's PixelAspectRatio
+/// (EXR pixelAspectRatio, DPX pixel aspect), 1 when it has none or a nonsensical one.
+double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec) {
+    if (job.input.pixel_aspect) return *job.input.pixel_aspect;
+    const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f);
+    return std::isfinite(a) && a > 0.01f && a < 100.0f ? a : 1.0;
+}
+
+/// model.tiles' grid for a plate (empty when tiles are off or one tile would cover the whole plate).
+std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height) {
+    const auto& t = job.model.tiles;
+    if (t.size <= 0 || (width <= t.size && height <= t.size)) return {};
+    return tile_grid(width, height, t.size, t.overlap);
+}
+
 /// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
 /// model that cannot run fails here with the model exit code, before any frame is read.
 void plan_from_first_frame(JobContext& ctx, int frame) {
@@ -155,7 +183,7 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
         log_warning("output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
                     "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
                     "for a bit-exact passthrough");
-    ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract());
+    ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
     // A fixed-size (traced) model is tried at its one size; any other at a small size (64 px rounded up to
     // its multiple), which catches a file that is not a depth model without paying for a full-size forward
     // (a full Depth Anything forward is seconds on a CPU).
@@ -170,8 +198,21 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     } catch (const RenderError& e) {
         throw ModelError(e.what());
     }
-    log_info("reformat ", spec.width, "x", spec.height, " -> ", ctx.first_plan.scaled_width, "x",
-             ctx.first_plan.scaled_height, " -> model input ", ctx.first_plan.input_width, "x", ctx.first_plan.input_height);
+    const ReformatPlan& fp = ctx.first_plan;
+    std::ostringstream aspect;
+    if (fp.pixel_aspect != 1.0)
+        aspect << " (pixel aspect " << fp.pixel_aspect << ": desqueezed for the model, written on the stored grid)";
+    log_info("reformat ", spec.width, "x", spec.height, aspect.str(), " -> ", fp.scaled_width, "x", fp.scaled_height,
+             " -> model input ", fp.input_width, "x", fp.input_height, ", depth ", option_name(job.depth.upsample.method),
+             fp.guided(job.depth.upsample) || job.depth.upsample.method == DepthUpsample::Bilinear ? "" : " (bilinear here: no enlargement)");
+    if (const auto tiles = tiles_for(job, spec.width, spec.height); !tiles.empty()) {
+        const ReformatPlan tp = ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
+        const int per_batch = std::max(1, job.model.batch);
+        log_info("tiles: ", tiles.size(), " of ", tiles[0].width, "x", tiles[0].height, " px (overlap >= ",
+                 job.model.tiles.overlap, " px), each at model input ", tp.input_width, "x", tp.input_height, ": ",
+                 1 + tiles.size(), " forwards a frame (", 1 + (tiles.size() + per_batch - 1) / per_batch, " passes at batch ",
+                 per_batch, ")");
+    }
 }
 
 // ---- per-frame stages ---------------------------------------------------------------------------
@@ -188,8 +229,25 @@ void prepare(const JobContext& ctx, FrameWork& w) {
         w.result.nonfinite_pixels = px.nonfinite, w.result.out_of_range_pixels = px.out_of_range;
         w.result.times.color_ms = ms_since(t0);
         t0 = Clock::now();
-        w.plan = ReformatPlan::make(w.plate->width(), w.plate->height(), ctx.job.model.size, ctx.contract());
+        const JobConfig& job = ctx.job;
+        const double aspect = pixel_aspect(job, w.plate->file_spec);
+        w.plan = ReformatPlan::make(w.plate->width(), w.plate->height(), job.model.size, ctx.contract(), aspect);
         w.input = w.plan.to_model_input(rgb);   // already finite and in 0-1: the colour stage clamped and counted
+        if (w.write && w.plan.guided(job.depth.upsample)) w.guide = w.plan.make_guide(w.input, rgb);
+        if (w.write)   // warm-up and statistics frames need the global prediction only
+            for (const TileRect& r : tiles_for(job, w.plate->width(), w.plate->height())) {
+                TileWork t;
+                t.rect = r;
+                const OIIO::ROI& window = rgb.roi();
+                OIIO::ImageBuf crop;
+                if (!OIIO::ImageBufAlgo::cut(crop, rgb, OIIO::ROI(window.xbegin + r.x, window.xbegin + r.x + r.width,
+                                                                 window.ybegin + r.y, window.ybegin + r.y + r.height)))
+                    throw RenderError("tile " + std::to_string(r.x) + "," + std::to_string(r.y) + ": " + crop.geterror());
+                t.plan = ReformatPlan::make(r.width, r.height, job.model.size, ctx.contract(), aspect);
+                t.input = t.plan.to_model_input(crop);
+                if (t.plan.guided(job.depth.upsample)) t.guide = t.plan.make_guide(t.input, crop);
+                w.tiles.push_back(std::move(t));
+            }
         w.result.times.reformat_ms = ms_since(t0);
         if (!w.write) w.plate.reset();  // warm-up frames only need the model input
     } catch (const Error& e) {
@@ -201,11 +259,31 @@ void prepare(const JobContext& ctx, FrameWork& w) {
 
 /// Focal-dependent metric models (contract output.reference_focal_px): metres = raw * focal /
 /// reference focal, with the plate's focal (depth.focal_px) scaled to the pixels the model saw.
-void apply_focal(const JobContext& ctx, FrameWork& w) {
+/// The model saw `plan.plate_width` plate pixels as `plan.scaled_width` (a tile: its own width; the pixel aspect
+/// widens both alike, so the focal in the model's square pixels is focal_px * scaled / plate width).
+void apply_focal(const JobContext& ctx, const ReformatPlan& plan, DepthImage& raw) {
     if (ctx.contract().reference_focal_px <= 0) return;
-    const double focal = *ctx.job.depth.focal_px * w.plan.scaled_width / w.plan.plate_width;
+    const double focal = *ctx.job.depth.focal_px * plan.scaled_width / plan.plate_width;
     const float k = static_cast<float>(focal / ctx.contract().reference_focal_px);
-    for (float& v : w.raw.data) v *= k;
+    for (float& v : raw.data) v *= k;
+}
+
+/// A frame's tiles through the model, model.batch at a time (all tiles of a frame have one size).
+void infer_tiles(const JobContext& ctx, FrameWork& w) {
+    const size_t per_batch = static_cast<size_t>(std::max(1, ctx.job.model.batch));
+    const auto t0 = Clock::now();
+    for (size_t i = 0; i < w.tiles.size(); i += per_batch) {
+        std::vector<const ModelInput*> inputs;
+        for (size_t k = i; k < std::min(w.tiles.size(), i + per_batch); ++k) inputs.push_back(&w.tiles[k].input);
+        std::vector<DepthImage> out = ctx.model->infer(inputs);
+        for (size_t k = 0; k < out.size(); ++k) {
+            TileWork& t = w.tiles[i + k];
+            t.raw = std::move(out[k]);
+            t.input = ModelInput();
+            apply_focal(ctx, t.plan, t.raw);
+        }
+    }
+    w.result.times.infer_ms += ms_since(t0);
 }
 
 /// Inference for a batch of prepared frames, in frame order; frames of one size share a forward pass.
@@ -231,8 +309,9 @@ void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
             for (size_t k = 0; k < group.size(); ++k) {
                 group[k]->raw = std::move(out[k]);
                 group[k]->result.times.infer_ms = each;
-                apply_focal(ctx, *group[k]);
+                apply_focal(ctx, group[k]->plan, group[k]->raw);
             }
+            for (FrameWork* w : group) infer_tiles(ctx, *w);
         } catch (const Error& e) {   // keeps its class: a model that cannot run on this input exits 4
             for (FrameWork* w : group) w->fail(Error(e.code(), "frame " + std::to_string(w->result.frame) + ": " + e.what()));
         }
@@ -261,6 +340,33 @@ PreviewRange preview_range(const JobContext& ctx, const float* written, size_t c
     return p;
 }
 
+/// model.tiles: each tile's depth at its rectangle of the plate, aligned to the global `depth` there (relative
+/// models) and blended into it (tiling.h). `depth`: plate-size float, replaced by the blend.
+void blend_tiles(const JobContext& ctx, FrameWork& w, OIIO::ImageBuf& depth) {
+    const int W = depth.spec().width, H = depth.spec().height;
+    const float* global = static_cast<const float*>(depth.localpixels());
+    const bool align = ctx.contract().kind != DepthKind::MetricDepth;
+    TileBlender blender(W, H, ctx.job.model.tiles.overlap);
+    for (TileWork& t : w.tiles) {
+        OIIO::ImageBuf tile = t.plan.restore(t.raw, ctx.job.depth.upsample, t.guide ? &*t.guide : nullptr);
+        std::vector<float> values(static_cast<size_t>(t.rect.width) * t.rect.height);
+        std::memcpy(values.data(), tile.localpixels(), values.size() * sizeof(float));
+        if (align) {
+            std::vector<float> under(values.size());
+            for (int y = 0; y < t.rect.height; ++y)
+                std::memcpy(&under[static_cast<size_t>(y) * t.rect.width], global + static_cast<size_t>(t.rect.y + y) * W + t.rect.x,
+                            static_cast<size_t>(t.rect.width) * sizeof(float));
+            const auto [scale, shift] = align_to_global(values, under, std::max<size_t>(1, values.size() / 20000));
+            for (float& v : values) v = static_cast<float>(scale * v + shift);
+        }
+        blender.add(t.rect, values);
+        t = TileWork();
+    }
+    const Plane blended = blender.result();
+    std::memcpy(depth.localpixels(), blended.data.data(), blended.data.size() * sizeof(float));
+    w.tiles.clear();
+}
+
 /// restore + depth convention + write.
 void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range,
             const Metadata& job_meta) {
@@ -272,8 +378,10 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
             const auto [lo, hi] = percentile_pair(w.raw.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
             range = ctx.normalizer->range_from_percentiles(lo, hi);
         }
-        OIIO::ImageBuf depth = w.plan.restore(w.raw);
+        OIIO::ImageBuf depth = w.plan.restore(w.raw, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
         w.raw = DepthImage();
+        w.guide.reset();
+        if (!w.tiles.empty()) blend_tiles(ctx, w, depth);
         float* values = static_cast<float*>(depth.localpixels());
         w.result.depth_clamped =
             ctx.normalizer->apply(values, static_cast<size_t>(depth.spec().width) * depth.spec().height, range ? &*range : nullptr);

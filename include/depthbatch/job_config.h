@@ -9,6 +9,8 @@
 //   input.view         multi-view EXR view name (e.g. "left")                           default: the part's
 //   input.layer        the layer whose R,G,B the model sees (e.g. "ViewLayer.DiffCol")   default: bare R,G,B,
 //                      else the only layer holding R,G,B (several: an input error listing them)
+//   input.pixel_aspect "auto" (the file's PixelAspectRatio: anamorphic plates are desqueezed for the model,
+//                      reformat.h) | "ignore" (treat pixels as square) | a number > 0    default auto
 //   output.path        output path pattern (.exr)                                        required
 //   output.overwrite   "error" | "skip" | "overwrite"                                    default error
 //   output.compression "zip" | "zips" | "piz" | "dwaa" | "none"                          default zip
@@ -29,6 +31,8 @@
 //   model.freeze       torch.jit.freeze + optimize_for_inference at load time (never saved)
 //   model.channels_last  NHWC memory format for the input and module
 //   model.threads      LibTorch intra-op threads (0 = decided by the pipeline)
+//   model.tiles        tiled detail for large plates (tiling.h): a tile size in plate px, or {size, overlap}
+//                      (overlap in plate px, default size / 4)                             default: no tiles
 //   color.config       OCIO config path; default $OCIO, else the shipped one (install_layout.h)
 //   color.hdr          "clamp" (values outside 0-1 clamp at the model input) | "view" (color.display/view)
 //   color.display / color.view / color.look   OCIO display, view and look for color.hdr: view
@@ -43,6 +47,9 @@
 //   depth.stabilize_window  W: W/2 frames on each side of each frame (window 2*(W/2)+1)  default 8
 //   depth.focal_px     the plate's focal length in plate pixels (focal_mm / sensor_width_mm * plate width),
 //                      required by focal-dependent metric models (Depth Anything 3 metric)
+//   depth.upsample     "bilinear" | "guided" | "edge_hard": how depth is enlarged to the plate
+//                      (depth_upsample.h)                                                 default bilinear
+//   depth.guided_radius / depth.guided_epsilon / depth.edge_threshold   their parameters (depth_upsample.h)
 //   pipeline.frames_in_flight  frames held at once (bounds memory)                      default 2*cores
 //   pipeline.threads   worker threads for read/colour/write and LibTorch (0 = all cores)
 //   pipeline.summary   write the JSON summary (README "Summary JSON") to this path; "report" is the
@@ -56,6 +63,7 @@
 // --set) resolve against the current folder.
 #pragma once
 
+#include "depthbatch/depth_upsample.h"
 #include "depthbatch/model_contract.h"
 
 #include <optional>
@@ -87,6 +95,7 @@ const char* option_name(HdrMode v);
 const char* option_name(DepthConvention v);
 const char* option_name(Normalization v);
 const char* option_name(OnError v);
+const char* option_name(DepthUpsample v);
 
 /// How the plate is brought to the size the model sees.
 struct ProcessingSize {
@@ -117,6 +126,8 @@ struct JobConfig {
         std::string part = "0";         ///< subimage index ("0", "2") or part name
         std::string view;               ///< multi-view EXR view name; "" = the part as it is
         std::string layer;              ///< the layer whose R,G,B the model sees ("ViewLayer.DiffCol"); "" = auto
+        std::optional<double> pixel_aspect;  ///< the plate's pixel aspect; unset = the file's (1 without one);
+                                             ///< "ignore" in the job = 1
     } input;
 
     struct Output {
@@ -144,6 +155,10 @@ struct JobConfig {
         bool freeze = false;
         bool channels_last = false;
         int threads = 0;                 ///< LibTorch intra-op threads, 0 = pipeline decides
+        struct Tiles {
+            int size = 0;                ///< tile edge in plate px; 0 = no tiles
+            int overlap = 0;             ///< overlap between neighbouring tiles in plate px
+        } tiles;
     } model;
 
     struct Color {
@@ -164,6 +179,7 @@ struct JobConfig {
         bool stabilize = false;
         int stabilize_window = 8;        ///< W: W / 2 frames on each side
         std::optional<double> focal_px;  ///< plate focal length in plate pixels
+        UpsampleSettings upsample;       ///< depth.upsample, guided_radius, guided_epsilon, edge_threshold
     } depth;
 
     struct Pipeline {

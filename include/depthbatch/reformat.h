@@ -10,10 +10,16 @@
 //              4*N so that a 4097x3 plate does not become a 300,000 px strip
 //   [w, h]     resized to exactly w x h, then padded up to the multiple
 //   model      the contract's size: exactly it for fixed-size (traced) models, else its short side
+// Anamorphic plates (pixel aspect != 1, EXR pixelAspectRatio / OIIO "PixelAspectRatio"): the model sees square
+// pixels. With pixel aspect a, sizes are computed for the desqueezed plate (W * a) x H: "plate" resizes to
+// round(W * a) x H, N takes the short side of the desqueezed plate; [w, h] and fixed sizes are taken as
+// written. restore() always returns the stored (squeezed) W x H grid.
 // Resizing uses OIIO ImageBufAlgo: resize with the "triangle" filter (antialiased bilinear) for the
-// plate, resample with bilinear interpolation for depth (no overshoot, so depth never rings below zero).
+// plate, resample with bilinear interpolation for depth (no overshoot, so depth never rings below zero),
+// or the guided filter steered by the plate (depth_upsample.h, depth.upsample).
 #pragma once
 
+#include "depthbatch/depth_upsample.h"
 #include "depthbatch/job_config.h"
 #include "depthbatch/model_contract.h"
 
@@ -35,14 +41,24 @@ struct DepthImage {
     std::vector<float> data;
 };
 
+/// The plate's luma (depth_upsample.h rec709_luma) at the model's scaled size and at the plate's, for the
+/// guided methods of restore().
+struct UpsampleGuide {
+    Plane low;    ///< scaled_width x scaled_height: from the model input, before padding
+    Plane high;   ///< plate_width x plate_height: from the colour-converted plate
+};
+
 struct ReformatPlan {
     int plate_width = 0, plate_height = 0;     ///< data window (px)
     int scaled_width = 0, scaled_height = 0;   ///< after resize, before padding (px)
     int input_width = 0, input_height = 0;     ///< what the model sees: multiples of the contract's
+    double pixel_aspect = 1.0;                 ///< the plate's pixel aspect the sizes were computed for
 
-    /// Plan for a plate of `width` x `height`. Throws ConfigError when a fixed-size model is asked for
-    /// another explicit size, naming both sizes.
-    static ReformatPlan make(int width, int height, const ProcessingSize& size, const ModelContract& contract);
+    /// Plan for a plate of `width` x `height` whose pixels are `pixel_aspect` times as wide as high (1 = square;
+    /// must be > 0). Throws ConfigError when a fixed-size model is asked for another explicit size, naming both
+    /// sizes.
+    static ReformatPlan make(int width, int height, const ProcessingSize& size, const ModelContract& contract,
+                             double pixel_aspect = 1.0);
 
     bool resizes() const { return scaled_width != plate_width || scaled_height != plate_height; }
 
@@ -53,8 +69,22 @@ struct ReformatPlan {
     /// counted for the frame's log line; its output passes here unchanged (the resize filter averages).
     ModelInput to_model_input(const OIIO::ImageBuf& rgb, long* out_of_range = nullptr) const;
 
-    /// Model output -> a 1-channel float32 ImageBuf of plate_width x plate_height (origin 0,0).
-    OIIO::ImageBuf restore(const DepthImage& depth) const;
+    /// True when `upsample` takes the guided path here: a guided method and a plate larger than the scaled
+    /// size in both directions (enlargement); then restore() needs an UpsampleGuide.
+    bool guided(const UpsampleSettings& upsample) const {
+        return upsample.method != DepthUpsample::Bilinear && resizes() && plate_width >= scaled_width &&
+               plate_height >= scaled_height;
+    }
+
+    /// The guide for restore(): `input` is this plan's model input, `rgb` the colour-converted plate as
+    /// to_model_input() got it (packed float RGB, plate_width x plate_height).
+    UpsampleGuide make_guide(const ModelInput& input, const OIIO::ImageBuf& rgb) const;
+
+    /// Model output -> a 1-channel float32 ImageBuf of plate_width x plate_height (origin 0,0), enlarged as
+    /// `upsample` says (bilinear, or guided/edge_hard steered by `guide`, which guided(upsample) requires:
+    /// std::invalid_argument when it is missing).
+    OIIO::ImageBuf restore(const DepthImage& depth, const UpsampleSettings& upsample = {},
+                           const UpsampleGuide* guide = nullptr) const;
 };
 
 }  // namespace depthbatch

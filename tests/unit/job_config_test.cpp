@@ -517,7 +517,7 @@ TEST(JobConfigErrors, UnknownKeyToml) {
                                       "toml");
     EXPECT_TRUE(contains(msg, "job.toml:3:")) << msg;
     EXPECT_TRUE(contains(msg, "'input.fps'")) << msg;
-    EXPECT_TRUE(contains(msg, "colorspace, frames, layer, part, path, view")) << msg;
+    EXPECT_TRUE(contains(msg, "colorspace, frames, layer, part, path, pixel_aspect, view")) << msg;
 }
 
 TEST(JobConfigErrors, UnknownSection) {
@@ -986,4 +986,72 @@ TEST(JobConfig, PreviewIsAPathOrAMapping) {
                              "[output.preview]\npath = \"/p/a.####.jpg\"\nsize = 640\n");
     EXPECT_EQ(t.output.preview.path, "/p/a.####.jpg");
     EXPECT_EQ(t.output.preview.size, 640);
+}
+
+// A minimal job with input.pixel_aspect set to `value`.
+JobConfig aspect_job(const std::string& value) {
+    return yaml(lines({"input:", "  path: /plates/a.####.exr", "  pixel_aspect: " + value, "output:", "  path: /depth/a.####.exr"}));
+}
+std::string aspect_error(const std::string& value) {
+    return job_error(lines({"input:", "  path: /plates/a.####.exr", "  pixel_aspect: " + value, "output:", "  path: /depth/a.####.exr"}), "yaml");
+}
+
+// Issue 14's keys: depth.upsample and its parameters, model.tiles (a size or {size, overlap}), input.pixel_aspect.
+TEST(JobConfig, EdgesTilesAndPixelAspect) {
+    const JobConfig d = yaml(kMinimalYaml);
+    EXPECT_EQ(d.depth.upsample.method, DepthUpsample::Bilinear);
+    EXPECT_EQ(d.model.tiles.size, 0);
+    EXPECT_FALSE(d.input.pixel_aspect.has_value());
+
+    const JobConfig j = yaml(kMinimalYaml + lines({"depth:", "  upsample: edge_hard", "  guided_radius: 6",
+                                                   "  guided_epsilon: 0.001", "  edge_threshold: 0.1",
+                                                   "model:", "  tiles: {size: 1024, overlap: 0128}"}));
+    EXPECT_EQ(j.depth.upsample.method, DepthUpsample::EdgeHard);
+    EXPECT_EQ(j.depth.upsample.radius_px, 6.0);
+    EXPECT_EQ(j.depth.upsample.epsilon, 0.001);
+    EXPECT_EQ(j.depth.upsample.edge_threshold, 0.1);
+    EXPECT_EQ(j.model.tiles.size, 1024);
+    EXPECT_EQ(j.model.tiles.overlap, 128) << "decimal, as written";
+    // A bare size: overlap a quarter of it. --set reaches the nested keys.
+    const JobConfig s = yaml(kMinimalYaml + "model: {tiles: 512}\n");
+    EXPECT_EQ(s.model.tiles.size, 512);
+    EXPECT_EQ(s.model.tiles.overlap, 128);
+    const JobConfig o = yaml(kMinimalYaml + "model: {tiles: 512}\n", {"model.tiles.overlap=64", "depth.upsample=guided"});
+    EXPECT_EQ(o.model.tiles.size, 512);
+    EXPECT_EQ(o.model.tiles.overlap, 64);
+    EXPECT_EQ(o.depth.upsample.method, DepthUpsample::Guided);
+    const JobConfig t = toml(lines({"[input]", "path = \"/p/a.####.exr\"", "pixel_aspect = 2.0", "[output]",
+                                    "path = \"/d/a.####.exr\"", "[model.tiles]", "size = 768", "[depth]", "upsample = \"guided\""}));
+    EXPECT_EQ(t.model.tiles.size, 768);
+    EXPECT_EQ(t.model.tiles.overlap, 192);
+    EXPECT_EQ(*t.input.pixel_aspect, 2.0);
+    EXPECT_EQ(t.depth.upsample.method, DepthUpsample::Guided);
+    EXPECT_EQ(*aspect_job("ignore").input.pixel_aspect, 1.0);
+    EXPECT_FALSE(aspect_job("auto").input.pixel_aspect.has_value());
+    // They change what is written: the settings fingerprint sees them.
+    EXPECT_NE(output_settings_text(d), output_settings_text(j));
+    EXPECT_NE(output_settings_text(d), output_settings_text(aspect_job("2")));
+}
+
+TEST(JobConfigErrors, EdgesTilesAndPixelAspect) {
+    std::string e = job_error(kMinimalYaml + "depth: {upsample: bicubic}\n", "yaml");
+    EXPECT_TRUE(contains(e, "depth.upsample")) << e;
+    EXPECT_TRUE(contains(e, "bilinear, edge_hard, guided")) << e;
+    e = job_error(kMinimalYaml + "model: {tiles: {size: 256, overlap: 128}}\n", "yaml");
+    EXPECT_TRUE(contains(e, "model.tiles.overlap")) << e;
+    EXPECT_TRUE(contains(e, "under half the tile size")) << e;
+    e = job_error(kMinimalYaml + "model: {tiles: {overlap: 16}}\n", "yaml");
+    EXPECT_TRUE(contains(e, "needs size")) << e;
+    e = job_error(kMinimalYaml + "model: {tiles: {size: 512, stride: 16}}\n", "yaml");
+    EXPECT_TRUE(contains(e, "unknown key 'model.tiles.stride'")) << e;
+    e = job_error(kMinimalYaml + "model: {tiles: 16}\n", "yaml");
+    EXPECT_TRUE(contains(e, "at least 32")) << e;
+    e = aspect_error("-2");
+    EXPECT_TRUE(contains(e, "input.pixel_aspect")) << e;
+    e = aspect_error("wide");
+    EXPECT_TRUE(contains(e, "input.pixel_aspect")) << e;
+    e = job_error(kMinimalYaml + "depth: {guided_epsilon: 0}\n", "yaml");
+    EXPECT_TRUE(contains(e, "depth.guided_epsilon")) << e;
+    e = job_error(kMinimalYaml + "depth: {edge_threshold: 2}\n", "yaml");
+    EXPECT_TRUE(contains(e, "depth.edge_threshold")) << e;
 }

@@ -536,3 +536,26 @@ TEST(Restore, ShortSideRoundTripOfAHorizontalRampStaysMonotonic) {
     // The middle of the plate maps to the middle of the model output (x ~ 191.5 of 0..383).
     EXPECT_NEAR(pixel(out, 480, 100), 191.5f, 1.0f);
 }
+
+// Anamorphic plates: sizes are computed for the desqueezed plate (W * aspect) x H; restore() returns the stored grid.
+TEST(Reformat, PixelAspectDesqueezesForTheModel) {
+    const ReformatPlan p = ReformatPlan::make(200, 100, plate_size(), contract(1), 2.0);
+    EXPECT_EQ(p.scaled_width, 400);
+    EXPECT_EQ(p.scaled_height, 100);
+    EXPECT_TRUE(p.resizes());
+    EXPECT_EQ(p.pixel_aspect, 2.0);
+    // 2048x858 at 2:1 is 4096x858 in square pixels: short side 224 -> 1069x224, capped at 4 x 224 on the long
+    // side -> 896x188, rounded to multiples of 32 -> 896x192.
+    const ReformatPlan q = ReformatPlan::make(2048, 858, short_side(224), contract(32), 2.0);
+    EXPECT_EQ(q.scaled_width, 896);
+    EXPECT_EQ(q.scaled_height, 192);
+    const ReformatPlan r = ReformatPlan::make(1000, 800, short_side(256), contract(32), 2.0);
+    EXPECT_EQ(r.scaled_height, 256);
+    EXPECT_EQ(r.scaled_width, 640);   // 2000 x 800 -> 640 x 256
+    const OIIO::ImageBuf out = r.restore(make_depth(r.input_width, r.input_height, 3.0f));
+    expect_restored_shape(out, r);
+    EXPECT_FLOAT_EQ(pixel(out, 500, 400), 3.0f);
+    // An explicit [w, h] is taken as written; 1 (or a bad value) is square.
+    EXPECT_EQ(ReformatPlan::make(200, 100, explicit_size(64, 64), contract(1), 2.0).scaled_width, 64);
+    EXPECT_EQ(ReformatPlan::make(200, 100, plate_size(), contract(1), 0.0).scaled_width, 200);
+}

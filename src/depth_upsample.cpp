@@ -1,0 +1,196 @@
+#include "depthbatch/depth_upsample.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace depthbatch {
+namespace {
+
+/// edge_hard: the smallest luma span (0-1) within an edge's reach that counts as an edge of the plate.
+constexpr float kGuideEdge = 0.05f;
+
+/// One source coordinate of a bilinear enlargement at pixel centres (x_src = (x + 0.5) * n / N - 0.5, clamped
+/// at the borders): the two source indices and the weight of the second. The same sampling as OIIO's
+/// ImageBufAlgo::resample with interpolation, which the bilinear method uses.
+struct Tap {
+    int i0, i1;
+    float t;
+};
+std::vector<Tap> taps(int n, int big) {
+    std::vector<Tap> out(static_cast<size_t>(big));
+    for (int x = 0; x < big; ++x) {
+        const double s = std::clamp((x + 0.5) * n / big - 0.5, 0.0, static_cast<double>(n - 1));
+        const int i0 = static_cast<int>(std::floor(s));
+        out[static_cast<size_t>(x)] = {i0, std::min(i0 + 1, n - 1), static_cast<float>(s - i0)};
+    }
+    return out;
+}
+
+/// Running min (or max) over [i-r, i+r] along rows, then columns (separable; r is small).
+Plane extreme(const Plane& in, int r, bool want_max) {
+    const auto pick = [want_max](float a, float b) { return want_max ? std::max(a, b) : std::min(a, b); };
+    Plane rows = in, out = in;
+    for (int y = 0; y < in.height; ++y)
+        for (int x = 0; x < in.width; ++x) {
+            float v = in.at(x, y);
+            for (int k = std::max(0, x - r); k <= std::min(in.width - 1, x + r); ++k) v = pick(v, in.at(k, y));
+            rows.data[static_cast<size_t>(y) * in.width + x] = v;
+        }
+    for (int y = 0; y < in.height; ++y)
+        for (int x = 0; x < in.width; ++x) {
+            float v = rows.at(x, y);
+            for (int k = std::max(0, y - r); k <= std::min(in.height - 1, y + r); ++k) v = pick(v, rows.at(x, k));
+            out.data[static_cast<size_t>(y) * in.width + x] = v;
+        }
+    return out;
+}
+
+float percentile(std::vector<float> v, double p) {
+    if (v.empty()) return 0.0f;
+    const size_t k = static_cast<size_t>(std::lround(p / 100.0 * static_cast<double>(v.size() - 1)));
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    return v[k];
+}
+
+}  // namespace
+
+std::vector<float> rec709_luma(const float* rgb, size_t pixels) {
+    std::vector<float> y(pixels);
+    for (size_t i = 0; i < pixels; ++i) y[i] = 0.2126f * rgb[3 * i] + 0.7152f * rgb[3 * i + 1] + 0.0722f * rgb[3 * i + 2];
+    return y;
+}
+
+Plane box_mean(const Plane& in, int r) {
+    if (r <= 0) return in;
+    const int w = in.width, h = in.height;
+    Plane rows{w, h, std::vector<float>(in.data.size())}, out{w, h, std::vector<float>(in.data.size())};
+    // Sums in double: a running float sum drifts over a 4K row.
+    for (int y = 0; y < h; ++y) {
+        const float* src = in.data.data() + static_cast<size_t>(y) * w;
+        float* dst = rows.data.data() + static_cast<size_t>(y) * w;
+        double sum = 0;
+        for (int x = 0; x < std::min(r, w); ++x) sum += src[x];
+        for (int x = 0; x < w; ++x) {
+            if (x + r < w) sum += src[x + r];
+            if (x - r - 1 >= 0) sum -= src[x - r - 1];
+            dst[x] = static_cast<float>(sum / (std::min(w - 1, x + r) - std::max(0, x - r) + 1));
+        }
+    }
+    std::vector<double> sum(static_cast<size_t>(w), 0.0);
+    for (int y = 0; y < std::min(r, h); ++y)
+        for (int x = 0; x < w; ++x) sum[static_cast<size_t>(x)] += rows.at(x, y);
+    for (int y = 0; y < h; ++y) {
+        const float* add = y + r < h ? rows.data.data() + static_cast<size_t>(y + r) * w : nullptr;
+        const float* sub = y - r - 1 >= 0 ? rows.data.data() + static_cast<size_t>(y - r - 1) * w : nullptr;
+        const double n = std::min(h - 1, y + r) - std::max(0, y - r) + 1;
+        float* dst = out.data.data() + static_cast<size_t>(y) * w;
+        for (int x = 0; x < w; ++x) {
+            double& s = sum[static_cast<size_t>(x)];
+            if (add) s += add[x];
+            if (sub) s -= sub[x];
+            dst[x] = static_cast<float>(s / n);
+        }
+    }
+    return out;
+}
+
+void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_high, const UpsampleSettings& s, float* q) {
+    const int w = p.width, h = p.height, W = guide_high.width, H = guide_high.height;
+    if (guide_low.width != w || guide_low.height != h || W < w || H < h || w < 1 || h < 1 ||
+        p.data.size() != static_cast<size_t>(w) * h || guide_high.data.size() != static_cast<size_t>(W) * H)
+        throw std::invalid_argument("guided_upsample: depth " + std::to_string(w) + "x" + std::to_string(h) + ", guides " +
+                                    std::to_string(guide_low.width) + "x" + std::to_string(guide_low.height) + " and " +
+                                    std::to_string(W) + "x" + std::to_string(H));
+    // The window radius at model resolution.
+    const double scale = 0.5 * (static_cast<double>(w) / W + static_cast<double>(h) / H);
+    const int r = s.radius_px > 0 ? std::max(1, static_cast<int>(std::lround(s.radius_px * scale))) : 2;
+
+    // He et al. 2013, Algorithm 1 (eqs. 5-8), at model resolution.
+    const size_t n = p.data.size();
+    Plane ii{w, h, std::vector<float>(n)}, ip{w, h, std::vector<float>(n)};
+    for (size_t k = 0; k < n; ++k) {
+        ii.data[k] = guide_low.data[k] * guide_low.data[k];
+        ip.data[k] = guide_low.data[k] * p.data[k];
+    }
+    const Plane mean_i = box_mean(guide_low, r), mean_p = box_mean(p, r), corr_ii = box_mean(ii, r), corr_ip = box_mean(ip, r);
+    Plane a{w, h, std::vector<float>(n)}, b{w, h, std::vector<float>(n)};
+    for (size_t k = 0; k < n; ++k) {
+        const double var_i = static_cast<double>(corr_ii.data[k]) - static_cast<double>(mean_i.data[k]) * mean_i.data[k];
+        const double cov_ip = static_cast<double>(corr_ip.data[k]) - static_cast<double>(mean_i.data[k]) * mean_p.data[k];
+        const double ak = cov_ip / (std::max(var_i, 0.0) + s.epsilon);
+        a.data[k] = static_cast<float>(ak);
+        b.data[k] = static_cast<float>(mean_p.data[k] - ak * mean_i.data[k]);
+    }
+    const Plane mean_a = box_mean(a, r), mean_b = box_mean(b, r);
+
+    // Fast Guided Filter (He & Sun 2015), Algorithm 2, last step: A and B enlarged bilinearly, q = A * I + B
+    // with the plate-resolution guide. Row by row (vertical interpolation at model width first): the enlarged
+    // planes are never stored.
+    const std::vector<Tap> tx = taps(w, W), ty = taps(h, H);
+    std::vector<float> row_a(static_cast<size_t>(w)), row_b(static_cast<size_t>(w));
+    for (int y = 0; y < H; ++y) {
+        const Tap& v = ty[static_cast<size_t>(y)];
+        const float* a0 = mean_a.data.data() + static_cast<size_t>(v.i0) * w;
+        const float* a1 = mean_a.data.data() + static_cast<size_t>(v.i1) * w;
+        const float* b0 = mean_b.data.data() + static_cast<size_t>(v.i0) * w;
+        const float* b1 = mean_b.data.data() + static_cast<size_t>(v.i1) * w;
+        for (int i = 0; i < w; ++i) {
+            row_a[static_cast<size_t>(i)] = a0[i] + v.t * (a1[i] - a0[i]);
+            row_b[static_cast<size_t>(i)] = b0[i] + v.t * (b1[i] - b0[i]);
+        }
+        const float* gi = guide_high.data.data() + static_cast<size_t>(y) * W;
+        float* out = q + static_cast<size_t>(y) * W;
+        for (int x = 0; x < W; ++x) {
+            const Tap& u = tx[static_cast<size_t>(x)];
+            const float ar = row_a[static_cast<size_t>(u.i0)] + u.t * (row_a[static_cast<size_t>(u.i1)] - row_a[static_cast<size_t>(u.i0)]);
+            const float br = row_b[static_cast<size_t>(u.i0)] + u.t * (row_b[static_cast<size_t>(u.i1)] - row_b[static_cast<size_t>(u.i0)]);
+            out[x] = ar * gi[x] + br;
+        }
+    }
+    if (s.method != DepthUpsample::EdgeHard) return;
+
+    // edge_hard: the two sides of an edge are the minimum and maximum of the model's depth in the 3 x 3 model
+    // pixels around the plate pixel (its bilinear support and one more). A pixel is at an edge when two
+    // neighbouring model pixels there differ by more than the threshold — a jump, not a slope (a slope spreads
+    // its change over many pixels, each step under it) —
+    const int reach = 1;
+    const Plane lo = extreme(p, reach, false), hi = extreme(p, reach, true);
+    Plane step{w, h, std::vector<float>(n, 0.0f)};
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            float d = 0;
+            if (x + 1 < w) d = std::max(d, std::abs(p.at(x + 1, y) - p.at(x, y)));
+            if (y + 1 < h) d = std::max(d, std::abs(p.at(x, y + 1) - p.at(x, y)));
+            if (x > 0) d = std::max(d, std::abs(p.at(x - 1, y) - p.at(x, y)));
+            if (y > 0) d = std::max(d, std::abs(p.at(x, y - 1) - p.at(x, y)));
+            step.data[static_cast<size_t>(y) * w + x] = d;
+        }
+    const Plane jumps = extreme(step, reach, true);
+    // ... and the plate shows an edge there too: its luma spans more than kGuideEdge in the same 3 x 3. Where it
+    // does not, the guide cannot say where the edge is, and snapping would draw an edge of its own.
+    const Plane guide_lo = extreme(guide_low, reach, false), guide_hi = extreme(guide_low, reach, true);
+    const float range = percentile(p.data, 98.0) - percentile(p.data, 2.0);
+    const float jump = static_cast<float>(s.edge_threshold) * std::max(range, 1e-12f);
+    std::vector<int> nx(static_cast<size_t>(W)), ny(static_cast<size_t>(H));   // the model pixel each plate pixel is in
+    for (int x = 0; x < W; ++x) nx[static_cast<size_t>(x)] = std::min(w - 1, static_cast<int>((x + 0.5) * w / W));
+    for (int y = 0; y < H; ++y) ny[static_cast<size_t>(y)] = std::min(h - 1, static_cast<int>((y + 0.5) * h / H));
+    for (int y = 0; y < H; ++y) {
+        float* out = q + static_cast<size_t>(y) * W;
+        for (int x = 0; x < W; ++x) {
+            const int i = nx[static_cast<size_t>(x)], j = ny[static_cast<size_t>(y)];
+            const float l = lo.at(i, j), u = hi.at(i, j);
+            if (jumps.at(i, j) > jump && guide_hi.at(i, j) - guide_lo.at(i, j) > kGuideEdge) out[x] = out[x] - l <= u - out[x] ? l : u;
+            else out[x] = std::clamp(out[x], l, u);   // never outside the model's own values around it
+        }
+    }
+}
+
+Plane guided_upsample(const Plane& depth, const Plane& guide_low, const Plane& guide_high, const UpsampleSettings& s) {
+    Plane q{guide_high.width, guide_high.height, std::vector<float>(guide_high.data.size())};
+    guided_upsample(depth, guide_low, guide_high, s, q.data.data());
+    return q;
+}
+
+}  // namespace depthbatch

@@ -56,6 +56,25 @@ float percentile(std::vector<float> v, double p) {
 
 }  // namespace
 
+void bilinear_upsample(const float* src, int w, int h, int W, int H, float* out) {
+    if (w < 1 || h < 1 || W < w || H < h)
+        throw std::invalid_argument("bilinear_upsample: " + std::to_string(w) + "x" + std::to_string(h) + " -> " +
+                                    std::to_string(W) + "x" + std::to_string(H) + " is not an enlargement");
+    const std::vector<Tap> tx = taps(w, W), ty = taps(h, H);
+    std::vector<float> row(static_cast<size_t>(w));
+    for (int y = 0; y < H; ++y) {
+        const Tap& v = ty[static_cast<size_t>(y)];
+        const float* r0 = src + static_cast<size_t>(v.i0) * w;
+        const float* r1 = src + static_cast<size_t>(v.i1) * w;
+        for (int i = 0; i < w; ++i) row[static_cast<size_t>(i)] = r0[i] + v.t * (r1[i] - r0[i]);
+        float* o = out + static_cast<size_t>(y) * W;
+        for (int x = 0; x < W; ++x) {
+            const Tap& u = tx[static_cast<size_t>(x)];
+            o[x] = row[static_cast<size_t>(u.i0)] + u.t * (row[static_cast<size_t>(u.i1)] - row[static_cast<size_t>(u.i0)]);
+        }
+    }
+}
+
 std::vector<float> rec709_luma(const float* rgb, size_t pixels) {
     std::vector<float> y(pixels);
     for (size_t i = 0; i < pixels; ++i) y[i] = 0.2126f * rgb[3 * i] + 0.7152f * rgb[3 * i + 1] + 0.0722f * rgb[3 * i + 2];

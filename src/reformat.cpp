@@ -39,15 +39,20 @@ OIIO::ImageBuf resized(const OIIO::ImageBuf& src, int w, int h) {
     return dst;
 }
 
-/// Depth -> plate size: ImageBufAlgo::resample with bilinear interpolation at pixel centres (no
-/// overshoot, so depth never rings below zero; a depth map is smooth at model resolution, so no
-/// prefilter is needed when it is enlarged, and a shrink is rare: a plate smaller than the model input).
+/// Depth -> plate size: bilinear interpolation at pixel centres (depth_upsample.h bilinear_upsample: no
+/// overshoot, so depth never rings below zero; a depth map is smooth at model resolution, so no prefilter is
+/// needed when it is enlarged). A shrink is rare (a plate smaller than the model input, or an anamorphic plate
+/// at model.size: plate) and takes ImageBufAlgo::resize with the "triangle" filter, as the plate's own resize.
 OIIO::ImageBuf interpolated(const OIIO::ImageBuf& src, int w, int h) {
     OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, src.nchannels(), OIIO::TypeDesc::FLOAT));
-    const bool shrink = w < src.spec().width || h < src.spec().height;
-    const bool ok = shrink ? OIIO::ImageBufAlgo::resize(dst, at_origin(src), "triangle", 0.0f, {}, 1)
-                           : OIIO::ImageBufAlgo::resample(dst, at_origin(src), true, {}, 1);
-    if (!ok) throw RenderError("resample to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + dst.geterror());
+    const OIIO::ImageSpec& s = src.spec();
+    if (w >= s.width && h >= s.height && s.nchannels == 1 && s.format == OIIO::TypeDesc::FLOAT && src.localpixels()) {
+        bilinear_upsample(static_cast<const float*>(src.localpixels()), s.width, s.height, w, h,
+                          static_cast<float*>(dst.localpixels()));
+        return dst;
+    }
+    if (!OIIO::ImageBufAlgo::resize(dst, at_origin(src), "triangle", 0.0f, {}, 1))
+        throw RenderError("resample to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + dst.geterror());
     return dst;
 }
 

@@ -3,7 +3,7 @@
 // A depth network sees the plate at a few hundred pixels; the comp needs depth at the plate's size. Enlarged
 // with a plain filter, every object edge becomes a ramp of in-between depths that belong to neither side, which
 // ZDefocus turns into halos. The methods (job key depth.upsample; README "Edges and detail"):
-//   bilinear   interpolation at pixel centres (OIIO ImageBufAlgo::resample, reformat.cpp): smooth, with edges
+//   bilinear   interpolation at pixel centres (bilinear_upsample below): smooth, with edges
 //              as soft as the model's resolution (a transition about one model pixel, i.e. the scale factor,
 //              wide in plate pixels)
 //   guided     the fast guided filter (K. He and J. Sun, "Fast Guided Filter", arXiv:1505.00996, 2015,
@@ -57,6 +57,14 @@ struct Plane {
     std::vector<float> data;
     float at(int x, int y) const { return data[static_cast<size_t>(y) * width + x]; }
 };
+
+/// Bilinear enlargement at pixel centres: out(x, y) samples src at ((x + 0.5) w / W - 0.5, (y + 0.5) h / H - 0.5),
+/// coordinates clamped to the image (edge pixels extend), the same sampling as OIIO's
+/// ImageBufAlgo::resample(interpolate = true) with a clamp wrap, in one separable pass: vertical at source
+/// width, then horizontal (a constant image stays exactly constant). `src` w x h floats, `out` W x H floats,
+/// both row-major; W >= w, H >= h, else std::invalid_argument. The bilinear method of depth.upsample, and the
+/// last step of the guided filter; 15-40x faster than resample's per-pixel interppixel (bench/edges).
+void bilinear_upsample(const float* src, int w, int h, int W, int H, float* out);
 
 /// Luma of `pixels` packed RGB float triples (R, G, B per pixel, values 0-1): 0.2126 R + 0.7152 G + 0.0722 B
 /// (ITU-R BT.709). Returns `pixels` values.

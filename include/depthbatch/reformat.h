@@ -14,9 +14,9 @@
 // pixels. With pixel aspect a, sizes are computed for the desqueezed plate (W * a) x H: "plate" resizes to
 // round(W * a) x H, N takes the short side of the desqueezed plate; [w, h] and fixed sizes are taken as
 // written. restore() always returns the stored (squeezed) W x H grid.
-// Resizing uses OIIO ImageBufAlgo: resize with the "triangle" filter (antialiased bilinear) for the
-// plate, resample with bilinear interpolation for depth (no overshoot, so depth never rings below zero),
-// or the guided filter steered by the plate (depth_upsample.h, depth.upsample).
+// Resizing: OIIO ImageBufAlgo::resize with the "triangle" filter (antialiased bilinear) for the plate; depth is
+// enlarged bilinearly at pixel centres (depth_upsample.h bilinear_upsample: no overshoot, so depth never rings
+// below zero) or by the guided filter steered by the plate (depth.upsample); shrunk with the triangle filter.
 #pragma once
 
 #include "depthbatch/depth_upsample.h"

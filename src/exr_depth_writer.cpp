@@ -53,13 +53,6 @@ std::string file_time(const std::string& path) {
     return text;
 }
 
-OIIO::TypeDesc passthrough_type(OIIO::TypeDesc t, PassthroughType pixel_type) {
-    if (pixel_type == PassthroughType::Half) return OIIO::TypeDesc::HALF;
-    if (pixel_type == PassthroughType::Float) return OIIO::TypeDesc::FLOAT;
-    if (t.basetype == OIIO::TypeDesc::HALF) return OIIO::TypeDesc::HALF;
-    return OIIO::TypeDesc::FLOAT;   // float stays float; integer codes become exact floats
-}
-
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
     std::string s;
     for (size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
@@ -73,6 +66,13 @@ std::vector<std::string> names_of(const PlateInfo& plate, const std::vector<int>
 }
 
 }  // namespace
+
+OIIO::TypeDesc passthrough_type(OIIO::TypeDesc stored, PassthroughType pixel_type) {
+    if (pixel_type == PassthroughType::Half) return OIIO::TypeDesc::HALF;
+    if (pixel_type == PassthroughType::Float) return OIIO::TypeDesc::FLOAT;
+    if (stored.basetype == OIIO::TypeDesc::HALF) return OIIO::TypeDesc::HALF;
+    return OIIO::TypeDesc::FLOAT;   // float stays float; integer codes become exact floats
+}
 
 namespace {
 /// `all` on a multi-view plate writes a multi-view file (multiView kept), so our depth takes the chosen

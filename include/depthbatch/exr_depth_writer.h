@@ -12,8 +12,11 @@
 // Z_plate / depth.Z_plate (in `all`: its full name + "_plate", e.g. left.Z_plate), in the rgba and all
 // layouts. Channel names are unique (a clash gets a numeric suffix).
 // Pixel types (output.pixel_type): "keep" — half stays half, float stays float, integer plates
-// (8/10/16-bit PNG/JPEG/TIFF/DPX) become float so code/255, code/1023 and code/65535 survive exactly;
-// "half" / "float" — every passthrough channel in that type. depth.Z is always float32.
+// (8/10/16-bit PNG/JPEG/TIFF/DPX) become float so code/255, code/1023 and code/65535 survive exactly (CASES.md
+// 10: RGB = code/255 exactly); "half" / "float" — every passthrough channel in that type. depth.Z is always
+// float32. For 8- and 10-bit plates "half" loses no code either: half's 11 significant bits put k/255 and
+// k/1023 within half a code of k, so round(half(k / (2^b - 1)) * (2^b - 1)) = k for every code (tested for
+// all of them; not for 12 bits), and it is 6 bytes a pixel less to compress (what Nuke writes by default).
 // The data window and display window are the plate's; the plate's metadata is copied (minus attributes
 // that describe the source file's encoding and would lie about the new file, and minus multiView: the
 // output is single-view, its "view" attribute names the view the depth belongs to) and ours added
@@ -45,6 +48,10 @@ struct OutputChannel {
     int source = -1;         ///< plate channel index, -1 for our depth
     OIIO::TypeDesc type;     ///< stored pixel type
 };
+
+/// The stored type of a passthrough channel: `stored` is the plate channel's type in the file, `pixel_type`
+/// the job's output.pixel_type (see above).
+OIIO::TypeDesc passthrough_type(OIIO::TypeDesc stored, PassthroughType pixel_type);
 
 /// The channels write_depth_exr writes for this plate, in order (e.g. R,G,B,A,depth.Z).
 std::vector<OutputChannel> output_channels(const PlateInfo& plate, const ExrWriteOptions& options = ExrWriteOptions());

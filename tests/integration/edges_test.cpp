@@ -222,3 +222,40 @@ TEST(Edges, TiledFourKPlateRendersWithBoundedMemory) {
     EXPECT_LT(kb, 2L * 1024 * 1024) << "under 2 GB";
     EXPECT_EQ(file_spec(dir / "k/d.1001.exr").width, 4096);
 }
+
+// CASES.md 23: a 1000x800 half RGBA EXR with pixelAspectRatio 2.0, P-aspect (the input tensor's W/H), size plate:
+// depth 2.5 (desqueezed to square pixels before the model), the stored 1000x800 grid and pixelAspectRatio kept;
+// input.pixel_aspect: ignore gives 1.25.
+TEST(Cases, Case23AnamorphicPlateIsDesqueezedForTheModel) {
+    TempDir dir;
+    OIIO::ImageSpec spec(1000, 800, 4, OIIO::TypeDesc::HALF);
+    spec.attribute("PixelAspectRatio", 2.0f);
+    {
+        std::vector<float> px(static_cast<size_t>(1000) * 800 * 4, 0.5f);
+        auto out = OIIO::ImageOutput::create((dir / "a.1001.exr").string());
+        ASSERT_TRUE(out && out->open((dir / "a.1001.exr").string(), spec));
+        ASSERT_TRUE(out->write_image(OIIO::TypeDesc::FLOAT, px.data()));
+        out->close();
+    }
+    write_probe_model(dir / "aspect.pt", "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + x.shape[3] / x.shape[2]\n",
+                      probe_contract("metric_depth"));
+    auto render = [&](const std::string& name, const std::string& input_extra) {
+        const fs::path job = write_job(dir / (name + ".yaml"), "input: {path: a.####.exr, colorspace: sRGB" + input_extra +
+                                                                   "}\nmodel: {path: aspect.pt, size: plate}\n"
+                                                                   "output: {path: " + name + "/d.####.exr}\n");
+        return run_cli({job.string()});
+    };
+    RunResult r = render("auto", "");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path out = dir / "auto/d.1001.exr";
+    EXPECT_FLOAT_EQ(depth_at(out, 0, 0), 2.5f);
+    EXPECT_FLOAT_EQ(depth_at(out, 999, 799), 2.5f);
+    const OIIO::ImageSpec o = file_spec(out);
+    EXPECT_EQ(o.width, 1000);
+    EXPECT_EQ(o.height, 800);
+    EXPECT_EQ(channel_names(out), (std::vector<std::string>{"R", "G", "B", "A", "depth.Z"}));
+    EXPECT_FLOAT_EQ(o.get_float_attribute("PixelAspectRatio", 0.0f), 2.0f);
+    r = render("ignore", ", pixel_aspect: ignore");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FLOAT_EQ(depth_at(dir / "ignore/d.1001.exr", 500, 400), 1.25f);
+}

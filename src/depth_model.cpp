@@ -11,6 +11,7 @@
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/csrc/jit/passes/frozen_graph_optimizations.h>
 #include <torch/cuda.h>
@@ -188,6 +189,12 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     } catch (const c10::Error& e) {
         throw ModelError(m->path_ + ": cannot move the model to " + m->device_name_ + ": " + first_line(e.what()));
     }
+    // On the CPU, TorchScript's graph executor optimizations (the profiling executor's specialisation and
+    // fusion passes) cost ~0.15-0.2 s on the first forward of each new input shape and gain nothing measurable
+    // on a conv network afterwards (FastDepth 384x224, 2 threads: min 31-34 ms per forward either way; the CPU
+    // fuser is off by default), while farm chunks are often 1-10 frames: off on the CPU. CUDA keeps them (its
+    // fusers pay back over a shot).
+    if (!m->impl_->device.is_cuda()) torch::jit::setGraphExecutorOptimize(false);
     m->sha256_ = sha256_file(m->path_);
     m->impl_->path = m->path_;
     int traced_w = 0, traced_h = 0;

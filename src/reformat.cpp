@@ -1,6 +1,7 @@
 #include "depthbatch/reformat.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/resample.h"
 
 #include <OpenImageIO/imagebufalgo.h>
 
@@ -29,16 +30,6 @@ OIIO::ImageBuf at_origin(const OIIO::ImageBuf& src) {
     return origin0;
 }
 
-/// Plate -> model input: ImageBufAlgo::resize with the "triangle" filter, i.e. antialiased bilinear (the
-/// filter widens with the reduction, as PIL's and torch's antialiased bilinear do). 10x cheaper than the
-/// default Lanczos/Blackman-Harris here, and it cannot overshoot.
-OIIO::ImageBuf resized(const OIIO::ImageBuf& src, int w, int h) {
-    OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, src.nchannels(), OIIO::TypeDesc::FLOAT));
-    if (!OIIO::ImageBufAlgo::resize(dst, at_origin(src), "triangle", 0.0f, {}, 1))
-        throw RenderError("resize to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + dst.geterror());
-    return dst;
-}
-
 /// Depth -> plate size: bilinear interpolation at pixel centres (depth_upsample.h bilinear_upsample: no
 /// overshoot, so depth never rings below zero; a depth map is smooth at model resolution, so no prefilter is
 /// needed when it is enlarged). A shrink is rare (a plate smaller than the model input, or an anamorphic plate
@@ -52,7 +43,7 @@ OIIO::ImageBuf interpolated(const OIIO::ImageBuf& src, int w, int h) {
         return dst;
     }
     if (!OIIO::ImageBufAlgo::resize(dst, at_origin(src), "triangle", 0.0f, {}, 1))
-        throw RenderError("resample to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + dst.geterror());
+        throw RenderError("resize to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + dst.geterror());
     return dst;
 }
 
@@ -106,22 +97,41 @@ ReformatPlan ReformatPlan::make(int width, int height, const ProcessingSize& siz
 }
 
 ModelInput ReformatPlan::to_model_input(const OIIO::ImageBuf& rgb, long* out_of_range) const {
-    OIIO::ImageBuf scaled = resizes() ? resized(rgb, scaled_width, scaled_height) : rgb;
-    if (!scaled.localpixels() || scaled.spec().format != OIIO::TypeDesc::FLOAT || scaled.nchannels() != 3)
-        scaled = resized(rgb, scaled_width, scaled_height);   // forces a packed float copy
-    const float* src = static_cast<const float*>(scaled.localpixels());
+    // The plate's pixels as packed float RGB (what plate_rgb gives; anything else is converted once).
+    std::vector<float> converted;
+    const float* src = static_cast<const float*>(rgb.localpixels());
+    if (!src || rgb.spec().format != OIIO::TypeDesc::FLOAT || rgb.nchannels() != 3 || rgb.spec().width != plate_width ||
+        rgb.spec().height != plate_height) {
+        converted.resize(static_cast<size_t>(plate_width) * plate_height * 3);
+        OIIO::ROI roi = rgb.roi();
+        roi.chbegin = 0, roi.chend = 3;
+        if (!rgb.get_pixels(roi, OIIO::TypeDesc::FLOAT, converted.data()))
+            throw RenderError("reformat: reading the plate's RGB failed: " + rgb.geterror());
+        src = converted.data();
+    }
+    // Resized with the triangle filter (resample.h), planar; or the plate's own pixels.
+    std::vector<float> scaled;
+    if (resizes()) {
+        scaled.resize(static_cast<size_t>(3) * scaled_width * scaled_height);
+        resize_triangle_to_planar(src, plate_width, plate_height, 3, scaled_width, scaled_height, scaled.data());
+    }
+    const size_t plane = static_cast<size_t>(scaled_width) * scaled_height;
+    auto sample = [&](int c, int x, int y) {
+        return resizes() ? scaled[c * plane + static_cast<size_t>(y) * scaled_width + x]
+                         : src[(static_cast<size_t>(y) * plate_width + x) * 3 + c];
+    };
     ModelInput in;
     in.width = input_width;
     in.height = input_height;
     in.chw.resize(static_cast<size_t>(3) * input_width * input_height);
     long clamped = 0;
-    for (int y = 0; y < input_height; ++y) {
-        const int sy = std::min(y, scaled_height - 1);            // edge-replicate padding
-        for (int x = 0; x < input_width; ++x) {
-            const int sx = std::min(x, scaled_width - 1);
-            const float* px = src + (static_cast<size_t>(sy) * scaled_width + sx) * 3;
-            for (int c = 0; c < 3; ++c) {
-                float v = px[c];
+    for (int c = 0; c < 3; ++c)
+        for (int y = 0; y < input_height; ++y) {
+            const int sy = std::min(y, scaled_height - 1);            // edge-replicate padding
+            float* row = in.chw.data() + (static_cast<size_t>(c) * input_height + y) * input_width;
+            for (int x = 0; x < input_width; ++x) {
+                const int sx = std::min(x, scaled_width - 1);
+                float v = sample(c, sx, sy);
                 const bool inside = x < scaled_width && y < scaled_height;
                 if (!std::isfinite(v)) v = 0.0f;
                 else if (v < 0.0f || v > 1.0f) {
@@ -129,10 +139,9 @@ ModelInput ReformatPlan::to_model_input(const OIIO::ImageBuf& rgb, long* out_of_
                     if (inside && (v < -1e-5f || v > 1.0f + 1e-5f)) ++clamped;
                     v = std::clamp(v, 0.0f, 1.0f);
                 }
-                in.chw[(static_cast<size_t>(c) * input_height + y) * input_width + x] = v;
+                row[x] = v;
             }
         }
-    }
     if (out_of_range) *out_of_range = clamped;
     return in;
 }

@@ -1,6 +1,7 @@
 // depthbatch — a TorchScript depth model: load, contract, device, inference.
 //
-// LibTorch lives in this module only (src/depth_model.cpp); no public header includes torch.
+// LibTorch lives in this module (src/depth_model.cpp) and in the plate's resize (src/resample.cpp); no public
+// header includes torch.
 // Loading checks, in order, so that a bad model fails before any frame is read: the path exists and is
 // a regular, non-empty file; it is not an un-pulled Git LFS pointer; LibTorch can load it as
 // TorchScript; its contract (embedded depthbatch.json, else the job's model.* keys) is complete.

@@ -14,7 +14,7 @@
 // pixels. With pixel aspect a, sizes are computed for the desqueezed plate (W * a) x H: "plate" resizes to
 // round(W * a) x H, N takes the short side of the desqueezed plate; [w, h] and fixed sizes are taken as
 // written. restore() always returns the stored (squeezed) W x H grid.
-// Resizing: OIIO ImageBufAlgo::resize with the "triangle" filter (antialiased bilinear) for the plate; depth is
+// Resizing: the triangle filter (antialiased bilinear, resample.h: LibTorch's, OIIO's "triangle") for the plate; depth is
 // enlarged bilinearly at pixel centres (depth_upsample.h bilinear_upsample: no overshoot, so depth never rings
 // below zero) or by the guided filter steered by the plate (depth.upsample); shrunk with the triangle filter.
 #pragma once

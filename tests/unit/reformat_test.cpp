@@ -2,6 +2,7 @@
 // CASES.md case 6 (odd sizes: output size equals the input data window, not the model's multiple).
 #include "depthbatch/error.h"
 #include "depthbatch/reformat.h"
+#include "depthbatch/resample.h"
 #include "support/test_support.h"
 
 #include <OpenImageIO/imagebuf.h>
@@ -9,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <random>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -558,4 +561,55 @@ TEST(Reformat, PixelAspectDesqueezesForTheModel) {
     // An explicit [w, h] is taken as written; 1 (or a bad value) is square.
     EXPECT_EQ(ReformatPlan::make(200, 100, explicit_size(64, 64), contract(1), 2.0).scaled_width, 64);
     EXPECT_EQ(ReformatPlan::make(200, 100, plate_size(), contract(1), 0.0).scaled_width, 200);
+}
+
+// resample.h's filter, written out from its definition (PIL's antialiased bilinear: a tent of half-width
+// max(1, scale) source px around each output pixel's centre, weights normalised over the pixels inside), applied
+// rows then columns in double precision: the reference the LibTorch kernel must equal.
+std::vector<double> tent_weights_1d(int n, int N, std::vector<int>& first) {
+    const double scale = static_cast<double>(n) / N, support = std::max(1.0, scale);
+    std::vector<double> w(static_cast<size_t>(N) * n, 0.0);
+    first.assign(static_cast<size_t>(N), 0);
+    for (int o = 0; o < N; ++o) {
+        const double centre = (o + 0.5) * scale;
+        double sum = 0;
+        for (int i = 0; i < n; ++i) {
+            const double t = std::max(0.0, 1.0 - std::abs((i + 0.5 - centre) / support));
+            w[static_cast<size_t>(o) * n + i] = t;
+            sum += t;
+        }
+        for (int i = 0; i < n; ++i) w[static_cast<size_t>(o) * n + i] /= sum;
+    }
+    return w;
+}
+
+TEST(Reformat, TriangleResizeIsTheTentFilterItDocuments) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    for (auto [w, h, W, H] : {std::array<int, 4>{96, 54, 38, 22}, {37, 23, 13, 7}, {50, 30, 64, 45}, {8, 8, 1, 1}}) {
+        OIIO::ImageBuf src = make_rgb(w, h, [&](int, int, int) { return u(rng); });
+        const float* p = static_cast<const float*>(src.localpixels());
+        std::vector<int> fx, fy;
+        const std::vector<double> wx = tent_weights_1d(w, W, fx), wy = tent_weights_1d(h, H, fy);
+        std::vector<float> ours(static_cast<size_t>(3) * W * H);
+        resize_triangle_to_planar(p, w, h, 3, W, H, ours.data());
+        double worst = 0;
+        for (int c = 0; c < 3; ++c)
+            for (int y = 0; y < H; ++y)
+                for (int x = 0; x < W; ++x) {
+                    double v = 0;
+                    for (int j = 0; j < h; ++j)
+                        for (int i = 0; i < w; ++i)
+                            v += wy[static_cast<size_t>(y) * h + j] * wx[static_cast<size_t>(x) * w + i] *
+                                 p[(static_cast<size_t>(j) * w + i) * 3 + c];
+                    worst = std::max(worst, std::abs(v - ours[(static_cast<size_t>(c) * H + y) * W + x]));
+                }
+        EXPECT_LT(worst, 2e-6) << w << "x" << h << " -> " << W << "x" << H;
+    }
+    // A constant stays constant; bad sizes are refused.
+    const OIIO::ImageBuf grey = make_rgb(97, 61, [](int, int, int) { return 0.375f; });
+    std::vector<float> out(static_cast<size_t>(3) * 40 * 24);
+    resize_triangle_to_planar(static_cast<const float*>(grey.localpixels()), 97, 61, 3, 40, 24, out.data());
+    for (float v : out) ASSERT_NEAR(v, 0.375f, 1e-7f);
+    EXPECT_THROW(resize_triangle_to_planar(out.data(), 0, 5, 3, 4, 4, out.data()), std::invalid_argument);
 }

@@ -112,7 +112,59 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
         f"{py['wall_s'] / proc_s:.2f} (process vs process)",
         "",
     ]
-    return {"pipe_s": pipe_s, "floor_ms": floor_ms}
+    return {"pipe_s": pipe_s, "floor_ms": floor_ms, "stage_totals": rep["stage_totals"], "frames": frames_n}
+
+
+# depthbatch's per-frame stages and the library call each one is built on (bench/stages, one thread).
+STAGE_CALLS = [("read", "read_ms", "oiio_float"), ("colour", "color_ms", "srgb_noop"),
+               ("reformat", "reformat_ms", "torch_triangle"), ("restore", "restore_ms", "bilinear_upsample"),
+               ("write", "write_ms", "zip_rgb_float")]
+
+
+def stage_table(case: Dict, lines: List[str]) -> None:
+    """Per-stage CPU: the library calls alone (bench/stages) against the same stage inside depthbatch (its own
+    per-frame report from the I/O-heavy run: summed over worker threads, so contention between frames in
+    flight counts against depthbatch)."""
+    plate = str(B.SAMPLES / PLATE.replace("####", f"{PLATE_FIRST:04d}"))
+    out = subprocess.run([str(B.BUILD / "bench" / "stages"), plate, "--iters", "15"], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    alone: Dict[str, float] = {}
+    extra: List[str] = []
+    for ln in out.splitlines():
+        kv = dict(x.split("=", 1) for x in ln.split()[2:])
+        alone[kv["name"]] = float(kv["ms"])
+        extra.append(f"  {ln.split()[1]:9s} {kv['name']:24s} {float(kv['ms']):8.2f} ms"
+                     + (f"  {kv['bytes']} bytes" if "bytes" in kv else ""))
+    n = case["frames"]
+    lines += [f"== per-stage CPU per frame: the library call alone (bench/stages, 1 thread, median of 15) vs inside "
+              f"depthbatch (the I/O-heavy run above) ==",
+              f"{'stage':10s} {'library call':24s} {'alone ms':>9s} {'depthbatch ms':>14s} {'ratio':>6s}"]
+    lib_sum = db_sum = 0.0
+    for stage, key, call in STAGE_CALLS:
+        db_ms = case["stage_totals"][key] / n
+        lib_sum += alone[call]
+        db_sum += db_ms
+        lines.append(f"{stage:10s} {call:24s} {alone[call]:9.2f} {db_ms:14.2f} {db_ms / alone[call]:6.2f}")
+    lines.append(f"{'outside the model':35s} {lib_sum:9.2f} {db_sum:14.2f} {db_sum / lib_sum:6.2f}")
+    rr = case["stage_totals"]["reformat_ms"] / n + case["stage_totals"]["restore_ms"] / n
+    lines.append(f"reformat + restore inside depthbatch: {rr:.1f} ms a frame (target <= 10 at 960x540)")
+    lines += ["every call measured (alternatives included):"] + extra + [""]
+
+
+def startup(reps: int, device: str, work: Path, lines: List[str]) -> None:
+    """A one-frame job with the default model, process wall time (start-up, model load, dry run, one frame,
+    exit), best and median of `reps` runs."""
+    job = B.write_job(work / "one.yaml", str(B.SAMPLES / PLATE), str(PLATE_FIRST), str(work / "out" / "one.####.exr"),
+                      {"model.device": device})
+    walls = []
+    for i in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run([str(B.DEPTHBATCH), str(job), "-q", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - t0)
+    walls.sort()
+    lines += [f"== start-up: a one-frame job (default model, bedroom 1001), process wall, {reps} runs ==",
+              f"best {walls[0]:.2f} s, median {walls[len(walls) // 2]:.2f} s (target <= 0.8 s); all: "
+              + " ".join(f"{w:.2f}" for w in walls), ""]
 
 
 def thread_sweep(frames_n: int, reps: int, device: str, work: Path, lines: List[str]) -> None:
@@ -203,7 +255,7 @@ def main() -> int:
     p.add_argument("--rss-frames", default="100,1000", help="sequence lengths for peak RSS (default 100,1000)")
     p.add_argument("--rss-size", default="64", help="model.size for the RSS runs (default 64)")
     p.add_argument("--rss-channels", default="depth", help="output.channels for the RSS runs (default depth)")
-    p.add_argument("--skip", default="", help="comma list of parts to skip: fastdepth,heavy,sweep,rss")
+    p.add_argument("--skip", default="", help="comma list of parts to skip: fastdepth,stages,startup,heavy,sweep,rss")
     p.add_argument("--nvidia-smi", action="store_true", help="sample GPU utilization during depthbatch runs")
     a = p.parse_args()
     skip = set(filter(None, a.skip.split(",")))
@@ -225,9 +277,17 @@ def main() -> int:
         if "fastdepth" not in skip:
             d = work / "fastdepth"
             d.mkdir()
-            run_case("I/O-heavy: FastDepth (default model) on the 960x540 bedroom plate", B.DEFAULT_MODEL,
-                     min(a.frames, PLATE_COUNT), "model", 12, a.reps, a.device, d, a.nvidia_smi, out,
-                     sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [])
+            case = run_case("I/O-heavy: FastDepth (default model) on the 960x540 bedroom plate", B.DEFAULT_MODEL,
+                            min(a.frames, PLATE_COUNT), "model", 12, a.reps, a.device, d, a.nvidia_smi, out,
+                            sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [])
+            flush()
+            if "stages" not in skip:
+                stage_table(case, out)
+                flush()
+        if "startup" not in skip:
+            d = work / "startup"
+            d.mkdir()
+            startup(7, a.device, d, out)
             flush()
         if "heavy" not in skip:
             d = work / "heavy"

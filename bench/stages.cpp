@@ -6,12 +6,14 @@
 // Prints one line per call, `stage name=... ms=...` (median of --iters):
 //   read       OIIO: the plate into float (ImageBuf read, convert to FLOAT)
 //   colour     OCIO: the CPU processor sRGB -> sRGB (the bench plate's: a no-op) and ACEScg -> sRGB, packed RGB
-//   reformat   OIIO ImageBufAlgo::resize, "triangle", 960x540 -> the processing size, 1 thread
+//   reformat   the plate to the processing size: OIIO ImageBufAlgo::resize "triangle" (before) and
+//              resample.h's LibTorch antialiased bilinear (what depthbatch calls), 1 thread
 //   restore    OIIO ImageBufAlgo::resample (bilinear) and depthbatch's bilinear_upsample, processing size -> plate
 //   write      OIIO/OpenEXR: R,G,B float + depth.Z float, 960x540, per compression (zip = level 4, zip:1, piz,
 //              none) and with R,G,B half (output.pixel_type: half)
 #include "depthbatch/depth_upsample.h"
 #include "depthbatch/install_layout.h"
+#include "depthbatch/resample.h"
 
 #include <OpenColorIO/OpenColorIO.h>
 #include <OpenImageIO/imagebuf.h>
@@ -92,6 +94,11 @@ int main(int argc, char** argv) {
     line("reformat", "oiio_resize_triangle", median_ms(iters, [&] {
              OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, 3, OIIO::TypeDesc::FLOAT));
              OIIO::ImageBufAlgo::resize(dst, rgb, "triangle", 0.0f, {}, 1);
+         }), " size=" + std::to_string(w) + "x" + std::to_string(h));
+
+    std::vector<float> planar(static_cast<size_t>(3) * w * h);
+    line("reformat", "torch_triangle", median_ms(iters, [&] {
+             depthbatch::resize_triangle_to_planar(static_cast<const float*>(rgb.localpixels()), W, H, 3, w, h, planar.data());
          }), " size=" + std::to_string(w) + "x" + std::to_string(h));
 
     OIIO::ImageBuf small(OIIO::ImageSpec(w, h, 1, OIIO::TypeDesc::FLOAT));

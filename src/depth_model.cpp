@@ -137,6 +137,7 @@ struct DepthModel::Impl {
     torch::Device device = torch::kCPU;
     at::ScalarType autocast = at::kFloat;   ///< kHalf / kBFloat16 under autocast on CUDA
     bool channels_last = false;
+    bool frozen = false;                     ///< model.freeze took: its graph needs the optimizing executor
     mutable std::optional<torch::jit::Module> cpu_fallback;  ///< plain fp32 CPU copy, made on first need
     std::string path;
     std::function<bool(size_t, const std::string&)> fault;
@@ -189,12 +190,6 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     } catch (const c10::Error& e) {
         throw ModelError(m->path_ + ": cannot move the model to " + m->device_name_ + ": " + first_line(e.what()));
     }
-    // On the CPU, TorchScript's graph executor optimizations (the profiling executor's specialisation and
-    // fusion passes) cost ~0.15-0.2 s on the first forward of each new input shape and gain nothing measurable
-    // on a conv network afterwards (FastDepth 384x224, 2 threads: min 31-34 ms per forward either way; the CPU
-    // fuser is off by default), while farm chunks are often 1-10 frames: off on the CPU. CUDA keeps them (its
-    // fusers pay back over a shot).
-    if (!m->impl_->device.is_cuda()) torch::jit::setGraphExecutorOptimize(false);
     m->sha256_ = sha256_file(m->path_);
     m->impl_->path = m->path_;
     int traced_w = 0, traced_h = 0;
@@ -233,6 +228,7 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     if (options.freeze) {
         try {
             m->impl_->module = torch::jit::optimize_for_inference(m->impl_->module);
+            m->impl_->frozen = true;
             log_info("model.freeze: frozen and optimized for inference (in memory only)");
         } catch (const c10::Error& e) {
             log_warning("model.freeze: cannot freeze this module (", first_line(e.what()), "); running it as it is");
@@ -270,6 +266,13 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
                                         at::ScalarType precision, bool injected_oom) const {
     if (injected_oom) throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, __LINE__}, "injected out of memory");
     c10::InferenceMode guard;
+    // On the CPU, TorchScript's graph executor optimizations (the profiling executor's specialisation and
+    // fusion passes) cost ~0.15-0.2 s on the first forward of each new input shape and gain nothing measurable
+    // on a conv network afterwards (FastDepth 384x224, 2 threads: min 31-34 ms a forward either way; the CPU
+    // fuser is off by default), while farm chunks are often 1-10 frames: off on the CPU. CUDA keeps them (its
+    // fusers pay back over a shot), and so does a frozen module (model.freeze drops the submodules' methods,
+    // which only the optimizing executor's inlining stops calling). A process-wide flag, set around each call.
+    torch::jit::GraphOptimizerEnabledGuard optimize(dev.is_cuda() || frozen);
     torch::Tensor x = cpu_batch.to(dev);
     if (channels_last && dev == device) x = x.contiguous(at::MemoryFormat::ChannelsLast);
     torch::jit::IValue result;

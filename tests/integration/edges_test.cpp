@@ -219,7 +219,12 @@ TEST(Edges, TiledFourKPlateRendersWithBoundedMemory) {
     ASSERT_NE(at, std::string::npos) << r.output;
     const long kb = std::stol(r.output.substr(at + 12));
     std::cout << "[ metric ] 4096x2160 plate, 15 tiles + global, guided: peak RSS " << kb / 1024 << " MB\n";
-    EXPECT_LT(kb, 2L * 1024 * 1024) << "under 2 GB";
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    const long limit_kb = 8L * 1024 * 1024;   // scripts/sanitize: shadow memory (TSan measured 2.2 GB here)
+#else
+    const long limit_kb = 2L * 1024 * 1024;
+#endif
+    EXPECT_LT(kb, limit_kb) << "peak RSS bound";
     EXPECT_EQ(file_spec(dir / "k/d.1001.exr").width, 4096);
 }
 

@@ -565,7 +565,15 @@ Plate read_plate(const std::string& path, int frame, const JobConfig::Input& inp
 
 OIIO::ImageBuf plate_rgb(const Plate& plate) {
     const int order[3] = {plate.r, plate.g, plate.b};
-    OIIO::ImageBuf rgb;
+    // Allocated here without the zero fill ImageBufAlgo would give a fresh buffer (a pass over the whole frame
+    // through OIIO's iterators): channels() overwrites every pixel.
+    OIIO::ImageSpec spec = plate.pixels.spec();
+    spec.nchannels = 3;
+    spec.channelnames = {"R", "G", "B"};
+    spec.channelformats.clear();
+    spec.alpha_channel = spec.z_channel = -1;
+    spec.set_format(OIIO::TypeDesc::FLOAT);
+    OIIO::ImageBuf rgb(spec, OIIO::InitializePixels::No);
     if (!OIIO::ImageBufAlgo::channels(rgb, plate.pixels, 3, order, {}, {}, false, 1))
         throw InputError(where(plate.frame, plate.path) + ": cannot take R,G,B: " + rgb.geterror());
     return rgb;

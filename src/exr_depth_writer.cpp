@@ -148,6 +148,8 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
     std::vector<std::string> items;
     for (const auto& c : output_channels(plate, options)) items.push_back(c.name + " " + c.type.c_str());
     std::string s = "output channels " + join(items, ", ") + "; compression " + option_name(options.compression);
+    if ((options.compression == Compression::Zip || options.compression == Compression::Zips) && options.zip_level != 4)
+        s += " level " + std::to_string(options.zip_level);
     const std::string rule = plate_depth_rule(plate, options);
     if (!rule.empty()) s += "; the plate's own depth " + rule + "; " + depth_name(plate, options) + " is ours";
     if (writes_multiview(plate, options)) s += "; multi-view (" + join(plate.views) + ") kept, the depth is view '" + plate.view + "'";
@@ -207,7 +209,10 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     // (overlapping farm chunks) would then differ. Without the plate's own DateTime, the plate file's
     // modification time (UTC) stands in, so a frame's bytes depend only on its inputs.
     if (spec.get_string_attribute("DateTime").empty()) spec.attribute("DateTime", file_time(plate.path));
-    spec.attribute("compression", option_name(options.compression));
+    // OIIO passes "zip:N" on to OpenEXR's zipCompressionLevel (OpenEXR 3.1.3+); the file says "zip" either way.
+    const bool zip = options.compression == Compression::Zip || options.compression == Compression::Zips;
+    spec.attribute("compression", std::string(option_name(options.compression)) +
+                                      (zip && options.zip_level != 4 ? ":" + std::to_string(options.zip_level) : ""));
     if (plate.parts > 1)
         spec.attribute("depthbatch/plate_part", std::to_string(plate.part) + (plate.part_name.empty() ? "" : " " + plate.part_name));
     if (!plate.view.empty()) spec.attribute("depthbatch/plate_view", plate.view);

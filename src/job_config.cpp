@@ -60,7 +60,7 @@ const char* name_of(E v) {
 const std::map<std::string, std::set<std::string>>& schema() {
     static const std::map<std::string, std::set<std::string>> s = {
         {"input", {"path", "frames", "colorspace", "part", "view", "layer", "pixel_aspect"}},
-        {"output", {"path", "overwrite", "compression", "channels", "existing_depth", "pixel_type", "preview"}},
+        {"output", {"path", "overwrite", "compression", "zip_level", "channels", "existing_depth", "pixel_type", "preview"}},
         {"model", {"path", "device", "size", "colorspace", "multiple", "kind", "units", "input_size",
                    "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads", "tiles"}},
         {"color", {"config", "hdr", "display", "view", "look"}},
@@ -473,6 +473,11 @@ void read_output(const Reader& r, JobConfig& job) {
         r.fail("output.path", "is the same as input.path: refusing to overwrite the plate");
     r.option("output.overwrite", job.output.overwrite);
     r.option("output.compression", job.output.compression);
+    if (r.has("output.zip_level")) {
+        job.output.zip_level = r.integer("output.zip_level", 1, 9);
+        if (job.output.compression != Compression::Zip && job.output.compression != Compression::Zips)
+            r.fail("output.zip_level", std::string("applies to zip and zips compression, not ") + option_name(job.output.compression));
+    }
     r.option("output.channels", job.output.channels);
     r.option("output.existing_depth", job.output.existing_depth);
     r.option("output.pixel_type", job.output.pixel_type);
@@ -678,7 +683,7 @@ std::string output_settings_text(const JobConfig& job) {
       << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\ninput.pixel_aspect=" << opt(i.pixel_aspect) << "\n";
     // The shot's frames change the sequence statistics and the frames stabilization sees.
     if (d.normalize == Normalization::Sequence || d.stabilize) s << "input.frames=" << format_frame_spec(i.frames) << "\n";
-    s << "output.compression=" << option_name(o.compression) << "\noutput.channels=" << option_name(o.channels)
+    s << "output.compression=" << option_name(o.compression) << "\noutput.zip_level=" << o.zip_level << "\noutput.channels=" << option_name(o.channels)
       << "\noutput.existing_depth=" << option_name(o.existing_depth) << "\noutput.pixel_type=" << option_name(o.pixel_type)
       << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px << ","
       << m.size.width_px << "," << m.size.height_px << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","

@@ -14,6 +14,7 @@
 //   output.path        output path pattern (.exr)                                        required
 //   output.overwrite   "error" | "skip" | "overwrite"                                    default error
 //   output.compression "zip" | "zips" | "piz" | "dwaa" | "none"                          default zip
+//   output.zip_level   zlib level of zip/zips: 1 (fastest to write) .. 9 (smallest)      default 4 (OpenEXR's)
 //   output.channels    "rgba" (RGBA passthrough + depth.Z) | "depth" | "all" (every input channel + depth.Z)
 //   output.existing_depth  "replace" (drop the plate's Z/depth.Z) | "rename" (keep it as depth.Z_plate/Z_plate)
 //   output.pixel_type  passthrough type: "keep" (half stays half; integer -> float) | "half" | "float"
@@ -134,6 +135,7 @@ struct JobConfig {
         std::string path;               ///< absolute path pattern
         OverwritePolicy overwrite = OverwritePolicy::Error;
         Compression compression = Compression::Zip;
+        int zip_level = 4;              ///< zlib level of zip/zips, 1 (fastest) to 9 (smallest); 4 = OpenEXR's
         OutputChannels channels = OutputChannels::Rgba;
         ExistingDepth existing_depth = ExistingDepth::Replace;
         PassthroughType pixel_type = PassthroughType::Keep;

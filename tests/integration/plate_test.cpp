@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <functional>
 #include <iterator>
 #include <regex>
@@ -535,6 +536,27 @@ TEST(Layout, DepthOnlyAllChannelsPixelTypesAndCompression) {
         expect_same_bits(channel_bytes(s.out("c_" + c), "depth.Z", kFloat), channel_bytes(s.out("c_zip"), "depth.Z", kFloat),
                          "depth.Z with " + c);
     }
+}
+
+// output.zip_level: the same pixels, fewer bytes at 9 than at 1; level 4 (the default) is OpenEXR's own.
+TEST(Layout, ZipLevelTradesWriteTimeForBytesOnly) {
+    Shot s;
+    write_image(s.dir / "p.1001.exr", 512, 256, {"R", "G", "B"}, "half",
+                [](int x, int y, int c) { return ((x / 3 + y / 5 + c * 7) % 23) / 23.0f; });
+    std::map<int, std::uintmax_t> bytes;
+    for (int level : {4, 1, 9}) {
+        const std::string name = "z" + std::to_string(level);
+        const auto r = s.run(".exr", name, "colorspace: sRGB", "zip_level: " + std::to_string(level));
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        EXPECT_EQ(meta(s.out(name), "compression"), "zip");
+        if (level != 4) EXPECT_TRUE(contains(r.output, "compression zip level " + std::to_string(level))) << r.output;
+        bytes[level] = fs::file_size(s.out(name));
+        expect_passthrough(s.out(name), "G", s.dir / "p.1001.exr", "G");
+        expect_same_bits(channel_bytes(s.out(name), "depth.Z", kFloat), channel_bytes(s.out("z4"), "depth.Z", kFloat),
+                         "depth.Z at zip level " + std::to_string(level));
+    }
+    EXPECT_GT(bytes[1], bytes[9]);
+    EXPECT_GE(bytes[1], bytes[4]);
 }
 
 // ==== CASES.md 4: windows ============================================================================

@@ -1055,3 +1055,14 @@ TEST(JobConfigErrors, EdgesTilesAndPixelAspect) {
     e = job_error(kMinimalYaml + "depth: {edge_threshold: 2}\n", "yaml");
     EXPECT_TRUE(contains(e, "depth.edge_threshold")) << e;
 }
+
+TEST(JobConfig, ZipLevel) {
+    EXPECT_EQ(yaml(kMinimalYaml).output.zip_level, 4);
+    const JobConfig j = yaml(kMinimalYaml, {"output.zip_level=01"});
+    EXPECT_EQ(j.output.zip_level, 1) << "decimal";
+    EXPECT_NE(output_settings_text(j), output_settings_text(yaml(kMinimalYaml))) << "other bytes: other fingerprint";
+    std::string e = job_error(kMinimalYaml, "yaml", {"output.zip_level=10"});
+    EXPECT_TRUE(contains(e, "output.zip_level")) << e;
+    e = job_error(kMinimalYaml, "yaml", {"output.compression=piz", "output.zip_level=1"});
+    EXPECT_TRUE(contains(e, "applies to zip and zips compression, not piz")) << e;
+}

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     for (int y = 0; y < in.height; ++y)   // a depth map with edges where the plate has them: 1 + 4 * luma
         for (int x = 0; x < in.width; ++x) {
             const size_t i = static_cast<size_t>(y) * in.width + x, n = depth.data.size();
-            depth.data[i] = 1.0f + 4.0f * (0.2126f * in.chw[i] + 0.7152f * in.chw[n + i] + 0.0722f * in.chw[2 * n + i]);
+            depth.data[i] = 1.0f + 4.0f * rec709(in.chw[i], in.chw[n + i], in.chw[2 * n + i]);
         }
     double bilinear_ms = 0;
     for (DepthUpsample m : {DepthUpsample::Bilinear, DepthUpsample::Guided, DepthUpsample::EdgeHard}) {

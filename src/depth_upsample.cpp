@@ -28,6 +28,15 @@ std::vector<Tap> taps(int n, int big) {
     return out;
 }
 
+/// One row of an enlargement, vertical step: rows i0 and i1 of a w-wide plane mixed by the tap's weight.
+void mix_rows(const float* plane, int w, const Tap& v, float* row) {
+    const float* r0 = plane + static_cast<size_t>(v.i0) * w;
+    const float* r1 = plane + static_cast<size_t>(v.i1) * w;
+    for (int i = 0; i < w; ++i) row[i] = r0[i] + v.t * (r1[i] - r0[i]);
+}
+/// The horizontal step: the mixed row sampled at one output column.
+inline float sample(const float* row, const Tap& u) { return row[u.i0] + u.t * (row[u.i1] - row[u.i0]); }
+
 /// Running min (or max) over [i-r, i+r] along rows, then columns (separable; r is small).
 Plane extreme(const Plane& in, int r, bool want_max) {
     const auto pick = [want_max](float a, float b) { return want_max ? std::max(a, b) : std::min(a, b); };
@@ -63,21 +72,15 @@ void bilinear_upsample(const float* src, int w, int h, int W, int H, float* out)
     const std::vector<Tap> tx = taps(w, W), ty = taps(h, H);
     std::vector<float> row(static_cast<size_t>(w));
     for (int y = 0; y < H; ++y) {
-        const Tap& v = ty[static_cast<size_t>(y)];
-        const float* r0 = src + static_cast<size_t>(v.i0) * w;
-        const float* r1 = src + static_cast<size_t>(v.i1) * w;
-        for (int i = 0; i < w; ++i) row[static_cast<size_t>(i)] = r0[i] + v.t * (r1[i] - r0[i]);
+        mix_rows(src, w, ty[static_cast<size_t>(y)], row.data());
         float* o = out + static_cast<size_t>(y) * W;
-        for (int x = 0; x < W; ++x) {
-            const Tap& u = tx[static_cast<size_t>(x)];
-            o[x] = row[static_cast<size_t>(u.i0)] + u.t * (row[static_cast<size_t>(u.i1)] - row[static_cast<size_t>(u.i0)]);
-        }
+        for (int x = 0; x < W; ++x) o[x] = sample(row.data(), tx[static_cast<size_t>(x)]);
     }
 }
 
 std::vector<float> rec709_luma(const float* rgb, size_t pixels) {
     std::vector<float> y(pixels);
-    for (size_t i = 0; i < pixels; ++i) y[i] = 0.2126f * rgb[3 * i] + 0.7152f * rgb[3 * i + 1] + 0.0722f * rgb[3 * i + 2];
+    for (size_t i = 0; i < pixels; ++i) y[i] = rec709(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
     return y;
 }
 
@@ -150,22 +153,13 @@ void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_
     const std::vector<Tap> tx = taps(w, W), ty = taps(h, H);
     std::vector<float> row_a(static_cast<size_t>(w)), row_b(static_cast<size_t>(w));
     for (int y = 0; y < H; ++y) {
-        const Tap& v = ty[static_cast<size_t>(y)];
-        const float* a0 = mean_a.data.data() + static_cast<size_t>(v.i0) * w;
-        const float* a1 = mean_a.data.data() + static_cast<size_t>(v.i1) * w;
-        const float* b0 = mean_b.data.data() + static_cast<size_t>(v.i0) * w;
-        const float* b1 = mean_b.data.data() + static_cast<size_t>(v.i1) * w;
-        for (int i = 0; i < w; ++i) {
-            row_a[static_cast<size_t>(i)] = a0[i] + v.t * (a1[i] - a0[i]);
-            row_b[static_cast<size_t>(i)] = b0[i] + v.t * (b1[i] - b0[i]);
-        }
+        mix_rows(mean_a.data.data(), w, ty[static_cast<size_t>(y)], row_a.data());
+        mix_rows(mean_b.data.data(), w, ty[static_cast<size_t>(y)], row_b.data());
         const float* gi = guide_high.data.data() + static_cast<size_t>(y) * W;
         float* out = q + static_cast<size_t>(y) * W;
         for (int x = 0; x < W; ++x) {
             const Tap& u = tx[static_cast<size_t>(x)];
-            const float ar = row_a[static_cast<size_t>(u.i0)] + u.t * (row_a[static_cast<size_t>(u.i1)] - row_a[static_cast<size_t>(u.i0)]);
-            const float br = row_b[static_cast<size_t>(u.i0)] + u.t * (row_b[static_cast<size_t>(u.i1)] - row_b[static_cast<size_t>(u.i0)]);
-            out[x] = ar * gi[x] + br;
+            out[x] = sample(row_a.data(), u) * gi[x] + sample(row_b.data(), u);
         }
     }
     if (s.method != DepthUpsample::EdgeHard) return;

@@ -157,7 +157,7 @@ UpsampleGuide ReformatPlan::make_guide(const ModelInput& input, const OIIO::Imag
         for (int x = 0; x < scaled_width; ++x) {
             const size_t i = static_cast<size_t>(y) * input.width + x;
             g.low.data[static_cast<size_t>(y) * scaled_width + x] =
-                0.2126f * input.chw[i] + 0.7152f * input.chw[plane + i] + 0.0722f * input.chw[2 * plane + i];
+                rec709(input.chw[i], input.chw[plane + i], input.chw[2 * plane + i]);
         }
     const OIIO::ImageBuf& packed = rgb;
     if (!packed.localpixels() || packed.spec().format != OIIO::TypeDesc::FLOAT || packed.nchannels() != 3 ||

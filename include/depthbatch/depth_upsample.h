@@ -66,6 +66,9 @@ struct Plane {
 /// last step of the guided filter; 15-40x faster than resample's per-pixel interppixel (bench/edges).
 void bilinear_upsample(const float* src, int w, int h, int W, int H, float* out);
 
+/// Rec. 709 luma of one pixel: 0.2126 R + 0.7152 G + 0.0722 B (ITU-R BT.709-6, item 3.2), values 0-1.
+inline float rec709(float r, float g, float b) { return 0.2126f * r + 0.7152f * g + 0.0722f * b; }
+
 /// Luma of `pixels` packed RGB float triples (R, G, B per pixel, values 0-1): 0.2126 R + 0.7152 G + 0.0722 B
 /// (ITU-R BT.709). Returns `pixels` values.
 std::vector<float> rec709_luma(const float* rgb, size_t pixels);

@@ -43,7 +43,8 @@ def fmt_stages(totals: Dict[str, float], frames: int) -> str:
 
 
 def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int, reps: int, device: str,
-             work: Path, gpu: bool, lines: List[str], floor_threads: List[int]) -> Dict[str, float]:
+             work: Path, gpu: bool, lines: List[str], floor_threads: List[int],
+             compare_zlib: bool = False) -> Dict[str, float]:
     frames = B.frames_spec(PLATE_FIRST, frames_n)
     floors = {}
     for t in floor_threads:
@@ -53,7 +54,7 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
     job = B.write_job(work / "job.yaml", str(B.SAMPLES / PLATE), frames, str(work / "out" / "depth.####.exr"),
                       {"model.path": str(model), "model.size": size if size in ("model", "plate") else int(size),
                        "model.device": device})
-    db_runs = []
+    db_runs, zlib_runs = [], []
     for i in range(reps):
         B.log(f"{title}: depthbatch run {i + 1}/{reps} ({frames_n} frames)")
         sampler = B.GpuSampler(gpu) if gpu else None
@@ -61,6 +62,9 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
         if sampler is not None:
             r["gpu"] = sampler.summary()
         db_runs.append(r)
+        if compare_zlib:   # the same job with OpenEXR's ZIP on zlib (exr_deflate.h), alternating with the above
+            B.log(f"{title}: depthbatch run {i + 1}/{reps} with DEPTHBATCH_EXR_DEFLATE=zlib")
+            zlib_runs.append(B.run_depthbatch(job, env={"DEPTHBATCH_EXR_DEFLATE": "zlib"}))
     db = best(db_runs, lambda r: r["report"]["wall_s"])
     py_runs = []
     for i in range(reps):
@@ -100,6 +104,12 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
                      f"{rep.get('infer_wait_ms', 0) / 1e3:.2f} s")
     if db.get("gpu"):
         lines.append(f"  {db['gpu']}")
+    if zlib_runs:
+        zl = best(zlib_runs, lambda r: r["report"]["wall_s"])
+        zrep = zl["report"]
+        lines += [f"depthbatch with OpenEXR's ZIP on zlib (DEPTHBATCH_EXR_DEFLATE=zlib): pipeline {zrep['wall_s']:.2f} s, "
+                  f"process {zl['wall_s']:.2f} s; write {zrep['stage_totals']['write_ms'] / frames_n:.1f} ms/frame",
+                  f"  RATIO zlib / libdeflate (pipeline): {zrep['wall_s'] / pipe_s:.2f}"]
     lines += [
         f"Python reference loop: loop {py['loop_s']:.2f} s ({frames_n / py['loop_s']:.2f} frames/s), process "
         f"{py['wall_s']:.2f} s; {py['torch_threads']} torch threads",
@@ -128,13 +138,20 @@ def stage_table(case: Dict, lines: List[str]) -> None:
     plate = str(B.SAMPLES / PLATE.replace("####", f"{PLATE_FIRST:04d}"))
     out = subprocess.run([str(B.BUILD / "bench" / "stages"), plate, "--iters", "15"], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
+    zlib_write = subprocess.run([str(B.BUILD / "bench" / "stages"), plate, "--iters", "15", "--only", "write"],
+                                check=True, stdout=subprocess.PIPE, text=True,
+                                env=dict(os.environ, DEPTHBATCH_EXR_DEFLATE="zlib")).stdout
     alone: Dict[str, float] = {}
     extra: List[str] = []
     for ln in out.splitlines():
         kv = dict(x.split("=", 1) for x in ln.split()[2:])
         alone[kv["name"]] = float(kv["ms"])
         extra.append(f"  {ln.split()[1]:9s} {kv['name']:24s} {float(kv['ms']):8.2f} ms"
-                     + (f"  {kv['bytes']} bytes" if "bytes" in kv else ""))
+                     + (f"  {kv['bytes']} bytes, {kv['deflate']}" if "bytes" in kv else ""))
+    for ln in zlib_write.splitlines():
+        kv = dict(x.split("=", 1) for x in ln.split()[2:])
+        extra.append(f"  {ln.split()[1]:9s} {kv['name']:24s} {float(kv['ms']):8.2f} ms  {kv['bytes']} bytes, "
+                     f"{kv['deflate']} (DEPTHBATCH_EXR_DEFLATE=zlib)")
     n = case["frames"]
     lines += [f"== per-stage CPU per frame: the library call alone (bench/stages, 1 thread, median of 15) vs inside "
               f"depthbatch (the I/O-heavy run above) ==",
@@ -279,7 +296,7 @@ def main() -> int:
             d.mkdir()
             case = run_case("I/O-heavy: FastDepth (default model) on the 960x540 bedroom plate", B.DEFAULT_MODEL,
                             min(a.frames, PLATE_COUNT), "model", 12, a.reps, a.device, d, a.nvidia_smi, out,
-                            sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [])
+                            sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [], compare_zlib=True)
             flush()
             if "stages" not in skip:
                 stage_table(case, out)

@@ -10,8 +10,11 @@
 //              resample.h's LibTorch antialiased bilinear (what depthbatch calls), 1 thread
 //   restore    OIIO ImageBufAlgo::resample (bilinear) and depthbatch's bilinear_upsample, processing size -> plate
 //   write      OIIO/OpenEXR: R,G,B float + depth.Z float, 960x540, per compression (zip = level 4, zip:1, piz,
-//              none) and with R,G,B half (output.pixel_type: half)
+//              none) and with R,G,B half (output.pixel_type: half); deflate= says what made the ZIP streams
+//              (exr_deflate.h: libdeflate, or zlib with DEPTHBATCH_EXR_DEFLATE=zlib)
+//   --only write  just the write lines
 #include "depthbatch/depth_upsample.h"
+#include "depthbatch/exr_deflate.h"
 #include "depthbatch/install_layout.h"
 #include "depthbatch/resample.h"
 
@@ -35,8 +38,13 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double median_ms(int iters, const std::function<void()>& f) {
+std::string g_only;   // --only STAGE: time that stage; the others run once, for their results
+
+bool skipped(const char* stage) { return !g_only.empty() && g_only != stage; }
+
+double median_ms(const char* stage, int iters, const std::function<void()>& f) {
     f();   // warm
+    if (skipped(stage)) return 0.0;
     std::vector<double> ms;
     for (int i = 0; i < iters; ++i) {
         const auto t0 = Clock::now();
@@ -48,6 +56,7 @@ double median_ms(int iters, const std::function<void()>& f) {
 }
 
 void line(const char* stage, const std::string& name, double ms, const std::string& extra = "") {
+    if (skipped(stage)) return;
     std::printf("stage %s name=%s ms=%.2f%s\n", stage, name.c_str(), ms, extra.c_str());
 }
 
@@ -55,7 +64,7 @@ void line(const char* stage, const std::string& name, double ms, const std::stri
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: stages PLATE [--size 224] [--iters 15]\n");
+        std::fprintf(stderr, "usage: stages PLATE [--size 224] [--iters 15] [--only write]\n");
         return 2;
     }
     const std::string plate = argv[1];
@@ -64,12 +73,13 @@ int main(int argc, char** argv) {
         const std::string k = argv[i];
         if (k == "--size") size = std::stoi(argv[i + 1]);
         else if (k == "--iters") iters = std::stoi(argv[i + 1]);
+        else if (k == "--only") g_only = argv[i + 1];
     }
     OIIO::attribute("threads", 1);
     OIIO::attribute("exr_threads", 1);
 
     OIIO::ImageBuf rgb;
-    line("read", "oiio_float", median_ms(iters, [&] {
+    line("read", "oiio_float", median_ms("read", iters, [&] {
              OIIO::ImageBuf b(plate);
              b.read(0, 0, true, OIIO::TypeDesc::FLOAT);
              rgb = b;
@@ -82,7 +92,7 @@ int main(int argc, char** argv) {
         OCIO::ConstCPUProcessorRcPtr cpu = cfg->getProcessor(from.c_str(), "sRGB")->getDefaultCPUProcessor();
         std::vector<float> px(static_cast<const float*>(rgb.localpixels()),
                               static_cast<const float*>(rgb.localpixels()) + static_cast<size_t>(W) * H * 3);
-        line("colour", name, median_ms(iters, [&] {
+        line("colour", name, median_ms("colour", iters, [&] {
                  OCIO::PackedImageDesc desc(px.data(), W, H, 3);
                  cpu->apply(desc);
              }));
@@ -91,13 +101,13 @@ int main(int argc, char** argv) {
     // The processing size depthbatch picks for FastDepth (short side `size`, multiples of 32).
     const double s = static_cast<double>(size) / std::min(W, H);
     const int w = std::max(32, static_cast<int>(std::lround(W * s / 32)) * 32), h = std::max(32, static_cast<int>(std::lround(H * s / 32)) * 32);
-    line("reformat", "oiio_resize_triangle", median_ms(iters, [&] {
+    line("reformat", "oiio_resize_triangle", median_ms("reformat", iters, [&] {
              OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, 3, OIIO::TypeDesc::FLOAT));
              OIIO::ImageBufAlgo::resize(dst, rgb, "triangle", 0.0f, {}, 1);
          }), " size=" + std::to_string(w) + "x" + std::to_string(h));
 
     std::vector<float> planar(static_cast<size_t>(3) * w * h);
-    line("reformat", "torch_triangle", median_ms(iters, [&] {
+    line("reformat", "torch_triangle", median_ms("reformat", iters, [&] {
              depthbatch::resize_triangle_to_planar(static_cast<const float*>(rgb.localpixels()), W, H, 3, w, h, planar.data());
          }), " size=" + std::to_string(w) + "x" + std::to_string(h));
 
@@ -105,12 +115,12 @@ int main(int argc, char** argv) {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> u(1.0f, 6.0f);
     for (int i = 0; i < w * h; ++i) static_cast<float*>(small.localpixels())[i] = u(rng);
-    line("restore", "oiio_resample_bilinear", median_ms(iters, [&] {
+    line("restore", "oiio_resample_bilinear", median_ms("restore", iters, [&] {
              OIIO::ImageBuf dst(OIIO::ImageSpec(W, H, 1, OIIO::TypeDesc::FLOAT));
              OIIO::ImageBufAlgo::resample(dst, small, true, {}, 1);
          }));
     std::vector<float> big(static_cast<size_t>(W) * H);
-    line("restore", "bilinear_upsample", median_ms(iters, [&] {
+    line("restore", "bilinear_upsample", median_ms("restore", iters, [&] {
              depthbatch::bilinear_upsample(static_cast<const float*>(small.localpixels()), w, h, W, H, big.data());
          }));
 
@@ -130,14 +140,15 @@ int main(int argc, char** argv) {
         spec.channelnames = {"R", "G", "B", "depth.Z"};
         spec.channelformats = {rgb_type, rgb_type, rgb_type, OIIO::TypeDesc::FLOAT};
         spec.attribute("compression", compression);
-        const double ms = median_ms(iters, [&] {
+        const double ms = median_ms("write", iters, [&] {
             auto o = OIIO::ImageOutput::create(out);
             o->open(out, spec);
             o->write_image(OIIO::TypeDesc::FLOAT, frame.data());
             o->close();
         });
         line("write", compression + (rgb_type == OIIO::TypeDesc::HALF ? "_rgb_half" : "_rgb_float"), ms,
-             " bytes=" + std::to_string(std::filesystem::file_size(out)));
+             " bytes=" + std::to_string(std::filesystem::file_size(out)) + " deflate=" +
+                 [] { std::string c = depthbatch::exr_deflate_codec(); c.resize(c.find(' ')); return c; }());
     }
     std::filesystem::remove(out);
     return 0;

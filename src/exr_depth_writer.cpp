@@ -1,5 +1,7 @@
 #include "depthbatch/exr_depth_writer.h"
 
+#include "depthbatch/exr_deflate.h"
+
 #include "atomic_file.h"
 
 #include "depthbatch/error.h"
@@ -148,8 +150,10 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
     std::vector<std::string> items;
     for (const auto& c : output_channels(plate, options)) items.push_back(c.name + " " + c.type.c_str());
     std::string s = "output channels " + join(items, ", ") + "; compression " + option_name(options.compression);
-    if ((options.compression == Compression::Zip || options.compression == Compression::Zips) && options.zip_level != 4)
-        s += " level " + std::to_string(options.zip_level);
+    if (options.compression == Compression::Zip || options.compression == Compression::Zips) {
+        if (options.zip_level != 4) s += " level " + std::to_string(options.zip_level);
+        s += " (" + exr_deflate_codec() + ")";
+    }
     const std::string rule = plate_depth_rule(plate, options);
     if (!rule.empty()) s += "; the plate's own depth " + rule + "; " + depth_name(plate, options) + " is ours";
     if (writes_multiview(plate, options)) s += "; multi-view (" + join(plate.views) + ") kept, the depth is view '" + plate.view + "'";

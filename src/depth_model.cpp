@@ -141,6 +141,9 @@ struct DepthModel::Impl {
     mutable std::optional<torch::jit::Module> cpu_fallback;  ///< plain fp32 CPU copy, made on first need
     std::string path;
     std::function<bool(size_t, const std::string&)> fault;
+    /// CUDA only: the batch's page-locked staging buffer [N,3,H,W] (infer() runs one batch at a time, and
+    /// Impl::forward's synchronize ends each batch's use of it before the next overwrites it).
+    mutable torch::Tensor pinned_batch;
 
     /// One forward on `device`; returns [N,H,W] float32 on the CPU. Throws c10::Error.
     torch::Tensor forward(torch::jit::Module& m, const torch::Tensor& cpu_batch, torch::Device dev,
@@ -239,6 +242,13 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
         for (auto p : m->impl_->module.parameters())
             if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
     }
+    if (m->impl_->device.is_cuda()) {
+        // cuDNN autotuning (torch.backends.cudnn.benchmark): every frame of a job reaches the model at one input
+        // size (the plan is the plate's, and plates of a sequence share a size; tiles share theirs), so the search
+        // runs once per shape, in the warm-up forward below, and every later forward takes the fastest algorithm.
+        at::globalContext().setBenchmarkCuDNN(true);
+        log_info("cuDNN autotuning on (one input size a job; the warm-up forward pays for the search)");
+    }
     const int warmup = options.warmup >= 0 ? options.warmup : (m->impl_->device.is_cuda() ? 1 : 0);
     if (warmup > 0 && m->contract_.height > 0) {
         ModelInput in;
@@ -273,7 +283,9 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     // fusers pay back over a shot), and so does a frozen module (model.freeze drops the submodules' methods,
     // which only the optimizing executor's inlining stops calling). A process-wide flag, set around each call.
     torch::jit::GraphOptimizerEnabledGuard optimize(dev.is_cuda() || frozen);
-    torch::Tensor x = cpu_batch.to(dev);
+    // To a GPU: from page-locked memory (infer() stages the batch there), so the copy is one DMA that does not
+    // block the host; the forward is queued behind it on the same stream.
+    torch::Tensor x = cpu_batch.to(dev, cpu_batch.scalar_type(), /*non_blocking=*/dev.is_cuda() && cpu_batch.is_pinned());
     if (channels_last && dev == device) x = x.contiguous(at::MemoryFormat::ChannelsLast);
     torch::jit::IValue result;
     if (precision != at::kFloat && dev.is_cuda()) {
@@ -302,7 +314,13 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     if (!out.is_floating_point())
         throw ModelError(path + ": model output is " + std::string(c10::toString(out.scalar_type())) +
                          ", not floating point depth");
-    return out.to(torch::kCPU, torch::kFloat32).contiguous();
+    if (!dev.is_cuda()) return out.to(torch::kFloat32).contiguous();
+    // Back from a GPU: into page-locked memory (about twice the bandwidth of pageable memory), then one
+    // synchronize, which is also where a forward's asynchronous CUDA error surfaces.
+    torch::Tensor host = torch::empty(out.sizes(), torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+    host.copy_(out.to(torch::kFloat32), /*non_blocking=*/true);   // a half output converts on the GPU
+    torch::cuda::synchronize(dev.index());
+    return host;
 }
 
 std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& batch) const {
@@ -313,7 +331,17 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         if (in->width != w || in->height != h) throw RenderError("a batch mixes input sizes");
         items.push_back(torch::from_blob(const_cast<float*>(in->chw.data()), {3, h, w}, torch::kFloat32));
     }
-    const torch::Tensor cpu_batch = torch::stack(items);
+    // On a GPU the batch is stacked straight into page-locked (pinned) host memory, reused while the batch
+    // shape stays (every frame of a job has one): Impl::forward copies it to the device without blocking.
+    torch::Tensor cpu_batch;
+    if (impl_->device.is_cuda()) {
+        const std::vector<int64_t> shape{static_cast<int64_t>(batch.size()), 3, h, w};
+        if (!impl_->pinned_batch.defined() || impl_->pinned_batch.sizes() != c10::IntArrayRef(shape))
+            impl_->pinned_batch = torch::empty(shape, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+        cpu_batch = torch::stack_out(impl_->pinned_batch, items);
+    } else {
+        cpu_batch = torch::stack(items);
+    }
     auto where = [&](const std::string& dev) {
         std::string hint;
         if (contract_.fixed_size)

@@ -55,6 +55,10 @@ public:
     /// Half precision (CASES.md 7): an fp16/bf16 result with Inf, NaN or all zeros is redone in fp32 and
     /// logged. Out of memory (CASES.md 8 neighbours): the batch is split in halves and retried, and a
     /// single frame that still fails runs on a CPU fp32 copy of the module, with a warning; nothing is lost.
+    /// On CUDA the batch is stacked into a reused page-locked (pinned) host buffer and copied to the device
+    /// without blocking; the depth comes back into pinned memory and one synchronize ends the call. load() turns
+    /// cuDNN autotuning on (cudnn.benchmark) for a CUDA model: a job feeds one input size, and the warm-up
+    /// forward (model.warmup, 1 on CUDA) pays for the search. Written without a GPU to run it on: bench/gpu-check.
     /// Not thread-safe, although const: call it from one thread at a time (run_job's serial inference
     /// stage). It mutates shared state: the TorchScript module's forward, the lazily made CPU fallback copy
     /// and the device's allocator/autocast state.

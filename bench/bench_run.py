@@ -44,7 +44,7 @@ def fmt_stages(totals: Dict[str, float], frames: int) -> str:
 
 def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int, reps: int, device: str,
              work: Path, gpu: bool, lines: List[str], floor_threads: List[int],
-             compare_zlib: bool = False) -> Dict[str, float]:
+             compare_zlib: bool = False, python_loop: bool = True) -> Dict[str, float]:
     frames = B.frames_spec(PLATE_FIRST, frames_n)
     floors = {}
     for t in floor_threads:
@@ -67,13 +67,14 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
             zlib_runs.append(B.run_depthbatch(job, env={"DEPTHBATCH_EXR_DEFLATE": "zlib"}))
     db = best(db_runs, lambda r: r["report"]["wall_s"])
     py_runs = []
-    for i in range(reps):
+    for i in range(reps if python_loop else 0):
         B.log(f"{title}: Python reference loop run {i + 1}/{reps}")
         py_runs.append(reference_loop(model, frames, work / "out", device, size))
-    py = best(py_runs, lambda r: r["loop_s"])
+    py = best(py_runs, lambda r: r["loop_s"]) if py_runs else None
 
     rep = db["report"]
     pipe_s, proc_s = rep["wall_s"], db["wall_s"]
+    render_s = rep.get("render_s", 0.0)
     # The floor with depthbatch's own LibTorch thread count is the like-for-like one; the best over the
     # thread counts tried is the true floor when that differs.
     same = int(rep["torch_threads"])
@@ -102,6 +103,13 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
     if "infer_busy_ms" in rep:
         lines.append(f"  inference stage busy {rep['infer_busy_ms'] / 1e3:.2f} s, waiting for input "
                      f"{rep.get('infer_wait_ms', 0) / 1e3:.2f} s")
+        if str(rep["device"]).startswith("cuda"):
+            # The inference stage holds the device from the batch's copy in to the depth's copy out: its busy
+            # share of the pipeline's wall time is how fed the GPU was (nvidia-smi's utilization, below, counts
+            # only kernels).
+            lines.append(f"  DEVICE-BUSY fraction (inference stage busy / rendering wall time): "
+                         f"{rep['infer_busy_ms'] / 1e3 / (render_s or pipe_s):.2f}; the model floor's share of it "
+                         f"{floor_total_s / (render_s or pipe_s):.2f}")
     if db.get("gpu"):
         lines.append(f"  {db['gpu']}")
     if zlib_runs:
@@ -110,18 +118,23 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
         lines += [f"depthbatch with OpenEXR's ZIP on zlib (DEPTHBATCH_EXR_DEFLATE=zlib): pipeline {zrep['wall_s']:.2f} s, "
                   f"process {zl['wall_s']:.2f} s; write {zrep['stage_totals']['write_ms'] / frames_n:.1f} ms/frame",
                   f"  RATIO zlib / libdeflate (pipeline): {zrep['wall_s'] / pipe_s:.2f}"]
-    lines += [
-        f"Python reference loop: loop {py['loop_s']:.2f} s ({frames_n / py['loop_s']:.2f} frames/s), process "
-        f"{py['wall_s']:.2f} s; {py['torch_threads']} torch threads",
-        f"  stages: {fmt_stages(py['stage_totals'], frames_n)}",
-        f"RATIO depthbatch wall / model floor: {pipe_s / floor_total_s:.2f} (pipeline), "
-        f"{proc_s / floor_total_s:.2f} (process)"
-        + (f"; vs the best floor ({best_t} thread(s), {best_ms:.1f} ms/frame): "
-           f"{pipe_s / (frames_n * best_ms / 1e3):.2f} (pipeline)" if best_t != same else ""),
-        f"RATIO Python wall / depthbatch wall: {py['loop_s'] / pipe_s:.2f} (loop vs pipeline), "
-        f"{py['wall_s'] / proc_s:.2f} (process vs process)",
-        "",
-    ]
+    if py:
+        lines += [
+            f"Python reference loop: loop {py['loop_s']:.2f} s ({frames_n / py['loop_s']:.2f} frames/s), process "
+            f"{py['wall_s']:.2f} s; {py['torch_threads']} torch threads",
+            f"  stages: {fmt_stages(py['stage_totals'], frames_n)}"]
+    else:
+        lines.append("Python reference loop: skipped (--skip python, or no OpenEXR module for it)")
+    lines.append(f"RATIO depthbatch wall / model floor: {pipe_s / floor_total_s:.2f} (pipeline), "
+                 f"{proc_s / floor_total_s:.2f} (process)"
+                 + (f", {render_s / floor_total_s:.2f} (rendering only: render_s {render_s:.2f} s, without model "
+                    f"load and planning)" if render_s else "")
+                 + (f"; vs the best floor ({best_t} thread(s), {best_ms:.1f} ms/frame): "
+                    f"{pipe_s / (frames_n * best_ms / 1e3):.2f} (pipeline)" if best_t != same else ""))
+    if py:
+        lines.append(f"RATIO Python wall / depthbatch wall: {py['loop_s'] / pipe_s:.2f} (loop vs pipeline), "
+                     f"{py['wall_s'] / proc_s:.2f} (process vs process)")
+    lines.append("")
     return {"pipe_s": pipe_s, "floor_ms": floor_ms, "stage_totals": rep["stage_totals"], "frames": frames_n}
 
 
@@ -272,10 +285,12 @@ def main() -> int:
     p.add_argument("--rss-frames", default="100,1000", help="sequence lengths for peak RSS (default 100,1000)")
     p.add_argument("--rss-size", default="64", help="model.size for the RSS runs (default 64)")
     p.add_argument("--rss-channels", default="depth", help="output.channels for the RSS runs (default depth)")
-    p.add_argument("--skip", default="", help="comma list of parts to skip: fastdepth,stages,startup,heavy,sweep,rss")
+    p.add_argument("--skip", default="", help="comma list of parts to skip: fastdepth,stages,startup,heavy,sweep,rss,python "
+                   "(python: the Python reference loop)")
+    p.add_argument("--skip-also", default=None, action="append", help=argparse.SUPPRESS)   # bench/run adds parts it cannot run
     p.add_argument("--nvidia-smi", action="store_true", help="sample GPU utilization during depthbatch runs")
     a = p.parse_args()
-    skip = set(filter(None, a.skip.split(",")))
+    skip = set(filter(None, ",".join([a.skip] + (a.skip_also or [])).split(",")))
     for exe in (B.DEPTHBATCH, B.MODEL_FLOOR):
         if not exe.exists():
             print(f"bench/run: {exe} is missing (build it: cmake --build {B.BUILD})", file=sys.stderr)
@@ -296,7 +311,8 @@ def main() -> int:
             d.mkdir()
             case = run_case("I/O-heavy: FastDepth (default model) on the 960x540 bedroom plate", B.DEFAULT_MODEL,
                             min(a.frames, PLATE_COUNT), "model", 12, a.reps, a.device, d, a.nvidia_smi, out,
-                            sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [], compare_zlib=True)
+                            sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [], compare_zlib=True,
+                            python_loop="python" not in skip)
             flush()
             if "stages" not in skip:
                 stage_table(case, out)
@@ -325,7 +341,7 @@ def main() -> int:
             out.append(f"model-heavy model: {what}")
             run_case("model-heavy: Depth Anything V2 Small cost at processing size 518 on the bedroom plate", heavy,
                      min(a.heavy_frames, PLATE_COUNT), "model", 2, 1, a.device, d, a.nvidia_smi, out,
-                     sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [])
+                     sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [], python_loop="python" not in skip)
             flush()
         if "sweep" not in skip:
             d = work / "sweep"

@@ -34,6 +34,19 @@ if(NOT Torch_DIR AND NOT DEFINED ENV{Torch_DIR})
 endif()
 find_package(Torch 2.0 REQUIRED CONFIG)
 message(STATUS "LibTorch ${Torch_VERSION} at ${Torch_DIR}")
+# LibTorch's headers asked for C++17 up to 2.13; from 2.14 ATen/ATen.h stops with "#error C++20 or later
+# compatible compiler is required to use ATen" (seen with the CUDA 2.14.1 wheel). The code is C++17 and
+# builds as C++20 too, so the standard follows the LibTorch found.
+foreach(_torch_inc IN LISTS TORCH_INCLUDE_DIRS)
+  if(EXISTS "${_torch_inc}/ATen/ATen.h")
+    file(STRINGS "${_torch_inc}/ATen/ATen.h" _aten_needs_cxx20 REGEX "C\\+\\+20 or later")
+    if(_aten_needs_cxx20 AND CMAKE_CXX_STANDARD LESS 20)
+      set(CMAKE_CXX_STANDARD 20)
+      message(STATUS "LibTorch ${Torch_VERSION} needs C++20 (ATen/ATen.h): building as C++20")
+    endif()
+    break()
+  endif()
+endforeach()
 # Torch's own flags (e.g. -D_GLIBCXX_USE_CXX11_ABI=0|1) go on the targets, not the global CMAKE_CXX_FLAGS:
 # depthbatch_core carries them PUBLIC (CMakeLists.txt), so every translation unit that shares std::string
 # with it, the app, tests and bench, is compiled with LibTorch's C++ ABI.

@@ -824,7 +824,9 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected);
     watch.on_phase("rendering");
     watch.on_start(selected.todo, report.skipped);
+    const auto t_render = Clock::now();
     render_frames(*ctx, plan, seq, job_metadata(*ctx, seq), &watch, cancel, report);
+    report.render_s = std::chrono::duration<double>(Clock::now() - t_render).count();
     close_report(report, job, cancel, t_start);
     return report;
 }
@@ -869,7 +871,7 @@ void write_summary_json(const JobReport& r, const std::string& path) {
         {"frames_requested", {{"count", r.requested.size()}, {"spec", r.requested.empty() ? "" : format_frame_spec(r.requested)}}},
         {"rendered", r.rendered}, {"skipped", r.skipped}, {"failed", r.failed},
         {"failed_frames", failed}, {"skipped_frames", skipped},
-        {"wall_s", r.wall_s}, {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0},
+        {"wall_s", r.wall_s}, {"render_s", r.render_s}, {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0},
         {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
         {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
         {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms}, {"frames", frames}};

@@ -54,7 +54,8 @@ struct JobReport {
     int rendered = 0, skipped = 0, failed = 0;
     std::string model_name, model_path, model_sha256, settings_sha256;
     std::string error;                ///< the message of a failure that stopped the job before it rendered
-    double wall_s = 0;
+    double wall_s = 0;                ///< the whole job: model load, planning, statistics and rendering
+    double render_s = 0;              ///< the rendering pipeline alone (first frame read to last frame written)
     std::string device;               ///< "cpu" or "cuda:N"
     int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;
     StageTimes totals;                ///< summed over rendered frames

@@ -182,6 +182,9 @@ TEST(Farm, SummaryListsEveryFrameWithItsReason) {
     EXPECT_EQ(j["frames"][0]["replaced_existing_because"], "written with other job settings (depthbatch/settings_sha256 differs)");
     EXPECT_EQ(j["frames"][1]["status"], "rendered");
     EXPECT_GT(j["frames"][1]["seconds"].get<double>(), 0.0);
+    // render_s is the pipeline alone: inside the run's wall time, and at least the slowest frame's own time.
+    EXPECT_GE(j["render_s"].get<double>(), j["frames"][1]["seconds"].get<double>());
+    EXPECT_LT(j["render_s"].get<double>(), j["wall_s"].get<double>());
     EXPECT_EQ(j["frames"][3]["status"], "failed");
     EXPECT_EQ(j["frames"][3]["exit_class"], "input");
 }

@@ -8,6 +8,7 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
@@ -88,12 +89,15 @@ ModelContract resolve_contract(const std::string& path, const std::string& embed
 /// The device for model.device ("auto", "cpu", "cuda", "cuda:N", validated by the job parser) and why it
 /// was picked. Throws ConfigError for a CUDA device this LibTorch or this machine does not have.
 std::pair<torch::Device, std::string> choose_device(const std::string& dev) {
-    const bool built_with_cuda = at::globalContext().hasCUDA();
+    // Built with CUDA = libtorch_cuda registered its hooks (hasCUDART() is true in them, whether or not a GPU is
+    // visible). Context::hasCUDA() is not that: it is false on a CUDA build with no visible GPU (seen with the
+    // 2.14.1+cu130 LibTorch on a machine without one, which then said "built without CUDA").
+    const bool built_with_cuda = at::detail::getCUDAHooks().hasCUDART() || at::globalContext().hasCUDA();
     const int gpus = built_with_cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
     if (dev == "auto") {
         if (gpus > 0)
             return {torch::Device(torch::kCUDA, 0), "auto: LibTorch has CUDA and " + std::to_string(gpus) + " GPU(s) are visible"};
-        return {torch::kCPU, built_with_cuda ? "auto: LibTorch has CUDA but no GPU is visible"
+        return {torch::kCPU, built_with_cuda ? "auto: LibTorch has CUDA but no GPU is visible; check the driver and CUDA_VISIBLE_DEVICES"
                                              : "auto: this LibTorch was built without CUDA"};
     }
     if (dev == "cpu") return {torch::kCPU, "requested by the job"};

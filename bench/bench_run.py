@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -18,7 +19,10 @@ PLATE_FIRST, PLATE_COUNT, PLATE_W, PLATE_H = 1001, 24, 960, 540
 def model_floor(model: Path, size: str, iters: int, device: str, threads: int = 0) -> Dict[str, str]:
     cmd = [str(B.MODEL_FLOOR), "--model", str(model), "--plate", f"{PLATE_W}x{PLATE_H}", "--size", size,
            "--iters", str(iters), "--device", device, "--threads", str(threads)]
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
+    # OMP_WAIT_POLICY=PASSIVE as depthbatch sets it for itself (apps/depthbatch/main.cpp): idle LibTorch
+    # threads sleep instead of spinning, so cpu_ms_per_frame is the model's work, not its waiting.
+    env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout.strip().splitlines()[-1]
     return dict(kv.split("=", 1) for kv in out.split()[1:])
 
 
@@ -44,7 +48,7 @@ def fmt_stages(totals: Dict[str, float], frames: int) -> str:
 
 def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int, reps: int, device: str,
              work: Path, gpu: bool, lines: List[str], floor_threads: List[int],
-             compare_zlib: bool = False, python_loop: bool = True) -> Dict[str, float]:
+             compare_zlib: bool = False, python_loop: bool = True, cpu_accounting: bool = False) -> Dict[str, float]:
     frames = B.frames_spec(PLATE_FIRST, frames_n)
     floors = {}
     for t in floor_threads:
@@ -66,6 +70,12 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
             B.log(f"{title}: depthbatch run {i + 1}/{reps} with DEPTHBATCH_EXR_DEFLATE=zlib")
             zlib_runs.append(B.run_depthbatch(job, env={"DEPTHBATCH_EXR_DEFLATE": "zlib"}))
     db = best(db_runs, lambda r: r["report"]["wall_s"])
+    one_cpu = []
+    if cpu_accounting:   # a one-frame job: start-up, model load and planning, to take off the CPU per frame
+        one = B.write_job(work / "one.yaml", str(B.SAMPLES / PLATE), str(PLATE_FIRST),
+                          str(work / "out" / "one.####.exr"), {"model.path": str(model), "model.device": device})
+        for i in range(max(2, reps)):
+            one_cpu.append(B.run_depthbatch(one)["cpu_s"])
     py_runs = []
     for i in range(reps if python_loop else 0):
         B.log(f"{title}: Python reference loop run {i + 1}/{reps}")
@@ -135,7 +145,16 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
         lines.append(f"RATIO Python wall / depthbatch wall: {py['loop_s'] / pipe_s:.2f} (loop vs pipeline), "
                      f"{py['wall_s'] / proc_s:.2f} (process vs process)")
     lines.append("")
-    return {"pipe_s": pipe_s, "floor_ms": floor_ms, "stage_totals": rep["stage_totals"], "frames": frames_n}
+    result = {"pipe_s": pipe_s, "floor_ms": floor_ms, "stage_totals": rep["stage_totals"], "frames": frames_n,
+              "depth_exr": str(work / "out" / f"depth.{PLATE_FIRST}.exr")}
+    if one_cpu and frames_n > 1:
+        # CPU per frame of the whole process (every thread: TBB workers, LibTorch's pool, OpenEXR's pool), less
+        # the one-frame job's (start-up) and the model's own CPU per forward (model_floor, same thread count).
+        per_frame = (statistics.median([r["cpu_s"] for r in db_runs]) - statistics.median(one_cpu)) / (frames_n - 1)
+        result["cpu_outside_model_ms"] = per_frame * 1e3 - float(floor["cpu_ms_per_frame"])
+        result["cpu_per_frame_ms"] = per_frame * 1e3
+        result["model_cpu_ms"] = float(floor["cpu_ms_per_frame"])
+    return result
 
 
 # depthbatch's per-frame stages and the library call each one is built on (bench/stages, one thread).
@@ -149,9 +168,10 @@ def stage_table(case: Dict, lines: List[str]) -> None:
     per-frame report from the I/O-heavy run: summed over worker threads, so contention between frames in
     flight counts against depthbatch)."""
     plate = str(B.SAMPLES / PLATE.replace("####", f"{PLATE_FIRST:04d}"))
-    out = subprocess.run([str(B.BUILD / "bench" / "stages"), plate, "--iters", "15"], check=True,
+    depth = ["--depth", case["depth_exr"]] if Path(case.get("depth_exr", "")).is_file() else []
+    out = subprocess.run([str(B.BUILD / "bench" / "stages"), plate, "--iters", "15", *depth], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
-    zlib_write = subprocess.run([str(B.BUILD / "bench" / "stages"), plate, "--iters", "15", "--only", "write"],
+    zlib_write = subprocess.run([str(B.BUILD / "bench" / "stages"), plate, "--iters", "15", "--only", "write", *depth],
                                 check=True, stdout=subprocess.PIPE, text=True,
                                 env=dict(os.environ, DEPTHBATCH_EXR_DEFLATE="zlib")).stdout
     alone: Dict[str, float] = {}
@@ -176,6 +196,12 @@ def stage_table(case: Dict, lines: List[str]) -> None:
         db_sum += db_ms
         lines.append(f"{stage:10s} {call:24s} {alone[call]:9.2f} {db_ms:14.2f} {db_ms / alone[call]:6.2f}")
     lines.append(f"{'outside the model':35s} {lib_sum:9.2f} {db_sum:14.2f} {db_sum / lib_sum:6.2f}")
+    if "cpu_outside_model_ms" in case:
+        c = case["cpu_outside_model_ms"]
+        lines.append(f"RATIO CPU outside the model per frame, depthbatch / library calls alone: {c / lib_sum:.2f} "
+                     f"({c:.1f} vs {lib_sum:.1f} ms; target <= 1.2): process CPU time of all threads, "
+                     f"{case['cpu_per_frame_ms']:.1f} ms a frame beyond the one-frame job, less the model's "
+                     f"{case['model_cpu_ms']:.1f} ms a forward (model_floor's CPU time)")
     rr = case["stage_totals"]["reformat_ms"] / n + case["stage_totals"]["restore_ms"] / n
     lines.append(f"reformat + restore inside depthbatch: {rr:.1f} ms a frame (target <= 10 at 960x540)")
     lines += ["every call measured (alternatives included):"] + extra + [""]
@@ -312,7 +338,7 @@ def main() -> int:
             case = run_case("I/O-heavy: FastDepth (default model) on the 960x540 bedroom plate", B.DEFAULT_MODEL,
                             min(a.frames, PLATE_COUNT), "model", 12, a.reps, a.device, d, a.nvidia_smi, out,
                             sorted({1, os.cpu_count() or 1}) if a.device == "cpu" else [], compare_zlib=True,
-                            python_loop="python" not in skip)
+                            python_loop="python" not in skip, cpu_accounting=True)
             flush()
             if "stages" not in skip:
                 stage_table(case, out)

@@ -62,6 +62,13 @@ def machine_lines() -> List[str]:
             f"load average at start: {loadavg()} (other processes on this machine skew every number below)"]
 
 
+def children_cpu_s() -> float:
+    """User + system CPU seconds of every finished child process so far (all their threads)."""
+    import resource
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def frames_spec(first: int, count: int) -> str:
     return f"{first}-{first + count - 1}"
 
@@ -129,8 +136,9 @@ class GpuSampler:
 
 def run_depthbatch(job: Path, args: Optional[List[str]] = None, report: bool = True, measure_rss: bool = False,
                    gpu: Optional[GpuSampler] = None, env: Optional[Dict[str, str]] = None) -> Dict[str, object]:
-    """Run depthbatch JOB --overwrite -q [args]; returns wall_s (the process, start to exit), the pipeline
-    report (pipeline.report JSON) and, with measure_rss, max_rss_kb from /usr/bin/time -v."""
+    """Run depthbatch JOB --overwrite -q [args]; returns wall_s (the process, start to exit), cpu_s (its CPU
+    time, all threads), the pipeline report (pipeline.report JSON) and, with measure_rss, max_rss_kb from
+    /usr/bin/time -v."""
     report_path = job.with_suffix(".report.json")
     cmd = [str(DEPTHBATCH), str(job), "--overwrite", "-q"] + list(args or [])
     if report:
@@ -139,6 +147,7 @@ def run_depthbatch(job: Path, args: Optional[List[str]] = None, report: bool = T
     if measure_rss:
         cmd = [TIME_V, "-v", "-o", str(rss_file)] + cmd
     full_env = dict(os.environ, **env) if env else None
+    cpu0 = children_cpu_s()
     t0 = time.perf_counter()
     if gpu is not None:
         with gpu:
@@ -148,7 +157,7 @@ def run_depthbatch(job: Path, args: Optional[List[str]] = None, report: bool = T
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"depthbatch failed (exit {proc.returncode}): {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
-    out: Dict[str, object] = {"wall_s": wall}
+    out: Dict[str, object] = {"wall_s": wall, "cpu_s": children_cpu_s() - cpu0}
     if report and report_path.exists():
         out["report"] = json.loads(report_path.read_text())
     if measure_rss:

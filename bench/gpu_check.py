@@ -202,13 +202,17 @@ def main() -> int:
                    help="seconds for everything (default 480: 8 minutes)")
     p.add_argument("--build", default=os.environ.get("DEPTHBATCH_BUILD", str(REPO / "build-cuda")))
     p.add_argument("--only", default="", help="A or B: run that part alone")
+    p.add_argument("--cpu-dry-run", action="store_true",
+                   help="check this script without a GPU: parts A and B on the CPU with the first Python that has torch")
     a = p.parse_args()
+    device = "cpu" if a.cpu_dry_run else "cuda"
     budget = a.budget
     say(f"== bench/gpu-check: budget {budget:.0f} s ==")
     candidates = [c for c in [os.environ.get("PYTHON"), str(REPO / ".venv" / "bin" / "python"), "python3",
                               "/opt/torch/.venv/bin/python3", "python"] if c]
     inv = inventory(candidates)
-    cuda_py = next((r for r in inv["pythons"] if r.get("cuda_available")), None)  # type: ignore[union-attr]
+    cuda_py = next((r for r in inv["pythons"] if r.get("cuda_available") or (a.cpu_dry_run and "torch" in r)),
+                   None)  # type: ignore[union-attr]
     ran, skipped = [], []
     say(f"-- inventory took {time.monotonic() - T0:.0f} s")
 
@@ -232,6 +236,8 @@ def main() -> int:
         else:
             say(f"-- A: bench/gpu_floor.py with {cuda_py['exe']} on {model}")
             args = [cuda_py["exe"], str(REPO / "bench" / "gpu_floor.py"), "--model", str(model)]
+            if a.cpu_dry_run:
+                args += ["--cpu-dry-run", "--iters", "5", "--frames", "6"]
             if inv["samples"]:
                 args += ["--samples", str(inv["samples"])]
             rc, out = run(args, min(150, left(budget) - 30), echo=True)
@@ -246,7 +252,7 @@ def main() -> int:
         why = "--only"
     elif not cuda_py:
         why = "no Python whose torch sees a CUDA GPU (its LibTorch is the one to build against)"
-    elif not inv["nvcc"]:
+    elif not inv["nvcc"] and not a.cpu_dry_run:
         why = "no CUDA toolkit (nvcc)"
     elif inv["missing_deps"]:
         why = "missing build dependencies: " + ", ".join(inv["missing_deps"])  # type: ignore[arg-type]
@@ -259,7 +265,7 @@ def main() -> int:
     else:
         build = Path(a.build)
         torch_dir = Path(cuda_py["cmake_prefix"]) / "Torch"
-        env = {"PATH": str(Path(inv["nvcc"]).parent) + os.pathsep + os.environ.get("PATH", "")}  # type: ignore[arg-type]
+        env = {"PATH": str(Path(inv["nvcc"]).parent) + os.pathsep + os.environ.get("PATH", "")} if inv["nvcc"] else {}
         say(f"-- B: configure and build {build} against {torch_dir}")
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
         rc, out = run(["cmake", "-S", str(REPO), "-B", str(build), *gen, "-DCMAKE_BUILD_TYPE=Release",
@@ -272,12 +278,23 @@ def main() -> int:
             say("\n".join(out.strip().splitlines()[-15:]))
             skipped.append(f"B: the build failed (exit {rc})")
         else:
+            import tempfile
+            with tempfile.TemporaryDirectory() as smoke:
+                job = Path(smoke) / "job.yaml"
+                job.write_text(f'input:\n  path: "{inv["samples"]}/plates/bedroom/bedroom.####.jpg"\n'
+                               f'  frames: "1001-1002"\noutput:\n  path: "{smoke}/out/depth.####.exr"\n')
+                rc, out = run([str(build / "depthbatch"), str(job), "--device", device], min(120, left(budget) - 60))
+            say("smoke render: " + "; ".join(l.split("info: ", 1)[-1] for l in out.splitlines()
+                                             if "device" in l or "cuDNN" in l or "error" in l))
+            if rc != 0:
+                skipped.append(f"B: the smoke render on {device} failed (exit {rc})")
+        if rc == 0:
             benv = {"DEPTHBATCH_BUILD": str(build), "PYTHON": cuda_py["exe"],
                     "DEPTHBATCH_SAMPLES": str(inv["samples"])}
-            say("-- B: bench/run --device cuda --nvidia-smi (sweep, RSS and start-up skipped)")
-            rc, out = run([str(REPO / "bench" / "run"), "--device", "cuda", "--nvidia-smi", "--reps", "1",
-                           "--heavy-frames", "12", "--skip", "sweep,rss,startup,stages"], left(budget) - 5, benv,
-                          echo=True)
+            say(f"-- B: bench/run --device {device} (sweep, RSS and start-up skipped)")
+            rc, out = run([str(REPO / "bench" / "run"), "--device", device, "--reps", "1",
+                           "--heavy-frames", "12", "--skip", "sweep,rss,startup,stages"]
+                          + ([] if a.cpu_dry_run else ["--nvidia-smi"]), left(budget) - 5, benv, echo=True)
             (ran if rc == 0 else skipped).append("B" if rc == 0 else f"B: bench/run exit {rc}")
 
     say(f"== GPU-CHECK SUMMARY: ran {', '.join(ran) or 'nothing on a GPU'}; skipped: {'; '.join(skipped) or 'none'}; "

@@ -11,7 +11,7 @@
 //
 // --threads is model.threads as run_job resolves it (0 = all cores). One untimed warm-up forward, then
 // --iters timed forwards of a batch of --batch inputs. Prints one line of key=value pairs:
-//   model_floor ms_per_frame=... ms_per_batch=... input=WxH batch=B iters=N threads=T device=... model=...
+//   model_floor ms_per_frame=... cpu_ms_per_frame=... (process CPU, all threads) ms_per_batch=... input=WxH batch=B iters=N threads=T device=... model=...
 #include "depthbatch/depth_model.h"
 #include "depthbatch/error.h"
 #include "depthbatch/job_config.h"
@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sys/resource.h>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -29,6 +30,14 @@
 using namespace depthbatch;
 
 namespace {
+
+/// CPU time of the whole process so far (user + system, all threads), ms.
+double process_cpu_ms() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
 
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
@@ -104,6 +113,7 @@ int main(int argc, char** argv) {
 
         model->infer(ptrs);  // warm-up (first-call JIT profiling, allocator)
         std::vector<double> ms;
+        const double cpu0 = process_cpu_ms();
         for (int i = 0; i < iters; ++i) {
             const auto t0 = std::chrono::steady_clock::now();
             const auto out = model->infer(ptrs);
@@ -111,15 +121,17 @@ int main(int argc, char** argv) {
             if (out.size() != ptrs.size()) throw RenderError("model returned a wrong batch size");
             ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         }
+        const double cpu_ms = process_cpu_ms() - cpu0;   // every thread of the process: LibTorch's pool too
         double total = 0;
         for (double v : ms) total += v;
         std::vector<double> sorted = ms;
         std::sort(sorted.begin(), sorted.end());
         const double mean_batch = total / iters;
         const double median_batch = sorted[sorted.size() / 2];
-        std::printf("model_floor ms_per_frame=%.3f median_ms_per_frame=%.3f ms_per_batch=%.3f input=%dx%d batch=%d "
-                    "iters=%d threads=%d device=%s model=%s\n",
-                    mean_batch / batch, median_batch / batch, mean_batch, plan.input_width, plan.input_height, batch,
+        std::printf("model_floor ms_per_frame=%.3f median_ms_per_frame=%.3f cpu_ms_per_frame=%.3f ms_per_batch=%.3f "
+                    "input=%dx%d batch=%d iters=%d threads=%d device=%s model=%s\n",
+                    mean_batch / batch, median_batch / batch, cpu_ms / iters / batch, mean_batch, plan.input_width,
+                    plan.input_height, batch,
                     iters, torch_threads, model->device_name().c_str(), model->path().c_str());
         return 0;
     } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 //              none) and with R,G,B half (output.pixel_type: half); deflate= says what made the ZIP streams
 //              (exr_deflate.h: libdeflate, or zlib with DEPTHBATCH_EXR_DEFLATE=zlib)
 //   --only write  just the write lines
+//   --depth EXR   write this file's depth.Z (depthbatch's output for PLATE) instead of enlarged noise
 #include "depthbatch/depth_upsample.h"
 #include "depthbatch/exr_deflate.h"
 #include "depthbatch/install_layout.h"
@@ -64,16 +65,18 @@ void line(const char* stage, const std::string& name, double ms, const std::stri
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: stages PLATE [--size 224] [--iters 15] [--only write]\n");
+        std::fprintf(stderr, "usage: stages PLATE [--size 224] [--iters 15] [--only write] [--depth EXR]\n");
         return 2;
     }
     const std::string plate = argv[1];
     int size = 224, iters = 15;
+    std::string depth_file;
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
         if (k == "--size") size = std::stoi(argv[i + 1]);
         else if (k == "--iters") iters = std::stoi(argv[i + 1]);
         else if (k == "--only") g_only = argv[i + 1];
+        else if (k == "--depth") depth_file = argv[i + 1];
     }
     OIIO::attribute("threads", 1);
     OIIO::attribute("exr_threads", 1);
@@ -124,7 +127,19 @@ int main(int argc, char** argv) {
              depthbatch::bilinear_upsample(static_cast<const float*>(small.localpixels()), w, h, W, H, big.data());
          }));
 
-    // The written frame: R,G,B from the plate, depth.Z from the enlarged depth.
+    // The written frame: R,G,B from the plate, depth.Z from the enlarged depth, or with --depth the depth.Z that
+    // depthbatch wrote for this plate (the same bytes as the render: real depth compresses better than noise).
+    if (!depth_file.empty()) {
+        OIIO::ImageBuf d(depth_file);
+        const int zc = d.spec().channelindex("depth.Z");
+        if (zc < 0 || d.spec().width != W || d.spec().height != H) {
+            std::fprintf(stderr, "stages: %s has no %dx%d depth.Z\n", depth_file.c_str(), W, H);
+            return 2;
+        }
+        OIIO::ROI roi = d.roi();
+        roi.chbegin = zc, roi.chend = zc + 1;
+        d.get_pixels(roi, OIIO::TypeDesc::FLOAT, big.data());
+    }
     std::vector<float> frame(static_cast<size_t>(W) * H * 4);
     const float* src = static_cast<const float*>(rgb.localpixels());
     for (size_t i = 0; i < static_cast<size_t>(W) * H; ++i) {

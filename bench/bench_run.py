@@ -30,10 +30,11 @@ def reference_loop(model: Path, frames: str, out_dir: Path, device: str, size: s
     cmd = [B.PYTHON, str(Path(__file__).parent / "reference_loop.py"), "--model", str(model),
            "--input", str(B.SAMPLES / PLATE), "--frames", frames, "--output", str(out_dir / "ref.####.exr"),
            "--device", device, "--size", size]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), B.children_cpu_s()
     proc = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     r["wall_s"] = time.perf_counter() - t0
+    r["cpu_s"] = B.children_cpu_s() - cpu0
     return r
 
 
@@ -70,12 +71,15 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
             B.log(f"{title}: depthbatch run {i + 1}/{reps} with DEPTHBATCH_EXR_DEFLATE=zlib")
             zlib_runs.append(B.run_depthbatch(job, env={"DEPTHBATCH_EXR_DEFLATE": "zlib"}))
     db = best(db_runs, lambda r: r["report"]["wall_s"])
-    one_cpu = []
+    one_cpu, py_one_cpu = [], []
     if cpu_accounting:   # a one-frame job: start-up, model load and planning, to take off the CPU per frame
         one = B.write_job(work / "one.yaml", str(B.SAMPLES / PLATE), str(PLATE_FIRST),
                           str(work / "out" / "one.####.exr"), {"model.path": str(model), "model.device": device})
         for i in range(max(2, reps)):
             one_cpu.append(B.run_depthbatch(one)["cpu_s"])
+        if python_loop:
+            py_one_cpu = [reference_loop(model, str(PLATE_FIRST), work / "out", device, size)["cpu_s"]
+                          for _ in range(max(2, reps))]
     py_runs = []
     for i in range(reps if python_loop else 0):
         B.log(f"{title}: Python reference loop run {i + 1}/{reps}")
@@ -154,6 +158,12 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
         result["cpu_outside_model_ms"] = per_frame * 1e3 - float(floor["cpu_ms_per_frame"])
         result["cpu_per_frame_ms"] = per_frame * 1e3
         result["model_cpu_ms"] = float(floor["cpu_ms_per_frame"])
+        line = f"CPU per frame, model included (process CPU time beyond a one-frame run): depthbatch {per_frame * 1e3:.1f} ms"
+        if py_one_cpu:
+            py_frame = (statistics.median([r["cpu_s"] for r in py_runs]) - statistics.median(py_one_cpu)) / (frames_n - 1)
+            line += (f", Python loop {py_frame * 1e3:.1f} ms ({per_frame / py_frame:.2f}x): on a machine whose cores are "
+                     f"all busy, wall time follows CPU time")
+        lines.insert(len(lines) - 1, line)   # before the blank line that ends the case
     return result
 
 

@@ -13,7 +13,8 @@
 // its output). Files are unchanged in format: every reader inflates them with zlib; tests check that OpenEXR
 // and zlib read back every pixel, and the bytes written per level stay within a few % of zlib's.
 // Reading is untouched (uncompress() stays zlib's). DEPTHBATCH_EXR_DEFLATE=zlib in the environment sends every
-// block to zlib (bench/run compares the two in one run; a way to rule libdeflate out of a problem).
+// block to zlib (bench/run compares the two in one run; a way to rule libdeflate out of a problem); CMake's
+// -DDEPTHBATCH_WITH_LIBDEFLATE=OFF builds without it.
 #pragma once
 
 #include <cstdint>

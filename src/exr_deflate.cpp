@@ -22,7 +22,7 @@ std::atomic<std::uint64_t> g_libdeflate{0};
 std::atomic<std::uint64_t> g_fallback{0};
 
 /// DEPTHBATCH_EXR_DEFLATE=zlib: every block through zlib (to compare, or to rule libdeflate out).
-bool zlib_forced() {
+[[maybe_unused]] bool zlib_forced() {
     static const bool forced = [] {
         const char* v = std::getenv("DEPTHBATCH_EXR_DEFLATE");
         return v && std::strcmp(v, "zlib") == 0;

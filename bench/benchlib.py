@@ -5,6 +5,7 @@ $DEPTHBATCH_BUILD/depthbatch and $DEPTHBATCH_BUILD/bench/model_floor. Samples: $
 (default REPO/../shared/samples).
 """
 import json
+import math
 import os
 import platform
 import re
@@ -67,6 +68,19 @@ def children_cpu_s() -> float:
     import resource
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
     return u.ru_utime + u.ru_stime
+
+
+def round_to_multiple(x: float, m: int) -> int:
+    return max(m, int(math.floor(x / m + 0.5)) * m)
+
+
+def processing_size(width: int, height: int, short: int, multiple: int):
+    """depthbatch's ReformatPlan for model.size N / model: (width, height) of the model input (the contract's short
+    side, each side rounded to the nearest multiple, the long side capped at 4x the short one)."""
+    scale = short / min(width, height)
+    cap = 4.0 * short / max(width, height)
+    s = min(scale, max(cap, 0.0))
+    return round_to_multiple(width * s, multiple), round_to_multiple(height * s, multiple)
 
 
 def frames_spec(first: int, count: int) -> str:

@@ -13,7 +13,6 @@ Prints `gpu_floor key=value ...` lines:
 """
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
@@ -22,14 +21,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-
-def processing_size(width, height, short, multiple):
-    """depthbatch's ReformatPlan for model.size "model" (same as bench/reference_loop.py)."""
-    scale = short / min(width, height)
-    cap = 4.0 * short / max(width, height)
-    s = min(scale, max(cap, 0.0))
-    r = lambda x: max(multiple, int(math.floor(x / multiple + 0.5)) * multiple)  # noqa: E731
-    return r(width * s), r(height * s)
+from benchlib import processing_size  # bench/ is this script's folder; benchlib needs only the standard library
 
 
 class Span:

@@ -15,7 +15,6 @@ model load), per-stage totals, and the process's own start-to-end time.
 """
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -27,6 +26,8 @@ import OpenEXR  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from PIL import Image  # noqa: E402
+
+from benchlib import processing_size  # noqa: E402  (bench/ is this script's folder)
 
 
 def frame_list(spec: str):
@@ -43,18 +44,6 @@ def frame_list(spec: str):
 def expand(pattern: str, frame: int) -> str:
     n = pattern.count("#")
     return pattern.replace("#" * n, f"{frame:0{n}d}")
-
-
-def round_to_multiple(x: float, m: int) -> int:
-    return max(m, int(math.floor(x / m + 0.5)) * m)
-
-
-def processing_size(width: int, height: int, short: int, multiple: int):
-    """depthbatch's ReformatPlan for model.size N / model: (width, height) of the model input."""
-    scale = short / min(width, height)
-    cap = 4.0 * short / max(width, height)
-    s = min(scale, max(cap, 0.0))
-    return round_to_multiple(width * s, multiple), round_to_multiple(height * s, multiple)
 
 
 def main() -> int:

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #ifdef DEPTHBATCH_HAVE_LIBDEFLATE
 #include <libdeflate.h>
@@ -21,23 +22,34 @@ namespace {
 std::atomic<std::uint64_t> g_libdeflate{0};
 std::atomic<std::uint64_t> g_fallback{0};
 
-/// DEPTHBATCH_EXR_DEFLATE=zlib: every block through zlib (to compare, or to rule libdeflate out).
+/// DEPTHBATCH_EXR_DEFLATE: "zlib" sends every block through zlib (to compare, or to rule libdeflate out);
+/// unset, empty or "libdeflate" keeps the default; anything else is named in exr_deflate_codec()'s text.
+const char* deflate_setting() {
+    const char* v = std::getenv("DEPTHBATCH_EXR_DEFLATE");
+    return v ? v : "";
+}
+
+bool setting_understood() {
+    const std::string v = deflate_setting();
+    return v.empty() || v == "zlib" || v == "libdeflate";
+}
+
 [[maybe_unused]] bool zlib_forced() {
-    static const bool forced = [] {
-        const char* v = std::getenv("DEPTHBATCH_EXR_DEFLATE");
-        return v && std::strcmp(v, "zlib") == 0;
-    }();
+    static const bool forced = std::strcmp(deflate_setting(), "zlib") == 0;
     return forced;
 }
 }  // namespace
 
 std::string exr_deflate_codec() {
 #ifdef DEPTHBATCH_HAVE_LIBDEFLATE
-    if (zlib_forced()) return std::string("zlib ") + zlibVersion() + ", DEPTHBATCH_EXR_DEFLATE=zlib";
-    return std::string("libdeflate ") + LIBDEFLATE_VERSION_STRING;
+    std::string codec = zlib_forced() ? std::string("zlib ") + zlibVersion() + ", DEPTHBATCH_EXR_DEFLATE=zlib"
+                                      : std::string("libdeflate ") + LIBDEFLATE_VERSION_STRING;
 #else
-    return std::string("zlib ") + zlibVersion();
+    std::string codec = std::string("zlib ") + zlibVersion() + ", built without libdeflate";
 #endif
+    if (!setting_understood())
+        codec += std::string("; DEPTHBATCH_EXR_DEFLATE='") + deflate_setting() + "' ignored: zlib or libdeflate";
+    return codec;
 }
 
 DeflateCounts exr_deflate_counts() { return {g_libdeflate.load(), g_fallback.load()}; }

@@ -22,12 +22,15 @@
 
 namespace depthbatch {
 
-/// What makes OpenEXR's zlib streams in this process: "libdeflate 1.14" (the version built against) or
-/// "zlib 1.2.13" (built without libdeflate, or "zlib 1.2.13, DEPTHBATCH_EXR_DEFLATE=zlib"). Logged with the output channels (exr_depth_writer.h).
+/// What makes OpenEXR's zlib streams in this process: "libdeflate 1.14" (the version built against),
+/// "zlib 1.2.13, DEPTHBATCH_EXR_DEFLATE=zlib" or "zlib 1.2.13, built without libdeflate"; a value of
+/// DEPTHBATCH_EXR_DEFLATE other than zlib or libdeflate is named as ignored. Logged with the output channels
+/// (exr_depth_writer.h describe_output). Never throws but std::bad_alloc.
 std::string exr_deflate_codec();
 
 /// Number of blocks (calls to compress2/compress in this process) that libdeflate has compressed, and that
-/// went to zlib (a fallback, or DEPTHBATCH_EXR_DEFLATE=zlib). For tests and bench/stages: a ZIP EXR write must raise the first.
+/// went to zlib (a fallback, or DEPTHBATCH_EXR_DEFLATE=zlib). For tests and bench/stages: a ZIP EXR write with
+/// libdeflate must raise the first by one per block (16 scanlines for ZIP, 1 for ZIPS).
 struct DeflateCounts {
     std::uint64_t libdeflate = 0;
     std::uint64_t zlib_fallback = 0;

@@ -2,6 +2,7 @@
 // renders or fails with the documented message; windows, channel names, pixel types and metadata of
 // the output; passthrough bit for bit; depth finite; parts, views, channel layouts, pixel types,
 // compression; colour (auto colorspaces, HDR clamp / display-view, NaN/Inf) through the binary.
+#include "depthbatch/exr_deflate.h"
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -41,12 +42,12 @@ struct Shot {
     /// Write and run a job on p.####.<ext> into <out>/d.####.exr. `input`, `output` add keys to those
     /// sections ("colorspace: sRGB"); `more` adds whole sections.
     RunResult run(const std::string& ext, const std::string& out, const std::string& input = "",
-                  const std::string& output = "", const std::string& more = "") {
+                  const std::string& output = "", const std::string& more = "", const std::string& env = "") {
         const fs::path job = dir / (out + ".yaml");
         write_job(job, "input: {path: p.####" + ext + (input.empty() ? "" : ", " + input) + "}\n"
                        "output: {path: " + out + "/d.####.exr" + (output.empty() ? "" : ", " + output) + "}\n"
                        "model: {path: " + model.string() + ", size: plate, device: cpu}\n" + more);
-        return run_cli({job.string()});
+        return run_cli({job.string()}, env);
     }
     fs::path out(const std::string& name) const { return dir / name / "d.1001.exr"; }
 };
@@ -557,6 +558,26 @@ TEST(Layout, ZipLevelTradesWriteTimeForBytesOnly) {
     }
     EXPECT_GT(bytes[1], bytes[9]);
     EXPECT_GE(bytes[1], bytes[4]);
+}
+
+// exr_deflate.h: the same frame written with libdeflate (the default) and with zlib (DEPTHBATCH_EXR_DEFLATE=zlib)
+// holds the same pixels, each log names the codec, and the files are within 3% of each other's size.
+TEST(Layout, LibdeflateAndZlibWriteTheSamePixels) {
+    Shot s;
+    write_image(s.dir / "p.1001.exr", 512, 256, {"R", "G", "B"}, "float",
+                [](int x, int y, int c) { return ((x / 3 + y / 5 + c * 7) % 23) / 23.0f + 0.001f * ((x * y) % 7); });
+    const auto a = s.run(".exr", "deflate", "colorspace: sRGB");
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    const auto b = s.run(".exr", "zlib", "colorspace: sRGB", "", "", "DEPTHBATCH_EXR_DEFLATE=zlib");
+    ASSERT_EQ(b.exit_code, 0) << b.output;
+    const std::string codec = depthbatch::exr_deflate_codec();
+    EXPECT_TRUE(contains(a.output, "compression zip (" + codec + ")")) << a.output;
+    EXPECT_TRUE(contains(b.output, "compression zip (zlib ")) << b.output;
+    if (codec.rfind("libdeflate", 0) == 0) EXPECT_TRUE(contains(b.output, "DEPTHBATCH_EXR_DEFLATE=zlib)")) << b.output;
+    for (const std::string ch : {"R", "G", "B", "depth.Z"})
+        expect_same_bits(channel_bytes(s.out("deflate"), ch, kFloat), channel_bytes(s.out("zlib"), ch, kFloat), ch);
+    const double ratio = static_cast<double>(fs::file_size(s.out("deflate"))) / fs::file_size(s.out("zlib"));
+    EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
 // ==== CASES.md 4: windows ============================================================================

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <mutex>
 #include <set>
+#include <climits>
 #include <csignal>
 #include <unistd.h>
 
@@ -48,9 +49,13 @@ bool same_bytes(const std::string& a, const std::string& b) {
 TempFile::TempFile(const std::string& final_path) : final_(final_path) {
     static std::atomic<unsigned> counter{0};
     const fs::path p(final_path);
-    path_ = (p.parent_path() / ("." + p.filename().string() + "." + host_name() + "." + std::to_string(::getpid()) +
-                                "." + std::to_string(counter++) + ".tmp"))
-                .string();
+    // .<final name>.<host>.<pid>.<n>.tmp, the final name shortened so that the whole fits NAME_MAX: a legal
+    // 245-byte file name must still get a temporary (remove_stale_temporaries reads the fields from the end).
+    const std::string tail = "." + host_name() + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp";
+    std::string name = p.filename().string();
+    const size_t room = NAME_MAX > tail.size() + 2 ? NAME_MAX - tail.size() - 1 : 1;
+    if (name.size() > room) name.resize(room);
+    path_ = (p.parent_path() / ("." + name + tail)).string();
     std::lock_guard<std::mutex> lock(g_live_mutex);
     live_temporaries().insert(path_);
 }

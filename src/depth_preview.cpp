@@ -1,6 +1,6 @@
 #include "depthbatch/depth_preview.h"
 
-#include "atomic_file.h"
+#include "output_guard.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/install_layout.h"
@@ -101,17 +101,18 @@ void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, c
         (caption.empty() || OIIO::ImageBufAlgo::render_text(out, w / 2, text_y, caption, font, kFont, white, Align::Center));
     if (!drawn) throw RenderError(path + ": cannot draw the legend: " + out.geterror() + " (the DejaVu Sans font: Debian's "
                                   "fonts-dejavu-core; OIIO looks under /usr/share/fonts and $OPENIMAGEIO_FONTS)");
-    fs::create_directories(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path());
-    detail::TempFile tmp(path);
+    Publication pub = Publication::open(path, OutputRole::Preview, "output.preview");
     const std::string ext = fs::path(path).extension().string();
     OIIO::ImageSpec spec = out.spec();
     spec.set_format(OIIO::TypeDesc::UINT8);
     if (ext == ".jpg" || ext == ".jpeg") spec.attribute("Compression", "jpeg:92");
+    spec.attribute("ImageDescription", output_marker::preview);   // the guard replaces only files marked so
+    spec.attribute("Software", std::string("depthbatch ") + DEPTHBATCH_VERSION);
     auto file = OIIO::ImageOutput::create(path);
     if (!file) throw RenderError(path + ": cannot write a preview in this format (" + OIIO::geterror() + ")");
-    if (!file->open(tmp.path(), spec) || !out.write(file.get()) || !file->close())
+    if (!file->open(pub.temp_path(), spec) || !out.write(file.get()) || !file->close())
         throw RenderError(path + ": cannot write the preview: " + file->geterror());
-    tmp.publish(true);
+    pub.publish(true);
 }
 
 }  // namespace depthbatch

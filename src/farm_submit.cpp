@@ -1,5 +1,6 @@
 #include "depthbatch/farm_submit.h"
 
+#include "output_guard.h"
 #include "subprocess.h"
 
 #include "depthbatch/error.h"
@@ -11,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <regex>
 #include <sstream>
 
@@ -336,6 +339,53 @@ std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& 
     case FarmEngine::Tractor: return tractor_files(plan, o);
     }
     return {};
+}
+
+std::vector<std::string> write_farm_files(const JobConfig& job, const std::vector<std::pair<std::string, std::string>>& files,
+                                          const SubmitOptions& o) {
+    const fs::path dir(o.out_dir);
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw ConfigError("submit --out: " + o.out_dir + " exists and is not a folder");
+    const std::vector<int> shot = job.input.frames.empty() ? FrameSequence(job.input.path).frames_on_disk() : job.input.frames;
+    const std::string model = job.model.path == "default" ? "" : job.model.path;
+    const OutputGuard guard = OutputGuard::for_job(job, shot, model);
+    // Every file is checked before the first is written: a refusal leaves the folder as it was.
+    for (const auto& [name, text] : files) guard.check((dir / name).string(), OutputRole::FarmFile, "submit --out");
+    guard.check((dir / output_marker::farm_manifest).string(), OutputRole::FarmFile, "submit --out");
+    fs::create_directories(dir, ec);
+    if (ec) throw RenderError("submit --out: cannot create " + o.out_dir + ": " + ec.message());
+    if (o.engine == FarmEngine::Slurm) fs::create_directories(dir / "logs", ec);
+    // The manifest first (listing what this submit writes), so that every file below is of its kind.
+    std::string manifest = "# files written by depthbatch submit; a later submit replaces only these\n";
+    std::set<std::string> names;
+    {
+        std::ifstream in(dir / output_marker::farm_manifest);
+        for (std::string line; std::getline(in, line);)
+            if (!line.empty() && line[0] != '#') names.insert(line);
+    }
+    for (const auto& f : files) names.insert(f.first);
+    names.insert(output_marker::farm_manifest);
+    for (const auto& n : names) manifest += n + "\n";
+    std::vector<std::pair<std::string, std::string>> all = {{output_marker::farm_manifest, manifest}};
+    all.insert(all.end(), files.begin(), files.end());
+    std::vector<std::string> written;
+    for (const auto& [name, text] : all) {
+        const fs::path p = dir / name;
+        Publication pub = Publication::open(p.string(), OutputRole::FarmFile, "submit --out");
+        {
+            std::ofstream out(pub.temp_path());
+            out << text;
+            out.close();
+            if (!out) throw RenderError(p.string() + ": cannot write");
+        }
+        if (p.extension() == ".sbatch" || p.extension() == ".sh")
+            fs::permissions(pub.temp_path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                                 fs::perms::others_read | fs::perms::others_exec);
+        pub.publish(true);
+        if (name != output_marker::farm_manifest) written.push_back(p.string());
+    }
+    return written;
 }
 
 int slurm_max_array_size() {

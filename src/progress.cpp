@@ -76,10 +76,29 @@ void ProgressReporter::on_start(const std::vector<int>& todo, int skipped) {
     if (style_ == ProgressStyle::Bar) draw_bar_locked();
 }
 
+/// A progress reader that went away (`depthbatch JOB | head -1`, a wrapper that stopped reading): with SIGPIPE
+/// ignored (main.cpp), writes fail with EPIPE and the stream goes bad. Said once on the log (stderr); the render
+/// goes on and progress is no longer printed. Call after releasing mutex_ (the log may draw the bar).
+void ProgressReporter::say_if_reader_gone() {
+    bool tell = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!out_ && !reader_gone_) tell = reader_gone_ = true;
+    }
+    if (tell)
+        log_warning("progress: standard output is closed (the reader of the progress lines went away): rendering goes "
+                    "on, progress is no longer printed; the log and the summary still are");
+}
+
 void ProgressReporter::on_frame_done(const FrameResult& r) {
+    on_frame_done_locked(r);
+    say_if_reader_gone();
+}
+
+void ProgressReporter::on_frame_done_locked(const FrameResult& r) {
     std::lock_guard<std::mutex> lock(mutex_);
     finished_.push_back(r);
-    if (style_ == ProgressStyle::None) return;
+    if (style_ == ProgressStyle::None || reader_gone_) return;
     if (style_ == ProgressStyle::Bar) {
         draw_bar_locked();
         return;

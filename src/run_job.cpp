@@ -1,6 +1,7 @@
 #include "depthbatch/run_job.h"
 
 #include "atomic_file.h"
+#include "output_guard.h"
 
 #include "depthbatch/color_transform.h"
 #include "depthbatch/depth_model.h"
@@ -94,7 +95,7 @@ struct JobContext {
     std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
     std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
     std::optional<Colormap> colormap;
-
+    OutputGuard guard;                          ///< every path the job writes (output_guard.h)
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }
@@ -135,6 +136,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
     log_info("device ", ctx->model->device_name(), " (", ctx->model->device_reason(), ")");
     ctx->normalizer.emplace(job.depth, contract.kind);
+    ctx->guard = OutputGuard::for_job(job, ctx->shot, ctx->model->path());
     if (!job.output.preview.path.empty()) {
         ctx->preview.emplace(job.output.preview.path);   // a pattern without a frame token: ConfigError here
         try {
@@ -769,7 +771,12 @@ void close_report(JobReport& report, const JobConfig& job, const std::atomic<boo
     if (cancel && cancel->load() && undone) report.exit_code = ExitCode::Interrupted;
     else if (job.pipeline.on_error == OnError::Continue && report.failed > 0) report.exit_code = ExitCode::Partial;
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-    if (!job.pipeline.summary.empty()) write_summary_json(report, job.pipeline.summary);
+    if (job.pipeline.summary.empty()) return;
+    try {   // the frames are published: a summary that cannot be written never turns the render into a failure
+        write_summary_json(report, job.pipeline.summary);
+    } catch (const Error& e) {
+        log_error("pipeline.summary not written: ", e.what());
+    }
 }
 
 }  // namespace
@@ -795,6 +802,9 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.model_sha256 = ctx->model->sha256();
     report.settings_sha256 = ctx->settings_sha256;
     report.requested = select_render_frames(job.render, ctx->shot);
+    // Every path the job will write, before anything is read or rendered: exit 2 for one that would destroy a
+    // plate, the job, the model or another output, or replace a file of another kind.
+    ctx->guard.preflight(report.requested);
     if (report.requested.empty()) {   // --chunk 5/8 of 4 frames, a --range outside the shot
         log_info("nothing to do: this run's share of the job (", format_frame_spec(ctx->shot), ") is empty");
         close_report(report, job, cancel, t_start);
@@ -875,14 +885,17 @@ void write_summary_json(const JobReport& r, const std::string& path) {
         {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
         {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
         {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms}, {"frames", frames}};
-    detail::TempFile tmp(path);
+    // Paths are bytes: one that is not UTF-8 (a Latin-1 plate name) is written with U+FFFD in its place rather
+    // than failing the summary (nlohmann's type_error 316).
+    const std::string text = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    Publication pub = Publication::open(path, OutputRole::Summary, "pipeline.summary");
     {
-        std::ofstream out(tmp.path());
-        out << j.dump(1) << "\n";
+        std::ofstream out(pub.temp_path());
+        out << text << "\n";
         out.close();
         if (!out) throw RenderError(path + ": cannot write the JSON summary (" + std::strerror(errno) + ")");
     }
-    tmp.publish(true);
+    pub.publish(true);
 }
 
 }  // namespace depthbatch

@@ -6,6 +6,7 @@
 #include "depthbatch/log.h"
 
 #include "atomic_file.h"
+#include "output_guard.h"
 
 #include <nlohmann/json.hpp>
 
@@ -90,16 +91,13 @@ bool write_sequence_stats(const std::string& path, const SequenceStats& s, bool 
         {"high", s.high},
         {"values", s.values},
     };
-    const fs::path final_path(path);
-    std::error_code ec;
-    if (!final_path.parent_path().empty()) fs::create_directories(final_path.parent_path(), ec);
-    detail::TempFile tmp(path);
+    Publication pub = Publication::open(path, OutputRole::StatsSidecar, "depth.stats_file");
     {
-        std::ofstream out(tmp.path());
-        out << j.dump(1) << "\n";
+        std::ofstream out(pub.temp_path());
+        out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         if (!out) throw RenderError(path + ": cannot write the statistics sidecar");
     }
-    return tmp.publish(replace) == detail::TempFile::Result::Published;
+    return pub.publish(replace) == detail::TempFile::Result::Published;
 }
 
 SequenceStats reuse_or_compute_sequence_stats(const std::string& path, SequenceStats want, bool replace,

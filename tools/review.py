@@ -1,6 +1,6 @@
 """The review sheet of a depthbatch job: a contact sheet and per-frame depth statistics, as PNG and HTML.
 
-    python -m tools.review MANIFEST.json OUT.png
+    python -m tools.review MANIFEST.json OUT.png [OUT.html]
 
 `depthbatch review JOB` (and `pipeline.review`) writes the manifest and runs this with the tools venv. The
 manifest: {"title", "colormap", "frames": [{"frame", "plate", "depth", "status", "reason"}]}; status is
@@ -74,7 +74,7 @@ def stats(frames: List[Dict]) -> None:
         prev = d
 
 
-def main(manifest_path: Path, out: Path) -> int:
+def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -152,7 +152,8 @@ def main(manifest_path: Path, out: Path) -> int:
                      label=f"depth.Z{' (' + units + ')' if units else ''}; near at the "
                            f"{'top' if larger_is_nearer else 'bottom'}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, metadata={"Software": None})
+    # "depthbatch review": the mark depthbatch's output guard looks for before it replaces a sheet.
+    fig.savefig(out, format="png", metadata={"Software": "depthbatch review"})
     plt.close(fig)
 
     def row(f: Dict) -> str:
@@ -163,7 +164,8 @@ def main(manifest_path: Path, out: Path) -> int:
     rows_html = "".join(row(f) for f in frames)
     png64 = base64.b64encode(out.read_bytes()).decode()
     page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(m['title'])}: depthbatch review</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="depthbatch review">
+<title>{html.escape(m['title'])}: depthbatch review</title>
 <style>body{{font-family:sans-serif;margin:1em}} img{{max-width:100%}} table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} tr.failed,tr.missing{{background:#fdd}}
 tr.skipped{{background:#efe}}</style></head>
@@ -183,13 +185,14 @@ window.addEventListener("load", function () {{
 </script>
 </body></html>
 """
-    out.with_suffix(".html").write_text(page)
-    print(f"review: {out} and {out.with_suffix('.html')} ({len(rendered)} of {len(frames)} frames rendered)")
+    out_html = out_html or out.with_suffix(".html")
+    out_html.write_text(page, encoding="utf-8")
+    print(f"{len(rendered)} of {len(frames)} frames rendered")
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) == 4 else None))

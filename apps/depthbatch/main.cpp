@@ -252,18 +252,7 @@ int run_submit(const SubmitFlags& f) {
         log_info("dry run: nothing written or submitted");
         return 0;
     }
-    fs::create_directories(o.out_dir);
-    if (o.engine == FarmEngine::Slurm) fs::create_directories(fs::path(o.out_dir) / "logs");
-    for (const auto& [name, text] : files) {
-        const fs::path p = fs::path(o.out_dir) / name;
-        std::ofstream out(p);
-        out << text;
-        out.close();
-        if (!out) throw RenderError(p.string() + ": cannot write");
-        if (p.extension() == ".sbatch" || p.extension() == ".sh")
-            fs::permissions(p, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
-        std::cout << "wrote " << p.string() << "\n";
-    }
+    for (const std::string& p : write_farm_files(job, files, o)) std::cout << "wrote " << p << "\n";
     if (o.engine != FarmEngine::Slurm) return 0;
     const auto [stats_id, array_id] = slurm_submit(plan, o);
     if (!stats_id.empty()) std::cout << "submitted sequence statistics job " << stats_id << "\n";
@@ -277,12 +266,6 @@ int run_submit(const SubmitFlags& f) {
     return 0;
 }
 
-/// Where `depthbatch review JOB` writes by default: beside the job's outputs, named after the job file.
-std::string default_review_path(const depthbatch::JobConfig& job) {
-    namespace fs = std::filesystem;
-    return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png")).string();
-}
-
 /// A run that failed before it rendered still leaves its summary (exit code and message) when it asks for one.
 void write_failure_summary(const std::optional<depthbatch::JobConfig>& job, depthbatch::ExitCode code,
                            const std::string& message) {
@@ -294,8 +277,8 @@ void write_failure_summary(const std::optional<depthbatch::JobConfig>& job, dept
     report.error = message;
     try {
         write_summary_json(report, job->pipeline.summary);
-    } catch (const Error& e) {
-        log_error(e.what());
+    } catch (const Error& e) {   // e.g. the guard refused the summary path itself: the error above says why
+        log_warning("no failure summary: ", e.what());
     }
 }
 
@@ -368,6 +351,9 @@ __attribute__((section(".preinit_array"), used)) void (*const preinit_library_en
 
 int main(int argc, char** argv) {
     using namespace depthbatch;
+    // A progress reader that goes away (`depthbatch JOB | head -1`) must not kill the render: writes to the
+    // closed pipe fail with EPIPE instead, and ProgressReporter says so once on stderr.
+    std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"depthbatch: render depth passes (OpenEXR depth.Z) for image sequences with a depth model.\n"
                  "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
                  "5 render failure, 6 outputs exist, 7 partial (pipeline.on_error: continue), 130 interrupted."};
@@ -456,7 +442,7 @@ int main(int argc, char** argv) {
             const std::string out = review_out.empty() ? default_review_path(j) : resolve_user_path(std::filesystem::current_path(), review_out);
             std::vector<std::string> summaries;
             for (const auto& s : review_summaries) summaries.push_back(resolve_user_path(std::filesystem::current_path(), s));
-            write_review(j, out, summaries);
+            write_review(j, out, summaries, review_out.empty() ? "review (default path)" : "review --out");
             std::cout << "wrote " << out << " and " << std::filesystem::path(out).replace_extension(".html").string() << "\n";
             return 0;
         }

@@ -71,6 +71,14 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& options);
 /// (e.g. a brace in a path for Tractor).
 std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& plan, const SubmitOptions& options);
 
+/// Write `files` (farm_job_files) into options.out_dir through the output guard of `job` (src/output_guard.h):
+/// no file may be a plate frame, the job file, the model or an output of the job, and an existing file is replaced
+/// only when this folder's manifest (.depthbatch-submit, written here) says an earlier submit wrote it. Scripts
+/// (.sbatch, .sh) are made executable; Slurm's logs/ folder is created. Returns the paths written, in order.
+/// Throws ConfigError (exit 2) for a refused path, before anything is written; RenderError when writing fails.
+std::vector<std::string> write_farm_files(const JobConfig& job, const std::vector<std::pair<std::string, std::string>>& files,
+                                          const SubmitOptions& options);
+
 /// OpenJD's range expression for `frames` ("1001-1100:2,1200"): format_frame_spec with ':' for the step.
 std::string openjd_range_expression(const std::vector<int>& frames);
 

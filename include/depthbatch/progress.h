@@ -56,6 +56,8 @@ public:
     void print_above(std::ostream& log, const std::string& text);
 
 private:
+    void on_frame_done_locked(const FrameResult& r);
+    void say_if_reader_gone();
     void draw_bar_locked();
     std::string bar_text_locked() const;
 
@@ -69,6 +71,7 @@ private:
     std::chrono::steady_clock::time_point started_;
     bool bar_shown_ = false;
     bool started_frames_ = false;   ///< on_start has told the frames
+    bool reader_gone_ = false;      ///< writing to out_ failed (EPIPE): said once, nothing more is printed
     std::unique_ptr<std::streambuf> log_buf_;
     std::unique_ptr<std::ostream> log_stream_;
 };

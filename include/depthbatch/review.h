@@ -20,6 +20,15 @@ namespace depthbatch {
 /// runs (run_job.h), whose failed and skipped frames are marked with their reasons. Frames come from
 /// input.frames (else the plate frames on disk). Throws RenderError with the script's own message when the
 /// sheet cannot be made (no tools venv, matplotlib missing, an unwritable path).
-void write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries = {});
+/// The sheet goes through the job's output guard (src/output_guard.h): `png` and its .html may be neither a
+/// plate frame, the job file, the model nor another output of the job, and replace only an earlier review sheet
+/// (ConfigError naming `key`, before anything is made). A job none of whose depth frames exist is an InputError
+/// (exit 3), nothing written.
+void write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries = {},
+                  const std::string& key = "pipeline.review");
+
+/// Where `depthbatch review JOB` writes by default: OUTPUT_FOLDER/JOB.review.png (the job file's stem, in the
+/// folder of output.path).
+std::string default_review_path(const JobConfig& job);
 
 }  // namespace depthbatch

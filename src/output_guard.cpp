@@ -1,0 +1,299 @@
+#include "output_guard.h"
+
+#include "depthbatch/error.h"
+#include "depthbatch/frame_sequence.h"
+#include "depthbatch/job_config.h"
+#include "depthbatch/log.h"
+#include "depthbatch/sequence_stats.h"
+
+#include <OpenImageIO/imageio.h>
+
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace fs = std::filesystem;
+
+namespace depthbatch {
+namespace {
+
+/// The file's first `n` bytes ("" when it cannot be read).
+std::string head_of(const std::string& path, size_t n) {
+    std::ifstream in(path, std::ios::binary);
+    std::string s(n, '\0');
+    in.read(s.data(), static_cast<std::streamsize>(n));
+    s.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+    return s;
+}
+
+/// An image's metadata string `name` ("" when the file is no image OIIO reads).
+std::string image_attribute(const std::string& path, const char* name) {
+    auto in = OIIO::ImageInput::open(path);
+    if (!in) {
+        (void)OIIO::geterror();   // clear OIIO's global error: this was only a look
+        return "";
+    }
+    std::string v = in->spec().get_string_attribute(name);
+    in->close();
+    return v;
+}
+
+std::string lower_extension(const std::string& path) {
+    std::string e = fs::path(path).extension().string();
+    for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return e;
+}
+
+/// The manifest of farm files a depthbatch submit wrote in `folder` (file names, one a line).
+std::set<std::string> farm_manifest(const fs::path& folder) {
+    std::set<std::string> names;
+    std::ifstream in(folder / output_marker::farm_manifest);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line[0] != '#') names.insert(line);
+    return names;
+}
+
+/// `path` with `..` and symbolic links resolved on the file system: the canonical folder plus the name, or the
+/// link's target when the path itself is a symbolic link. Never throws. `dirs` caches canonical folders.
+std::string canonical_of(const std::string& path, std::map<std::string, std::string>* dirs = nullptr) {
+    std::error_code ec;
+    const fs::path p = fs::absolute(path, ec);
+    struct stat st {};
+    const fs::path name = p.filename();
+    if ((::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) || name.empty() || name == "." || name == "..") {
+        const fs::path c = fs::weakly_canonical(p, ec);
+        return ec ? p.lexically_normal().string() : c.string();
+    }
+    const std::string parent = p.parent_path().string();
+    if (dirs) {
+        auto it = dirs->find(parent);
+        if (it != dirs->end()) return it->second + "/" + name.string();
+    }
+    fs::path c = fs::weakly_canonical(p.parent_path(), ec);
+    std::string cs = ec ? p.parent_path().lexically_normal().string() : c.string();
+    while (cs.size() > 1 && cs.back() == '/') cs.pop_back();
+    if (dirs) (*dirs)[parent] = cs;
+    return (cs == "/" ? "" : cs) + "/" + name.string();
+}
+
+bool inode_of(const std::string& path, std::pair<unsigned long, unsigned long>& id) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return false;
+    id = {static_cast<unsigned long>(st.st_dev), static_cast<unsigned long>(st.st_ino)};
+    return true;
+}
+
+}  // namespace
+
+const char* output_role_name(OutputRole role) {
+    switch (role) {
+    case OutputRole::DepthFrame: return "depth frame";
+    case OutputRole::Preview: return "preview";
+    case OutputRole::Summary: return "JSON summary";
+    case OutputRole::StatsSidecar: return "sequence statistics sidecar";
+    case OutputRole::ReviewSheet: return "review sheet";
+    case OutputRole::FarmFile: return "farm file";
+    }
+    return "output";
+}
+
+bool kind_marker_holds(const std::string& path, OutputRole role) {
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) return true;
+    if (!fs::is_regular_file(status)) return false;
+    if (fs::file_size(path, ec) == 0 && !ec) return true;
+    switch (role) {
+    case OutputRole::DepthFrame: {   // OpenEXR's magic number 20000630, little-endian
+        const std::string h = head_of(path, 4);
+        return h == std::string("\x76\x2f\x31\x01", 4);
+    }
+    case OutputRole::Preview: return image_attribute(path, "ImageDescription") == output_marker::preview;
+    case OutputRole::Summary:
+        return head_of(path, 4096).find(std::string("\"") + output_marker::summary_schema) != std::string::npos;
+    case OutputRole::StatsSidecar:
+        return head_of(path, 1 << 20).find(std::string("\"what\": \"") + output_marker::stats) != std::string::npos;
+    case OutputRole::ReviewSheet: {
+        const std::string ext = lower_extension(path);
+        if (ext == ".html" || ext == ".htm")
+            return head_of(path, 4096).find(std::string("content=\"") + output_marker::review) != std::string::npos;
+        return image_attribute(path, "Software").rfind(output_marker::review, 0) == 0;
+    }
+    case OutputRole::FarmFile: {
+        const fs::path p(path);
+        return farm_manifest(p.parent_path()).count(p.filename().string()) > 0;
+    }
+    }
+    return false;
+}
+
+void check_path_fits(const std::string& path, const std::string& key) {
+    if (path.size() >= PATH_MAX)
+        throw ConfigError(key + ": the path is " + std::to_string(path.size()) + " bytes long; the file system takes at "
+                          "most " + std::to_string(PATH_MAX - 1) + " (PATH_MAX): " + printable(path.substr(0, 120)) + "...");
+    for (const auto& part : fs::path(path))
+        if (part.string().size() > NAME_MAX)
+            throw ConfigError(key + ": the name '" + printable(part.string().substr(0, 60)) + "...' is " +
+                              std::to_string(part.string().size()) + " bytes long; the file system takes at most " +
+                              std::to_string(NAME_MAX) + " (NAME_MAX) in one file or folder name");
+}
+
+// ---- Publication ----------------------------------------------------------------------------------------
+
+Publication::Publication(const std::string& path, OutputRole role, std::string key)
+    : final_(path), key_(std::move(key)), role_(role), tmp_(std::make_unique<detail::TempFile>(path)) {}
+
+Publication Publication::open(const std::string& path, OutputRole role, const std::string& key) {
+    check_path_fits(path, key);
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
+    if (!kind_marker_holds(path, role))
+        throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
+                          ": not replaced (delete it or choose another path)");
+    const fs::path folder = fs::path(path).parent_path();
+    if (!folder.empty()) fs::create_directories(folder, ec);
+    if (ec) throw RenderError(key + ": cannot create the folder " + folder.string() + ": " + ec.message());
+    return Publication(path, role, key);
+}
+
+detail::TempFile::Result Publication::publish(bool replace) {
+    if (replace && role_ != OutputRole::DepthFrame && !kind_marker_holds(final_, role_))
+        throw ConfigError(key_ + ": " + final_ + " appeared while writing and is not a depthbatch " +
+                          output_role_name(role_) + ": not replaced");
+    return tmp_->publish(replace);
+}
+
+// ---- OutputGuard ----------------------------------------------------------------------------------------
+
+void OutputGuard::add(const std::string& path, Entry e) {
+    by_path_.emplace(canonical_of(path), e);
+    std::pair<unsigned long, unsigned long> id;
+    if (inode_of(path, id)) by_inode_.emplace(id, std::move(e));
+}
+
+void OutputGuard::protect(const std::string& path, const std::string& what) {
+    if (path.empty()) return;
+    Entry e;
+    e.what = what;
+    e.input = true;
+    add(path, std::move(e));
+}
+
+void OutputGuard::protect_frames(const FrameSequence& pattern, const std::vector<int>& frames, const std::string& what) {
+    std::map<std::string, std::string> dirs;
+    for (int f : frames) {
+        const std::string p = pattern.path(f);
+        Entry e;
+        e.what = what + " " + std::to_string(f) + " (" + p + ")";
+        e.input = true;
+        by_path_.emplace(canonical_of(p, &dirs), e);
+        std::pair<unsigned long, unsigned long> id;
+        if (inode_of(p, id)) by_inode_.emplace(id, std::move(e));
+    }
+}
+
+void OutputGuard::add_output(const std::string& path, OutputRole role, const std::string& key) {
+    if (path.empty()) return;
+    Entry e;
+    e.what = key + " (" + std::string(output_role_name(role)) + ")";
+    e.role = role;
+    e.key = key;
+    add(path, std::move(e));
+    outputs_.push_back({path, false, role, key});
+}
+
+void OutputGuard::add_output_frames(const FrameSequence& pattern, const std::vector<int>& frames, OutputRole role,
+                                    const std::string& key) {
+    std::map<std::string, std::string> dirs;
+    for (int f : frames) {
+        const std::string p = pattern.path(f);
+        Entry e;
+        e.what = key + " (" + std::string(output_role_name(role)) + " " + std::to_string(f) + ")";
+        e.role = role;
+        e.key = key;
+        by_path_.emplace(canonical_of(p, &dirs), e);
+        std::pair<unsigned long, unsigned long> id;
+        if (inode_of(p, id)) by_inode_.emplace(id, std::move(e));
+    }
+    outputs_.push_back({pattern.pattern(), true, role, key});
+}
+
+const OutputGuard::Entry* OutputGuard::find(const std::string& path) const {
+    // By name and by inode: an input found either way wins (a summary path that is also a hard link to a plate
+    // is the plate, whatever role its name was registered for).
+    const Entry* by_name = nullptr;
+    if (auto it = by_path_.find(canonical_of(path)); it != by_path_.end()) by_name = &it->second;
+    const Entry* by_id = nullptr;
+    std::pair<unsigned long, unsigned long> id;
+    if (inode_of(path, id))
+        if (auto it = by_inode_.find(id); it != by_inode_.end()) by_id = &it->second;
+    if (by_id && by_id->input) return by_id;
+    return by_name ? by_name : by_id;
+}
+
+void OutputGuard::check(const std::string& path, OutputRole role, const std::string& key) const {
+    check_path_fits(path, key);
+    if (const Entry* e = find(path)) {
+        if (e->input)
+            throw ConfigError(key + ": " + path + " is " + e->what + ": refusing to write a " + output_role_name(role) +
+                              " over an input of the job");
+        if (e->role != role)
+            throw ConfigError(key + ": " + path + " is also " + e->what + ": refusing to write one output over another");
+    }
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
+    if (!kind_marker_holds(path, role))
+        throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
+                          ": not replaced (delete it or choose another path)");
+}
+
+void OutputGuard::preflight(const std::vector<int>& frames) const {
+    for (const Output& o : outputs_) {
+        if (!o.frames) {
+            check(o.pattern, o.role, o.key);
+            continue;
+        }
+        const FrameSequence seq(o.pattern);
+        for (int f : frames) check(seq.path(f), o.role, o.key);
+    }
+}
+
+Publication OutputGuard::open(const std::string& path, OutputRole role, const std::string& key) const {
+    check(path, role, key);
+    return Publication::open(path, role, key);
+}
+
+OutputGuard OutputGuard::for_job(const JobConfig& job, const std::vector<int>& shot, const std::string& model_path) {
+    OutputGuard g;
+    const FrameSequence plates(job.input.path);
+    std::vector<int> frames = shot;
+    for (int f : plates.frames_on_disk()) frames.push_back(f);
+    std::sort(frames.begin(), frames.end());
+    frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
+    g.protect_frames(plates, frames, "plate frame");
+    g.protect(job.job_file, "the job file");
+    if (!model_path.empty() && model_path != "default") g.protect(model_path, "the model");
+    g.protect(job.color.config, "the OCIO config (color.config)");
+    // Outputs: the depth frames first (the role every other output must keep clear of).
+    g.add_output_frames(FrameSequence(job.output.path), shot, OutputRole::DepthFrame, "output.path");
+    if (!job.output.preview.path.empty())
+        g.add_output_frames(FrameSequence(job.output.preview.path), shot, OutputRole::Preview, "output.preview");
+    g.add_output(job.pipeline.summary, OutputRole::Summary, "pipeline.summary");
+    if (job.depth.normalize == Normalization::Sequence)
+        g.add_output(job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file,
+                     OutputRole::StatsSidecar, "depth.stats_file");
+    if (!job.pipeline.review.empty()) {
+        g.add_output(job.pipeline.review, OutputRole::ReviewSheet, "pipeline.review");
+        g.add_output(fs::path(job.pipeline.review).replace_extension(".html").string(), OutputRole::ReviewSheet,
+                     "pipeline.review");
+    }
+    return g;
+}
+
+}  // namespace depthbatch

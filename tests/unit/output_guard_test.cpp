@@ -1,0 +1,204 @@
+// Unit tests for src/output_guard.h: every spelling of a path that is an input of the job (patterns, `..`,
+// symbolic and hard links) is refused for every role, roles never write over one another, an existing file is
+// replaced only by its own kind, and names that cannot exist are refused before anything is written.
+#include "output_guard.h"
+
+#include "depthbatch/error.h"
+#include "depthbatch/frame_sequence.h"
+#include "depthbatch/job_config.h"
+#include "support/test_support.h"
+
+#include <OpenImageIO/imagebuf.h>
+#include <OpenImageIO/imagebufalgo.h>
+
+#include <climits>
+#include <fstream>
+
+using namespace depthbatch;
+using namespace depthbatch::test;
+
+namespace {
+
+void write_text(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// A job over four JPEG-named plates in `dir`/pl, its job file and a model file beside it.
+JobConfig job_in(const fs::path& dir, const std::string& extra = "") {
+    for (int f = 1001; f <= 1004; ++f) write_text(dir / ("pl/p." + std::to_string(f) + ".jpg"), "plate " + std::to_string(f));
+    write_text(dir / "model.pt", "model");
+    const std::string text = "input: {path: pl/p.####.jpg, frames: 1001-1004}\nmodel: {path: model.pt}\n" +
+                             (extra.rfind("output:", 0) == 0 ? extra : "output: {path: out/d.####.exr}\n" + extra);
+    write_text(dir / "job.yaml", text);
+    return load_job((dir / "job.yaml").string());
+}
+
+OutputGuard guard_for(const JobConfig& job) { return OutputGuard::for_job(job, job.input.frames, job.model.path); }
+
+const OutputRole kAllRoles[] = {OutputRole::DepthFrame, OutputRole::Preview, OutputRole::Summary,
+                                OutputRole::StatsSidecar, OutputRole::ReviewSheet, OutputRole::FarmFile};
+
+}  // namespace
+
+TEST(OutputGuard, EverySpellingOfAPlateIsRefusedForEveryRole) {
+    TempDir t;
+    const JobConfig job = job_in(t.path);
+    fs::create_directories(t / "sub");
+    fs::create_symlink(t / "pl/p.1001.jpg", t / "soft.json");
+    fs::create_hard_link(t / "pl/p.1002.jpg", t / "hard.json");
+    fs::create_directory_symlink(t / "pl", t / "plates_link");
+    const OutputGuard g = guard_for(job);
+    const std::vector<std::string> spellings = {
+        (t / "pl/p.1003.jpg").string(),           (t / "sub/../pl/p.1003.jpg").string(),
+        (t / "pl/./p.1004.jpg").string(),         (t / "plates_link/p.1001.jpg").string(),
+        (t / "soft.json").string(),               (t / "hard.json").string(),
+        (t / "pl//p.1002.jpg").string()};
+    for (const std::string& path : spellings)
+        for (OutputRole role : kAllRoles) {
+            const std::string msg = expect_error<ConfigError>([&] { g.check(path, role, "some.key"); }, path);
+            EXPECT_TRUE(contains(msg, "some.key: ")) << msg;
+            EXPECT_TRUE(contains(msg, "is plate frame 100")) << path << ": " << msg;
+        }
+    // The plates are untouched.
+    EXPECT_EQ(read_text(t / "pl/p.1003.jpg"), "plate 1003");
+}
+
+TEST(OutputGuard, TheJobFileModelAndOcioConfigAreInputs) {
+    TempDir t;
+    write_text(t / "my.ocio", "ocio");
+    const JobConfig job = job_in(t.path, "color: {config: my.ocio}\n");
+    const OutputGuard g = guard_for(job);
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "job.yaml").string(), OutputRole::Summary, "pipeline.summary"); }),
+                         "is the job file"));
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "pl/../model.pt").string(), OutputRole::Preview, "k"); }),
+                         "is the model"));
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "my.ocio").string(), OutputRole::ReviewSheet, "k"); }),
+                         "is the OCIO config"));
+}
+
+TEST(OutputGuard, PatternsOfAnotherRoleAreRefusedInEverySpelling) {
+    TempDir t;
+    const JobConfig job = job_in(t.path);
+    const OutputGuard g = guard_for(job);
+    for (const std::string pattern : {"out/d.####.exr", "out/d.%04d.exr", "out/d.$F4.exr", "out/d.@@@@.exr", "x/../out/d.####.exr"}) {
+        const FrameSequence seq((t / pattern).string());
+        const std::string msg =
+            expect_error<ConfigError>([&] { g.check(seq.path(1002), OutputRole::Preview, "output.preview"); }, pattern);
+        EXPECT_TRUE(contains(msg, "is also output.path (depth frame 1002)")) << msg;
+    }
+    // The depth frames themselves pass as depth frames.
+    g.check((t / "out/d.1002.exr").string(), OutputRole::DepthFrame, "output.path");
+}
+
+TEST(OutputGuard, PreflightRefusesPreviewsSummaryAndReviewOverPlatesBeforeAnythingIsWritten) {
+    TempDir t;
+    JobConfig job = job_in(t.path, "output: {path: out/d.####.exr, preview: pl/p.####.jpg}\n");
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { guard_for(job).preflight({1001}); }), "output.preview: "));
+    job.output.preview.path.clear();
+    job.pipeline.summary = (t / "pl/p.1004.jpg").string();
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { guard_for(job).preflight({1001}); }), "pipeline.summary: "));
+    job.pipeline.summary.clear();
+    job.pipeline.review = (t / "pl/p.1002.jpg").string();
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { guard_for(job).preflight({1001}); }), "pipeline.review: "));
+    // A summary path that is a hard link to a plate is the plate, though its name is the summary's.
+    fs::create_hard_link(t / "pl/p.1003.jpg", t / "hard.json");
+    job.pipeline.summary = (t / "hard.json").string();
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { guard_for(job).preflight({1001}); }), "is plate frame 1003"));
+    job.pipeline.review = (t / "out/review.png").string();
+    job.pipeline.summary = (t / "out/d.1003.exr").string();   // a summary named like a depth frame
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { guard_for(job).preflight({1001}); }), "is also output.path"));
+    EXPECT_FALSE(fs::exists(t / "out"));
+}
+
+TEST(OutputGuard, AFileIsReplacedOnlyByItsOwnKind) {
+    TempDir t;
+    write_text(t / "a.json", "{\"not\": \"ours\"}");
+    write_text(t / "s.json", "{\n \"schema\": \"depthbatch-summary/1\",\n \"x\": 1}");
+    write_text(t / "stats.json", "{\n \"format\": 1,\n \"what\": \"depthbatch sequence statistics: ...\"}");
+    write_text(t / "page.html", "<html><head><meta name=\"generator\" content=\"depthbatch review\">");
+    write_text(t / "other.html", "<html>someone's page</html>");
+    write_text(t / "empty.json", "");
+    EXPECT_FALSE(kind_marker_holds((t / "a.json").string(), OutputRole::Summary));
+    EXPECT_TRUE(kind_marker_holds((t / "s.json").string(), OutputRole::Summary));
+    EXPECT_FALSE(kind_marker_holds((t / "s.json").string(), OutputRole::StatsSidecar));
+    EXPECT_TRUE(kind_marker_holds((t / "stats.json").string(), OutputRole::StatsSidecar));
+    EXPECT_FALSE(kind_marker_holds((t / "stats.json").string(), OutputRole::Summary));
+    EXPECT_TRUE(kind_marker_holds((t / "page.html").string(), OutputRole::ReviewSheet));
+    EXPECT_FALSE(kind_marker_holds((t / "other.html").string(), OutputRole::ReviewSheet));
+    EXPECT_TRUE(kind_marker_holds((t / "empty.json").string(), OutputRole::Summary));
+    EXPECT_TRUE(kind_marker_holds((t / "absent.json").string(), OutputRole::Summary));
+    EXPECT_FALSE(kind_marker_holds((t / "a.json").string(), OutputRole::DepthFrame));   // not an EXR
+    EXPECT_FALSE(kind_marker_holds(t.path.string(), OutputRole::Summary));                // a folder
+    // Images: a preview only over a file marked "depthbatch preview"; a plate-like JPEG is not one.
+    OIIO::ImageBuf img(OIIO::ImageSpec(8, 8, 3, OIIO::TypeDesc::UINT8));
+    OIIO::ImageBufAlgo::fill(img, {0.5f, 0.5f, 0.5f});
+    for (const std::string ext : {".jpg", ".png", ".tif"}) {
+        const std::string plain = (t / ("plain" + ext)).string(), marked = (t / ("marked" + ext)).string();
+        ASSERT_TRUE(img.write(plain));
+        OIIO::ImageBuf m = img;
+        m.specmod().attribute("ImageDescription", output_marker::preview);
+        ASSERT_TRUE(m.write(marked));
+        EXPECT_FALSE(kind_marker_holds(plain, OutputRole::Preview)) << ext;
+        EXPECT_TRUE(kind_marker_holds(marked, OutputRole::Preview)) << ext;
+    }
+    // Publication::open refuses before a temporary exists; publish replaces its own kind.
+    const std::string msg =
+        expect_error<ConfigError>([&] { Publication::open((t / "a.json").string(), OutputRole::Summary, "--summary"); });
+    EXPECT_TRUE(contains(msg, "--summary: ")) << msg;
+    EXPECT_TRUE(contains(msg, "is not a depthbatch JSON summary")) << msg;
+    EXPECT_EQ(read_text(t / "a.json"), "{\"not\": \"ours\"}");
+    {
+        Publication p = Publication::open((t / "s.json").string(), OutputRole::Summary, "--summary");
+        std::ofstream(p.temp_path()) << "{\n \"schema\": \"depthbatch-summary/1\",\n \"x\": 2}";
+        p.publish(true);
+    }
+    EXPECT_TRUE(contains(read_text(t / "s.json"), "\"x\": 2"));
+    // A file of another kind that appears while writing is not replaced.
+    {
+        Publication p = Publication::open((t / "late.json").string(), OutputRole::Summary, "--summary");
+        std::ofstream(p.temp_path()) << "{\n \"schema\": \"depthbatch-summary/1\"}";
+        write_text(t / "late.json", "someone else's");
+        EXPECT_TRUE(contains(expect_error<ConfigError>([&] { p.publish(true); }), "appeared while writing"));
+    }
+    EXPECT_EQ(read_text(t / "late.json"), "someone else's");
+    for (const auto& e : fs::directory_iterator(t.path))
+        EXPECT_FALSE(contains(e.path().filename().string(), ".tmp")) << "temporary left: " << e.path();
+}
+
+TEST(OutputGuard, NamesTheFileSystemCannotHoldAreConfigErrorsAndLongLegalNamesGetATemporary) {
+    TempDir t;
+    const std::string too_long_name = std::string(NAME_MAX + 1, 'n');
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { check_path_fits((t / too_long_name).string(), "pipeline.summary"); }),
+                         "pipeline.summary: the name"));
+    std::string deep = t.path.string();
+    while (deep.size() < PATH_MAX + 10) deep += "/abcdefghij";
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { check_path_fits(deep, "output.path"); }), "PATH_MAX"));
+    // A legal 245-byte name: its temporary (".name.host.pid.n.tmp") must still fit NAME_MAX.
+    const std::string legal = (t / (std::string(245, 'a') + ".json")).string();
+    check_path_fits(legal, "k");
+    {
+        Publication p = Publication::open(legal, OutputRole::Summary, "k");
+        EXPECT_LE(fs::path(p.temp_path()).filename().string().size(), static_cast<size_t>(NAME_MAX));
+        std::ofstream out(p.temp_path());
+        out << "{\"schema\": \"depthbatch-summary/1\"}";
+        out.close();
+        ASSERT_TRUE(out.good()) << "the temporary could not be written";
+        p.publish(true);
+    }
+    EXPECT_TRUE(fs::exists(legal));
+}
+
+TEST(OutputGuard, FarmFilesReplaceOnlyWhatAnEarlierSubmitWrote) {
+    TempDir t;
+    write_text(t / "farm/render.sbatch", "#!/bin/sh\n# a studio's own script\n");
+    EXPECT_FALSE(kind_marker_holds((t / "farm/render.sbatch").string(), OutputRole::FarmFile));
+    write_text(t / "farm" / output_marker::farm_manifest, "# files written by depthbatch submit\nrender.sbatch\n");
+    EXPECT_TRUE(kind_marker_holds((t / "farm/render.sbatch").string(), OutputRole::FarmFile));
+    EXPECT_FALSE(kind_marker_holds((t / "farm/x.sh").string(), OutputRole::FarmFile) && fs::exists(t / "farm/x.sh"));
+}

@@ -257,6 +257,16 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
                                 "not overwritten");
 }
 
+std::string exr_text_attribute(const std::string& path, const std::string& name) {
+    try {
+        Imf::InputFile in(path.c_str());
+        const auto* a = in.header().findTypedAttribute<Imf::StringAttribute>(name);
+        return a ? a->value() : std::string();
+    } catch (const std::exception&) {
+        return "";
+    }
+}
+
 std::string why_output_is_stale(const std::string& path, const std::string& settings_sha256,
                                 const std::string& model_sha256) {
     try {

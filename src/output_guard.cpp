@@ -248,7 +248,9 @@ void OutputGuard::check(const std::string& path, OutputRole role, const std::str
     std::error_code ec;
     if (fs::is_directory(path, ec))
         throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
-    if (!kind_marker_holds(path, role))
+    // Depth frames that exist follow output.overwrite (run_job's frame selection: exit 6, or replaced only when
+    // they are depthbatch frames); every other role replaces only its own kind.
+    if (role != OutputRole::DepthFrame && !kind_marker_holds(path, role))
         throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
                           ": not replaced (delete it or choose another path)");
 }

@@ -21,6 +21,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
+#include <cstdio>
 
 namespace depthbatch {
 namespace {
@@ -505,6 +507,25 @@ std::string PlateInfo::describe() const {
         d << ", own depth " << join(z);
     }
     return d.str();
+}
+
+std::string plate_kind(const PlateInfo& plate) {
+    // What ColorTransform::auto_colorspace reads: DPX or not, float or integer colour channels; and the channels.
+    const OIIO::ImageSpec& spec = plate.file_spec;
+    const OIIO::TypeDesc type = plate.r >= 0 ? spec.channelformat(plate.r) : spec.format;
+    const bool real = type.basetype == OIIO::TypeDesc::HALF || type.basetype == OIIO::TypeDesc::FLOAT ||
+                      type.basetype == OIIO::TypeDesc::DOUBLE;
+    std::string names;
+    for (int c = 0; c < spec.nchannels; ++c) names += std::string(c ? "," : "") + std::string(spec.channel_name(c));
+    return std::string(plate.format == "dpx" ? "DPX" : real ? "float" : "integer") + " colour, channels " + names;
+}
+
+std::string plate_identity(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return "";
+    char mtime[64];
+    std::snprintf(mtime, sizeof mtime, "%lld.%09ld", static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
+    return std::to_string(static_cast<long long>(st.st_size)) + " bytes, modified " + mtime;
 }
 
 PlateInfo probe_plate(const std::string& path, int frame, const JobConfig::Input& input) {

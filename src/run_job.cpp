@@ -67,6 +67,10 @@ struct FrameWork {
     FrameResult result;
     bool write = true;            ///< false for stabilization warm-up frames (inferred, not written)
     int plan_index = 0;           ///< position in the job's plan (the stabilizer's handle for the frame)
+    int shot_pos = 0;             ///< position in the shot's frames (the stabilizer's window is counted there)
+    std::string plate_identity;   ///< plate_identity() of the plate as read (EXR depthbatch/plate_identity)
+    std::string temporal_cut;     ///< frames missing from its stabilizer window ("" = the full window); the EXR
+                                  ///< says so (depthbatch/temporal_context) and --skip-existing re-renders it
     Clock::time_point started;
     std::optional<Plate> plate;
     ReformatPlan plan;
@@ -92,6 +96,8 @@ struct JobContext {
     std::shared_ptr<const ColorTransform> color;
     std::optional<DepthNormalizer> normalizer;
     ReformatPlan first_plan;
+    int first_frame = 0;                        ///< the frame the plate kind and colour were decided from
+    std::string first_kind;                     ///< plate_kind() of that frame: every frame must match it
     std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
     std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
     std::optional<Colormap> colormap;
@@ -176,6 +182,8 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     const std::string first = ctx.input.path(frame);
     const PlateInfo plate = probe_plate(first, frame, job.input);   // part/view, deep, channels: fails here
     const OIIO::ImageSpec& spec = plate.file_spec;
+    ctx.first_frame = frame;
+    ctx.first_kind = plate_kind(plate);
     log_info("plate ", plate.describe());
     ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
     log_info(describe_output(plate, job.output));
@@ -223,8 +231,19 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
 void prepare(const JobContext& ctx, FrameWork& w) {
     try {
         auto t0 = Clock::now();
+        w.plate_identity = plate_identity(w.result.input_path);
         w.plate = read_plate(w.result.input_path, w.result.frame, ctx.job.input);
         w.result.times.read_ms = ms_since(t0);
+        // input.colorspace auto (and the reformat plan) were decided from one frame: a frame of another kind (a
+        // float TIFF among 16-bit ones, a PNG named .exr) would be encoded by the wrong rule. Stop it here.
+        if (ctx.job.input.colorspace == "auto" && !ctx.first_kind.empty())
+            if (const std::string kind = plate_kind(*w.plate); kind != ctx.first_kind)
+                throw InputError("frame " + std::to_string(w.result.frame) + " (" + w.result.input_path + ") is " +
+                                 w.plate->format + " with " + kind + ", but frame " + std::to_string(ctx.first_frame) +
+                                 " was " + ctx.first_kind +
+                                 ": input.colorspace auto was decided from frame " + std::to_string(ctx.first_frame) +
+                                 " ('" + ctx.color->from() + "') and would be wrong here. Re-export the frame like the "
+                                 "others, or set input.colorspace");
         t0 = Clock::now();
         OIIO::ImageBuf rgb = plate_rgb(*w.plate);
         const PixelStats px = ctx.color->apply(rgb);   // NaN/Inf -> 0, OCIO, into 0-1; counted
@@ -394,6 +413,8 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         for (auto& kv : ctx.normalizer->metadata(range ? &*range : nullptr)) meta.push_back(kv);
         meta.push_back({"depthbatch/source", w.result.input_path});
         meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
+        if (!w.plate_identity.empty()) meta.push_back({"depthbatch/plate_identity", w.plate_identity});
+        if (!w.temporal_cut.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
         ExrWriteOptions options = ctx.job.output;
         if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
@@ -463,9 +484,35 @@ struct FrameSelection {
     std::vector<SkippedFrame> skipped;
     std::vector<FrameResult> missing;         ///< on_error: continue only
 };
+/// Beyond settings and model: the plate the output was made from was re-delivered since (size or modification
+/// time differ from depthbatch/plate_identity), or its stabilizer window was cut by frames that failed or were
+/// missing and whose plates exist now (depthbatch/temporal_context). "" when neither.
+std::string why_plate_or_context_changed(const JobContext& ctx, const std::string& out, const std::string& plate) {
+    const std::string was = exr_text_attribute(out, "depthbatch/plate_identity");
+    if (!was.empty()) {   // outputs of depthbatch 0.2 recorded none: nothing to compare
+        const std::string now = plate_identity(plate);
+        if (now != was) return "made from a plate that has changed since (" + was + "; now " + now + ")";
+    }
+    const std::string context = exr_text_attribute(out, "depthbatch/temporal_context");
+    if (context.rfind("cut: ", 0) == 0) {
+        std::vector<int> lacked;
+        try {
+            lacked = parse_frame_spec(context.substr(5));
+        } catch (const ConfigError&) {
+            return "stabilized with a cut window (" + context + ")";
+        }
+        std::vector<int> back;
+        for (int f : lacked)
+            if (fs::is_regular_file(ctx.input.path(f))) back.push_back(f);
+        if (!back.empty())
+            return "stabilized without frames " + format_frame_spec(back) + ", whose plates exist now";
+    }
+    return "";
+}
+
 FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames) {
     const JobConfig& job = ctx.job;
-    std::vector<std::string> missing, existing;
+    std::vector<std::string> missing, existing, foreign;
     FrameSelection sel;
     for (int f : frames) {
         const std::string in = ctx.input.path(f), out = ctx.output.path(f);
@@ -483,8 +530,19 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
                               " is the plate itself (through a link or another name); refusing to overwrite the plate");
         if (fs::exists(out)) {
             if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(out);
+            // A file that is no depth frame is never replaced, whatever the policy: not an OpenEXR file at all,
+            // or (to be re-rendered under skip) an EXR that depthbatch did not write.
+            if (job.output.overwrite != OverwritePolicy::Error && !kind_marker_holds(out, OutputRole::DepthFrame)) {
+                foreign.push_back(out + " (not an OpenEXR file)");
+                continue;
+            }
             if (job.output.overwrite == OverwritePolicy::Skip) {
-                const std::string why = why_output_is_stale(out, ctx.settings_sha256, ctx.model->sha256());
+                std::string why = why_output_is_stale(out, ctx.settings_sha256, ctx.model->sha256());
+                if (why.rfind("not written by depthbatch", 0) == 0) {
+                    foreign.push_back(out + " (an OpenEXR file depthbatch did not write)");
+                    continue;
+                }
+                if (why.empty()) why = why_plate_or_context_changed(ctx, out, in);
                 if (why.empty()) {
                     sel.skipped.push_back({f, out, "complete, same settings and model"});
                     continue;
@@ -501,6 +559,10 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
     if (!missing.empty())
         log_error(missing.size(), " of ", frames.size(), " plate frames are missing (pipeline.on_error: continue "
                   "renders the rest):", list_some(missing));
+    if (!foreign.empty())
+        throw OutputExistsError(std::to_string(foreign.size()) + " file(s) at output.path are not depthbatch depth "
+                                "frames and are never replaced (move them away or choose another output.path):" +
+                                list_some(foreign));
     if (!existing.empty())
         throw OutputExistsError(std::to_string(existing.size()) + " output frames already exist (set "
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
@@ -511,9 +573,9 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
 /// The output folders can be written before any frame is read (not after the first frames ran); hidden
 /// temporaries that killed earlier runs on this host left there are removed. Nothing is created yet: the
 /// nearest existing folder must let us create the rest. Throws RenderError.
-void check_output_folders(const JobContext& ctx, const std::vector<int>& todo) {
+void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, bool sweep = true) {
     const fs::path first_dir = fs::path(ctx.output.path(todo.front())).parent_path();
-    if (fs::is_directory(first_dir.empty() ? "." : first_dir))
+    if (sweep && fs::is_directory(first_dir.empty() ? "." : first_dir))
         if (const int n = detail::remove_stale_temporaries(first_dir.string()); n > 0)
             log_info("removed ", n, " temporary file(s) left in ", first_dir.string(), " by an interrupted earlier run");
     for (int f : todo) {
@@ -666,7 +728,26 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     struct Batch {
         std::vector<std::unique_ptr<FrameWork>> frames;
         bool last = false;   ///< the source's final token: no frames, the end of the stream
+        bool cut = false;    ///< last, and a stop ended the stream before the plan's end
     };
+    // The stabilizer's segments (temporal_stabilizer.h): a frame's window is centred and shrinks at its segment's
+    // ends. A frame whose window is shorter than an uninterrupted whole render gives it was cut: by a gap (a frame
+    // that failed or is missing: published, marked depthbatch/temporal_context, re-rendered by --skip-existing once
+    // that frame exists) or by a stop (abandoned, never published: a retry renders it whole). A size change ends
+    // a segment in every render alike, so it cuts nothing.
+    enum class Edge { Plan, Size, Gap, Stop };
+    struct Segment {
+        bool open = false;
+        int start_pos = 0, last_pos = 0;   ///< shot positions of its first and last frames
+        Edge start = Edge::Plan;
+        std::vector<int> start_gap;        ///< Edge::Gap: the frames that failed just before it
+        int width = 0, height = 0;         ///< model input size
+    } seg;
+    std::vector<int> gap;                  ///< frames that failed since the last segment ended
+    Edge next_start = Edge::Plan;
+    std::vector<int> abandoned, size_change_frames;
+    const int radius = stabilizer ? stabilizer->radius() : 0;
+    const int shot_size = static_cast<int>(ctx.shot.size());
     std::optional<Clock::time_point> infer_idle_since;  // touched only by the serial inference stage
 
     tbb::task_arena arena(ctx.workers);
@@ -678,7 +759,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     if (next >= plan.size() || stop.load() || (cancel && cancel->load())) {
                         if (!sent_last) {
                             sent_last = true;
-                            return new Batch{{}, true};
+                            return new Batch{{}, true, next < plan.size()};
                         }
                         fc.stop();
                         return nullptr;
@@ -693,6 +774,9 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         w->result.input_path = ctx.input.path(w->result.frame);
                         w->result.output_path = ctx.output.path(w->result.frame);
                         w->plan_index = static_cast<int>(next);
+                        if (stabilizer)
+                            w->shot_pos = static_cast<int>(std::lower_bound(ctx.shot.begin(), ctx.shot.end(), w->result.frame) -
+                                                           ctx.shot.begin());
                         b->frames.push_back(std::move(w));
                         ++next;
                     }
@@ -715,32 +799,66 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     infer(ctx, frames);
                     report.infer_busy_ms += ms_since(t_in);
                     std::vector<std::unique_ptr<FrameWork>> out;
-                    const auto take_ready = [&] {
+                    // Frames the stabilizer has finished; `flushing`: the segment ends here, at `end`.
+                    const auto take_ready = [&](bool flushing, Edge end) {
                         for (auto& [index, depth] : stabilizer->pop_ready()) {
                             auto it = held.find(index);
-                            it->second->raw = std::move(depth);
+                            FrameWork& f = *it->second;
+                            f.raw = std::move(depth);
+                            const int p = f.shot_pos;
+                            const bool short_before = p - seg.start_pos < std::min(radius, p);
+                            const bool short_after = flushing && seg.last_pos - p < std::min(radius, shot_size - 1 - p);
+                            std::vector<int> lacked;
+                            if (short_before && seg.start == Edge::Gap) lacked = seg.start_gap;
+                            if (short_after && end == Edge::Gap) lacked.insert(lacked.end(), gap.begin(), gap.end());
+                            if (short_after && end == Edge::Stop && f.write) {
+                                f.write = false;   // abandoned: its window lacks frames the stop never read
+                                abandoned.push_back(f.result.frame);
+                            } else if (!lacked.empty()) {
+                                std::sort(lacked.begin(), lacked.end());
+                                lacked.erase(std::unique(lacked.begin(), lacked.end()), lacked.end());
+                                f.temporal_cut = format_frame_spec(lacked);
+                            }
                             out.push_back(std::move(it->second));
                             held.erase(it);
                         }
                     };
+                    const auto end_segment = [&](Edge end) {
+                        if (!seg.open) return;
+                        stabilizer->flush();
+                        take_ready(true, end);
+                        seg.open = false;
+                    };
                     for (auto& w : b->frames) {
                         if (w->failed() && stop_on_error) stop = true;
                         if (stabilizer && w->failed()) {   // a gap: the frames before it end their segment
-                            stabilizer->flush();
-                            take_ready();
+                            gap.push_back(w->result.frame);
+                            end_segment(Edge::Gap);
                         } else if (stabilizer) {
+                            if (seg.open && (w->input.width != seg.width || w->input.height != seg.height)) {
+                                size_change_frames.push_back(w->result.frame);
+                                end_segment(Edge::Size);
+                                next_start = Edge::Size;
+                            }
+                            if (!seg.open) {
+                                seg.open = true;
+                                seg.start_pos = w->shot_pos;
+                                seg.start = gap.empty() ? next_start : Edge::Gap;
+                                seg.start_gap = gap;
+                                seg.width = w->input.width, seg.height = w->input.height;
+                                gap.clear();
+                                next_start = Edge::Plan;
+                            }
+                            seg.last_pos = w->shot_pos;
                             stabilizer->push(w->plan_index, std::move(w->raw), w->input);
                             held.emplace(w->plan_index, std::move(w));
-                            take_ready();
+                            take_ready(false, Edge::Plan);
                             continue;
                         }
                         w->input = ModelInput();
                         out.push_back(std::move(w));
                     }
-                    if (stabilizer && b->last) {
-                        stabilizer->flush();
-                        take_ready();
-                    }
+                    if (stabilizer && b->last) end_segment(b->cut ? Edge::Stop : Edge::Plan);
                     for (auto& w : out) w->input = ModelInput();
                     b->frames.swap(out);
                     infer_idle_since = Clock::now();
@@ -755,11 +873,24 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         w->result.seconds = std::chrono::duration<double>(Clock::now() - w->started).count();
                         if (!w->write && !w->failed()) continue;   // warm-up frames are not reported
                         std::lock_guard<std::mutex> lock(report_mutex);
+                        // A warm-up frame whose plate was found missing before the render is counted there already.
+                        if (!w->write && std::any_of(report.frames.begin(), report.frames.end(), [&](const FrameResult& r) {
+                                return r.frame == w->result.frame; }))
+                            continue;
                         record_frame(ctx, *w, report);
                         if (observer) observer->on_frame_done(w->result);
                     }
                 }));
     });
+    if (!size_change_frames.empty())
+        log_warning("depth.stabilize: the model input size changed at ", size_change_frames.size(), " frame(s) (",
+                    format_frame_spec(size_change_frames), "; the plate's data window changes size): the stabilizer "
+                    "cannot fit across a size change and starts afresh there",
+                    size_change_frames.size() * 2 >= plan.size() ? ", so stabilization had almost no effect on this shot"
+                                                                 : "");
+    if (!abandoned.empty())
+        log_warning("stop: frames ", format_frame_spec(abandoned), " were not published: the stop cut their stabilizer "
+                    "window short (a re-run with --skip-existing renders them whole)");
 }
 
 /// The report's closing figures: frames in order, Interrupted when a cancel left frames undone, Partial when
@@ -839,6 +970,77 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.render_s = std::chrono::duration<double>(Clock::now() - t_render).count();
     close_report(report, job, cancel, t_start);
     return report;
+}
+
+ValidationResult validate_job(const JobConfig& job) {
+    ValidationResult v;
+    const auto line = [&v](const std::string& key, const std::string& value) {
+        v.plan.push_back(key + std::string(key.size() < 11 ? 11 - key.size() : 1, ' ') + value);
+    };
+    const std::unique_ptr<JobContext> ctx = open_job(job);
+    const ModelContract& c = ctx->contract();
+    line("job", job.job_file.empty() ? "(built in code)" : job.job_file);
+    line("model", ctx->model->path() + " (" + c.name + ", " + depth_kind_name(c.kind) + ", sha256 " +
+                      ctx->model->sha256().substr(0, 12) + ")");
+    line("device", ctx->model->device_name() + " (" + ctx->model->device_reason() + ")");
+    const std::vector<int> requested = select_render_frames(job.render, ctx->shot);
+    ctx->guard.preflight(requested);
+    line("shot", std::to_string(ctx->shot.size()) + " frames (" + format_frame_spec(ctx->shot) + ")");
+    if (requested.empty()) {
+        line("frames", "none: this run's share of the job is empty (nothing to do)");
+        return v;
+    }
+    const FrameSelection sel = select_frames(*ctx, requested);
+    for (const FrameResult& r : sel.missing) v.warnings.push_back(r.message);
+    if (!sel.missing.empty()) v.exit_code = ExitCode::Partial;
+    line("frames", std::to_string(sel.todo.size()) + " to render (" + (sel.todo.empty() ? "none" : format_frame_spec(sel.todo)) +
+                       ")" + (sel.skipped.empty() ? "" : ", " + std::to_string(sel.skipped.size()) + " kept (complete, same settings)") +
+                       (sel.rerender.empty() ? "" : ", " + std::to_string(sel.rerender.size()) + " to render again"));
+    if (sel.todo.empty()) return v;
+    check_output_folders(*ctx, sel.todo, false);
+    plan_from_first_frame(*ctx, sel.todo.front());
+    // Every plate of the run: there, its header readable, of the kind the first frame decided.
+    std::vector<int> plates = sel.todo;
+    if (job.depth.stabilize) {
+        plates.clear();
+        for (const PlannedFrame& p : plan_frames(*ctx, sel)) plates.push_back(p.frame);
+    }
+    for (int f : plates) {
+        const std::string path = ctx->input.path(f);
+        if (!fs::is_regular_file(path)) continue;   // missing plates: reported by select_frames above
+        const PlateInfo info = probe_plate(path, f, job.input);
+        if (job.input.colorspace == "auto" && plate_kind(info) != ctx->first_kind)
+            throw InputError("frame " + std::to_string(f) + " (" + path + ") is " + info.format + " with " + plate_kind(info) + ", but frame " +
+                             std::to_string(ctx->first_frame) + " was " + ctx->first_kind + ": input.colorspace auto "
+                             "is decided from one frame; re-export the frame like the others, or set input.colorspace");
+    }
+    line("plates", std::to_string(plates.size()) + " checked: " + ctx->first_kind);
+    // One forward at the processing size (the dry run above used a small one).
+    const ReformatPlan& fp = ctx->first_plan;
+    ModelInput probe;
+    probe.width = fp.input_width, probe.height = fp.input_height;
+    probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
+    const auto t0 = Clock::now();
+    try {
+        ctx->model->infer({&probe});
+    } catch (const RenderError& e) {
+        throw ModelError(e.what());
+    }
+    line("forward", "one pass at the processing size " + std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) +
+                        ": " + std::to_string(std::lround(ms_since(t0))) + " ms");
+    line("reformat", std::to_string(fp.plate_width) + "x" + std::to_string(fp.plate_height) + " -> model input " +
+                         std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) + ", depth back at plate size (" +
+                         option_name(job.depth.upsample.method) + ")");
+    line("depth", std::string("depth.Z ") + option_name(job.depth.kind) + ", normalize " + option_name(job.depth.normalize) +
+                      (job.depth.stabilize ? ", stabilized" : ""));
+    line("output", job.output.path + " (" + option_name(job.output.channels) + ", " + option_name(job.output.compression) +
+                       ", overwrite " + option_name(job.output.overwrite) + ")");
+    if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
+    if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
+    if (job.depth.normalize == Normalization::Sequence)
+        line("stats", job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file);
+    if (!job.pipeline.review.empty()) line("review", job.pipeline.review);
+    return v;
 }
 
 int abandon_frames_in_flight() { return detail::remove_live_temporaries(); }

@@ -88,7 +88,7 @@ int run_stats(const std::string& job_path, const std::vector<std::string>& sets)
 struct RenderFlags {
     std::string frames, device, output_path, chunk, range, summary, grace;
     std::vector<std::string> sets;
-    bool overwrite = false, skip_existing = false;
+    bool overwrite = false, skip_existing = false, dry_run = false;
     std::string threads;   ///< kept as written and checked by the job reader: "010" is 10, never octal 8
     bool frames_given = false;
 };
@@ -133,6 +133,17 @@ depthbatch::JobConfig job_from_flags(const std::string& job_path, const RenderFl
         job.render.chunk_count = std::stoi(m[2]);
     }
     return job;
+}
+
+/// `depthbatch validate JOB` / `depthbatch JOB --dry-run`: the plan on stdout, the exit code the render would give.
+int run_validate(const depthbatch::JobConfig& job) {
+    using namespace depthbatch;
+    const ValidationResult v = validate_job(job);
+    for (const std::string& w : v.warnings) log_warning(w);
+    for (const std::string& l : v.plan) std::cout << l << "\n";
+    std::cout << "valid: a render would exit " << static_cast<int>(v.exit_code) << " (" << exit_code_name(v.exit_code)
+              << "); nothing was written" << std::endl;
+    return static_cast<int>(v.exit_code);
 }
 
 /// The closing log lines: counts, speed, per-stage milliseconds per frame.
@@ -420,10 +431,32 @@ int main(int argc, char** argv) {
                                                        "are marked (repeatable)");
     review->add_option("--set", review_sets, "Override any job key (repeatable)");
 
+    std::string validate_job_path;
+    RenderFlags validate_flags;
+    auto* validate = app.add_subcommand("validate", "Check a job without rendering: the job, the model (one forward at the "
+                                                     "processing size), every plate, output folders and every path it writes; "
+                                                     "prints the plan and exits with the code the render would give");
+    validate->add_option("job", validate_job_path, "Job file")->required();
+    validate->add_option("--frames", validate_flags.frames, "Only these frames (as for a render)");
+    validate->add_option("--range", validate_flags.range, "Only the job's frames from FIRST to LAST");
+    validate->add_option("--chunk", validate_flags.chunk, "The I-th of N chunks");
+    validate->add_option("--set", validate_flags.sets, "Override any job key (repeatable)");
+    validate->add_option("--output", validate_flags.output_path, "Output path pattern (output.path)");
+    validate->add_option("--summary", validate_flags.summary, "The JSON summary path (pipeline.summary)");
+    validate->add_option("--device", validate_flags.device, "auto, cpu, cuda or cuda:N");
+    auto* vow = validate->add_flag("--overwrite", validate_flags.overwrite, "As a render with --overwrite");
+    validate->add_flag("--skip-existing", validate_flags.skip_existing, "As a render with --skip-existing")->excludes(vow);
+    render->add_flag("--dry-run", flags.dry_run, "Check the job as `depthbatch validate` does; render nothing");
+
     std::string info_model;
     auto* info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
     info->add_option("model", info_model, "TorchScript model file")->required();
 
+    // -q / -v anywhere: `depthbatch submit JOB -q` as well as `depthbatch -q submit JOB`.
+    for (CLI::App* sub : app.get_subcommands({})) {
+        sub->add_flag("-q,--quiet", quiet, "Only warnings and errors");
+        sub->add_flag("-v,--verbose", verbose, "Debug output");
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -437,6 +470,10 @@ int main(int argc, char** argv) {
         if (*info) return print_info(info_model);
         if (*stats) return run_stats(stats_job, stats_sets);
         if (*submit) return run_submit(submit_flags);
+        if (*validate) {
+            validate_flags.frames_given = validate->count("--frames") > 0;
+            return run_validate(job_from_flags(validate_job_path, validate_flags));
+        }
         if (*review) {
             const JobConfig j = load_job(review_job, review_sets);
             const std::string out = review_out.empty() ? default_review_path(j) : resolve_user_path(std::filesystem::current_path(), review_out);
@@ -452,6 +489,7 @@ int main(int argc, char** argv) {
         }
         flags.frames_given = app.count("--frames") > 0;
         job = job_from_flags(job_path, flags);
+        if (flags.dry_run) return run_validate(*job);
         const int rc = render_job(*job, progress_style, verbose, quiet);
         // Every output is closed and published, the summary written: skip the process teardown (LibTorch's and
         // TBB's static destructors and thread pools, ~0.1 s of every render; farm chunks are often 1-10 frames).

@@ -73,6 +73,10 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
 /// output_settings_text(); depthbatch/model_sha256). Returns "" when it can, else why not, for the log:
 /// "not an OpenEXR file ...", "incomplete ...", "not written by depthbatch ...", "written with other
 /// settings", "written by another model (sha256 ...)". Never throws.
+/// The string attribute `name` of the OpenEXR file at `path` ("" when it has none or cannot be read). Never
+/// throws.
+std::string exr_text_attribute(const std::string& path, const std::string& name);
+
 std::string why_output_is_stale(const std::string& path, const std::string& settings_sha256,
                                 const std::string& model_sha256);
 

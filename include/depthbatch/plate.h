@@ -73,6 +73,18 @@ PlateInfo probe_plate(const std::string& path, int frame, const JobConfig::Input
 /// path for everything wrong with the file, including a part/view the job asks for that it lacks.
 Plate read_plate(const std::string& path, int frame, const JobConfig::Input& input = JobConfig::Input());
 
+/// What must stay the same across the frames of a shot for one decision to hold for all of them (input.colorspace
+/// auto is decided from the first frame, ColorTransform::auto_colorspace): DPX, float or integer colour
+/// channels, and the channel names, e.g. "integer colour, channels R,G,B". Frames whose rule class or channels
+/// differ give different strings (a float TIFF among 16-bit ones, a PNG named .exr among half EXRs).
+std::string plate_kind(const PlateInfo& plate);
+
+/// What identifies the plate file as delivered, for `--skip-existing` (an EXR records it as
+/// depthbatch/plate_identity; a plate re-delivered in place after its depth was rendered differs): its size in
+/// bytes and modification time (nanoseconds), "123456 bytes, modified 1733090000.123456789". "" when the file
+/// cannot be stat'ed.
+std::string plate_identity(const std::string& path);
+
 /// The plate's R,G,B as a packed 3-channel float32 ImageBuf over the data window (grey plates are
 /// replicated to three channels). Alpha and other channels never reach the model. Pixel values are the
 /// plate's, untouched (NaN and Inf included: ColorTransform::apply deals with them).

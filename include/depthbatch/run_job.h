@@ -92,6 +92,21 @@ int abandon_frames_in_flight();
 /// calls this alone. Throws like run_job; OutputExistsError for a sidecar made for another job.
 SequenceStats job_sequence_stats(const JobConfig& job);
 
+/// What `depthbatch validate JOB` (or a render with --dry-run) found without rendering anything.
+struct ValidationResult {
+    std::vector<std::string> plan;    ///< "key   value" lines: frames, plates, model, device, sizes, outputs
+    std::vector<std::string> warnings;  ///< what the render would warn about (missing plates under on_error: continue)
+    ExitCode exit_code = ExitCode::Ok;  ///< what the render would exit with when nothing throws (Ok or Partial)
+};
+
+/// Check `job` as run_job would, stopping before the first frame is rendered: the job's frames and this run's
+/// share, the model (loads, its contract, one forward at the processing size), every plate of the run (exists,
+/// its header opens, of the same kind as the first: plate_kind), the output folders, and every path the job
+/// writes through the output guard (output_guard.h). Writes nothing (no statistics sidecar, no temporaries).
+/// Throws the errors run_job would throw before rendering, with the same classes (so the same exit codes); a
+/// plate that cannot be opened is an InputError naming it (exit 3).
+ValidationResult validate_job(const JobConfig& job);
+
 /// Render `job`. Throws ConfigError, InputError, ModelError or OutputExistsError for problems found
 /// before rendering starts (nothing is written then). `cancel`, when set to true from another thread (a
 /// signal handler), stops starting new frames; the report's exit_code is then Interrupted.

@@ -167,18 +167,20 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
     const fs::path full = s.dir / "full";
     const ScopedTmpfs mount(full, "size=64k");
     if (!mount.mounted) GTEST_SKIP() << "cannot mount a small tmpfs here (not root?): the full-disk case is not exercised";
-    write_file(full / "d.1001.exr", "an older frame");
+    // The frame already there: a small OpenEXR file (a file that is no EXR is never replaced at all).
+    write_image(full / "d.1001.exr", 4, 4, {"R", "G", "B"}, "half", [](int, int, int) { return 0.25f; });
+    const std::string older = read_bytes(full / "d.1001.exr");
     // 1024x1024 float depth + RGB does not fit in what is left of 64 KiB.
     write_image(s.dir / "big.1001.exr", 1024, 1024, {"R", "G", "B"}, "float", [](int x, int y, int) { return (x ^ y) / 1024.0f; });
     write_image(s.dir / "big.1002.exr", 1024, 1024, {"R", "G", "B"}, "float", [](int x, int y, int) { return (x ^ y) / 1024.0f; });
     const auto r = run_cli({write_job(s.dir / "full.yaml", "input: {path: big.####.exr, colorspace: sRGB}\n"
                                                             "model: {path: pmean.pt, size: plate}\n"
-                                                            "output: {path: full/d.####.exr, overwrite: skip}\n").string()});
+                                                            "output: {path: full/d.####.exr, overwrite: overwrite}\n").string()});
     EXPECT_EQ(r.exit_code, 5) << r.output;
     EXPECT_TRUE(contains(r.output, "No space left on device")) << r.output;
     EXPECT_TRUE(contains(r.output, (full / "d.1002.exr").string())) << r.output;
     EXPECT_EQ(list_dir(full), (std::vector<std::string>{"d.1001.exr"})) << "no temporary, no partial frame";
-    EXPECT_EQ(read_bytes(full / "d.1001.exr"), "an older frame");
+    EXPECT_EQ(read_bytes(full / "d.1001.exr"), older);
 }
 
 // Issue 13: a read-only output folder is found before any frame is read, with the OS's own words.
@@ -270,8 +272,17 @@ TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     EXPECT_TRUE(contains(r.output, "d.1002.exr")) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1002.exr"})) << "nothing rendered when outputs exist";
     EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious");
-    // --skip-existing completes the job: it keeps what depthbatch rendered for this job (Farm.SkipExisting*) and
-    // replaces what cannot stand for a frame of it, saying why.
+    // A file that is no depth frame is never replaced, not even when asked (issue 22: a writer replaces only its
+    // own kind): --skip-existing and --overwrite stop before frame 1, naming it (exit 6).
+    for (const char* flag : {"--skip-existing", "--overwrite"}) {
+        r = run_cli({s.job().string(), flag});
+        EXPECT_EQ(r.exit_code, kOutputExists) << flag << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, (s.dir / "out/d.1002.exr").string() + " (not an OpenEXR file)")) << r.output;
+        EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious") << flag;
+        EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1002.exr"})) << flag;
+    }
+    // An empty file holds nothing to lose: --skip-existing completes the job, saying why it replaces it.
+    write_file(s.dir / "out/d.1002.exr", "");
     r = run_cli({s.job().string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
@@ -323,7 +334,8 @@ TEST(BadInput, OutputThatIsThePlateThroughALinkIsRefused) {
                                    "output: {path: alias/p.####.exr, overwrite: overwrite}\n");
     const auto r = run_cli({(s.dir / "link.yaml").string()});
     EXPECT_EQ(r.exit_code, kConfig) << r.output;
-    EXPECT_NE(r.output.find("is the plate itself"), std::string::npos) << r.output;
+    EXPECT_TRUE(contains(r.output, "output.path: " + (s.dir / "alias/p.1001.exr").string() + " is plate frame 1001"))
+        << r.output;
     EXPECT_EQ(read_bytes(s.dir / "p.1001.exr"), before) << "the plate is untouched";
 }
 

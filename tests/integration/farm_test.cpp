@@ -209,13 +209,21 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
     r = run_cli({job.string(), "--frames", "1004", "--overwrite", "--set", "model.size=plate", "-q"});  // other settings
     ASSERT_EQ(r.exit_code, 0) << r.output;
     write_file(out_frame(dir.path, 1005), "not an exr");
+    // Files that are no depthbatch frame (a foreign EXR, a text file) are never replaced: nothing is touched.
+    r = run_cli({job.string(), "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 6) << r.output;
+    EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1003).string() + " (an OpenEXR file depthbatch did not write)")) << r.output;
+    EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1005).string() + " (not an OpenEXR file)")) << r.output;
+    EXPECT_EQ(read_bytes(out_frame(dir.path, 1005)), "not an exr");
+    // Emptied (nothing to lose), they are rendered again.
+    write_file(out_frame(dir.path, 1003), "");
+    write_file(out_frame(dir.path, 1005), "");
 
     r = run_cli({job.string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1002: rendering again, the existing " + out_frame(dir.path, 1002).string() +
                                        " is incomplete")) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1003: rendering again")) << r.output;
-    EXPECT_TRUE(contains(r.output, "not written by depthbatch")) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1004: rendering again")) << r.output;
     EXPECT_TRUE(contains(r.output, "written with other job settings")) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1005: rendering again")) << r.output;

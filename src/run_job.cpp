@@ -1043,6 +1043,22 @@ ValidationResult validate_job(const JobConfig& job) {
     return v;
 }
 
+void write_failure_summary(const JobConfig& job, ExitCode code, const std::string& message) {
+    if (job.pipeline.summary.empty()) return;
+    try {
+        const FrameSequence plates(job.input.path);
+        const std::vector<int> shot = job.input.frames.empty() ? plates.frames_on_disk() : job.input.frames;
+        OutputGuard::for_job(job, shot, job.model.path).check(job.pipeline.summary, OutputRole::Summary, "pipeline.summary");
+        JobReport report;
+        report.job_file = job.job_file;
+        report.exit_code = code;
+        report.error = message;
+        write_summary_json(report, job.pipeline.summary);
+    } catch (const std::exception& e) {   // e.g. the guard refused the summary path itself: the error says why
+        log_debug("no failure summary: ", e.what());
+    }
+}
+
 int abandon_frames_in_flight() { return detail::remove_live_temporaries(); }
 
 void write_summary_json(const JobReport& r, const std::string& path) {

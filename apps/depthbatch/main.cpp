@@ -277,22 +277,6 @@ int run_submit(const SubmitFlags& f) {
     return 0;
 }
 
-/// A run that failed before it rendered still leaves its summary (exit code and message) when it asks for one.
-void write_failure_summary(const std::optional<depthbatch::JobConfig>& job, depthbatch::ExitCode code,
-                           const std::string& message) {
-    using namespace depthbatch;
-    if (!job || job->pipeline.summary.empty()) return;
-    JobReport report;
-    report.job_file = job->job_file;
-    report.exit_code = code;
-    report.error = message;
-    try {
-        write_summary_json(report, job->pipeline.summary);
-    } catch (const Error& e) {   // e.g. the guard refused the summary path itself: the error above says why
-        log_warning("no failure summary: ", e.what());
-    }
-}
-
 /// Render with progress (a bar on a terminal, lines for wrappers), stop requests honoured within the grace.
 int render_job(const depthbatch::JobConfig& job, const std::string& progress_flag, bool verbose, bool quiet) {
     using namespace depthbatch;
@@ -499,11 +483,11 @@ int main(int argc, char** argv) {
         std::_Exit(rc);
     } catch (const Error& e) {
         log_error(e.what());
-        write_failure_summary(job, e.code(), e.what());
+        if (job) write_failure_summary(*job, e.code(), e.what());
         return code(e.code());
     } catch (const std::exception& e) {
         log_error("unexpected: ", e.what());
-        write_failure_summary(job, ExitCode::Render, std::string("unexpected: ") + e.what());
+        if (job) write_failure_summary(*job, ExitCode::Render, std::string("unexpected: ") + e.what());
         return code(ExitCode::Render);
     }
 }

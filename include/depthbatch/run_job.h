@@ -70,6 +70,11 @@ struct JobReport {
 /// atomically (a reader never sees half a file). Throws RenderError if the file cannot be written.
 void write_summary_json(const JobReport& report, const std::string& path);
 
+/// The summary of a run that failed before it rendered (`code`, `message`), when the job asks for one
+/// (pipeline.summary): written through the job's output guard, so never over a plate, the job, the model or
+/// another output (a refused path writes nothing: the error that stopped the job says why). Never throws.
+void write_failure_summary(const JobConfig& job, ExitCode code, const std::string& message);
+
 /// Receives progress from run_job: on_phase and on_start from the calling thread, on_frame_done from
 /// worker threads, one call at a time.
 class JobObserver {

@@ -1,0 +1,281 @@
+// Issue 22 (trust): nothing depthbatch writes destroys a plate or a job, and no wrong output exits 0. Each test
+// covers a kind with several spellings: every writer through the output guard (previews, summary, review sheet,
+// farm files, depth frames), a closed progress pipe, paths that are not UTF-8 or are long, shots whose frames
+// change under the render (kind, re-delivered plates, holes), and `depthbatch validate`.
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <climits>
+#include <fstream>
+#include <map>
+
+using namespace depthbatch::test;
+
+namespace {
+
+constexpr int kConfig = 2, kInput = 3, kOutputExists = 6;
+
+/// Four 32x18 JPEG plates pl/p.1001-1004.jpg, P-mean, and a job writing out/d.####.exr.
+struct Shot {
+    TempDir dir;
+    std::map<fs::path, std::string> before;   ///< every input file's bytes, to prove nothing was touched
+    Shot() {
+        write_p_mean(dir / "pmean.pt");
+        fs::create_directories(dir / "pl");
+        for (int f = 1001; f <= 1004; ++f)
+            write_image(dir / ("pl/p." + std::to_string(f) + ".jpg"), 32, 18, {"R", "G", "B"}, "uint8",
+                        [f](int x, int, int c) { return (x + c + f % 7) / 64.0f; });
+        job();
+        snapshot();
+    }
+    /// The job; `extra` replaces the output section when it starts with "output:".
+    fs::path job(const std::string& extra = "") {
+        return write_job(dir / "job.yaml", "input: {path: pl/p.####.jpg, frames: 1001-1004, colorspace: sRGB}\n"
+                                           "model: {path: pmean.pt, size: plate}\n" +
+                                               (extra.rfind("output:", 0) == 0 ? extra : "output: {path: out/d.####.exr}\n" + extra));
+    }
+    void snapshot() {
+        before.clear();
+        for (const char* f : {"job.yaml", "pmean.pt"}) before[dir / f] = read_bytes(dir / f);
+        for (int f = 1001; f <= 1004; ++f) before[dir / ("pl/p." + std::to_string(f) + ".jpg")] = read_bytes(dir / ("pl/p." + std::to_string(f) + ".jpg"));
+    }
+    /// The inputs are byte for byte what they were.
+    void expect_untouched(const std::string& what) const {
+        for (const auto& [path, bytes] : before) EXPECT_EQ(read_bytes(path), bytes) << what << ": " << path << " changed";
+    }
+};
+
+nlohmann::json read_json(const fs::path& path) {
+    std::ifstream in(path);
+    nlohmann::json j;
+    try {
+        in >> j;
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << path << ": " << e.what();
+    }
+    return j;
+}
+
+}  // namespace
+
+// The issue's recipes and their other spellings: every one exits 2 before frame 1, naming the key, and every
+// input is untouched.
+TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
+    Shot s;
+    const std::string job = s.job().string(), d = s.dir.path.string();
+    fs::create_directories(s.dir / "sub");
+    fs::create_symlink(s.dir / "pl/p.1001.jpg", s.dir / "soft.json");
+    fs::create_hard_link(s.dir / "pl/p.1002.jpg", s.dir / "hard.json");
+    s.snapshot();
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{job, "--set", "output.preview=" + d + "/pl/p.####.jpg"}, "output.preview"},
+        {{job, "--set", "output.preview=" + d + "/pl/p.%04d.jpg"}, "output.preview"},
+        {{job, "--set", "output.preview=" + d + "/sub/../pl/p.$F4.jpg"}, "output.preview"},
+        {{job, "--set", "output.preview.path=" + d + "/out/d.@@@@.exr"}, "output.preview"},
+        {{job, "--summary", d + "/job.yaml"}, "pipeline.summary"},
+        {{job, "--summary", d + "/pl/p.1003.jpg"}, "pipeline.summary"},
+        {{job, "--summary", d + "/soft.json"}, "pipeline.summary"},
+        {{job, "--summary", d + "/hard.json"}, "pipeline.summary"},
+        {{job, "--summary", d + "/out/d.1002.exr"}, "pipeline.summary"},
+        {{job, "--summary", d + "/pmean.pt"}, "pipeline.summary"},
+        {{job, "--set", "pipeline.report=" + d + "/sub/../job.yaml"}, "pipeline.summary"},
+        {{job, "--set", "pipeline.review=" + d + "/pl/p.1002.jpg"}, "pipeline.review"},
+        {{job, "--set", "pipeline.review=" + d + "/job.png"}, ""},   // fine: only checks the .html beside it is no input
+    };
+    for (const auto& [args, key] : cases) {
+        if (key.empty()) continue;
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, kConfig) << args.back() << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, "error: " + key + ": ")) << args.back() << "\n" << r.output;
+        EXPECT_FALSE(fs::exists(s.dir / "out")) << args.back() << ": nothing may be rendered";
+        s.expect_untouched(args.back());
+    }
+    // The review command's --out, and a review sheet whose .html would be the job file's neighbour of that name.
+    auto r = run_cli({"review", job, "--out", d + "/pl/p.1001.jpg"});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "review --out: " + d + "/pl/p.1001.jpg is plate frame 1001")) << r.output;
+    s.expect_untouched("review --out");
+    // Farm files: never over an input, and into a folder only over what an earlier submit wrote.
+    fs::create_directories(s.dir / "farm");
+    write_file(s.dir / "farm/job.template.yaml", "# the studio's own template\n");
+    r = run_cli({"submit", job, "--engine", "openjd", "--out", d + "/farm"});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "is not a depthbatch farm file")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "farm/job.template.yaml"), "# the studio's own template\n");
+    fs::remove(s.dir / "farm/job.template.yaml");
+    r = run_cli({"submit", job, "--engine", "openjd", "--out", d + "/farm"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({"submit", job, "--engine", "openjd", "--out", d + "/farm"});   // its own files: replaced
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(read_bytes(s.dir / "farm/.depthbatch-submit"), "job.template.yaml"));
+    s.expect_untouched("submit");
+}
+
+// A side output replaces its own kind (a second run with --overwrite) and nothing else.
+TEST(Trust, SideOutputsReplaceOnlyTheirOwnKind) {
+    Shot s;
+    const std::string job = s.job("output: {path: out/d.####.exr, preview: prev/p.####.png}\n").string();
+    auto r = run_cli({job, "--summary", (s.dir / "rep/s.json").string()});   // the summary's folder is created
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(read_json(s.dir / "rep/s.json")["rendered"], 4);
+    EXPECT_EQ(file_spec(s.dir / "prev/p.1002.png").get_string_attribute("ImageDescription"), "depthbatch preview");
+    r = run_cli({job, "--overwrite", "--summary", (s.dir / "rep/s.json").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    // Someone else's file where the summary goes, someone else's image where a preview goes: refused, untouched.
+    write_file(s.dir / "rep/notes.json", "{\"mine\": true}");
+    r = run_cli({job, "--overwrite", "--summary", (s.dir / "rep/notes.json").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "rep/notes.json exists and is not a depthbatch JSON summary")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "rep/notes.json"), "{\"mine\": true}");
+    write_image(s.dir / "prev/p.1003.png", 8, 8, {"R", "G", "B"}, "uint8", [](int, int, int) { return 0.5f; });
+    const std::string foreign = read_bytes(s.dir / "prev/p.1003.png");
+    r = run_cli({job, "--overwrite"});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "output.preview: " + (s.dir / "prev/p.1003.png").string() + " exists and is not a depthbatch preview"))
+        << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "prev/p.1003.png"), foreign);
+}
+
+// A reader that stops reading (`depthbatch job | head -1`) must not kill the render: SIGPIPE ignored, one line
+// on stderr, every frame and the summary written, exit 0.
+TEST(Trust, AProgressReaderThatGoesAwayDoesNotStopTheRender) {
+    Shot s;
+    const std::string cmd = "'" + std::string(DEPTHBATCH_BIN) + "' '" + s.job().string() + "' --summary '" +
+                            (s.dir / "s.json").string() + "' --progress lines | head -1; echo \"rc=${PIPESTATUS[0]}\"";
+    const auto r = run_program("/bin/bash", {"-c", cmd});
+    EXPECT_TRUE(contains(r.output, "rc=0")) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr", "d.1004.exr"}));
+    EXPECT_EQ(read_json(s.dir / "s.json")["rendered"], 4);
+    EXPECT_TRUE(contains(r.output, "progress: standard output is closed")) << r.output;
+}
+
+// Paths are bytes: a Latin-1 byte in a plate folder renders and the summary is written (with U+FFFD in the path).
+TEST(Trust, APathThatIsNotUtf8NeverFailsTheSummary) {
+    TempDir t;
+    const fs::path folder = t / "plates_caf\xe9";
+    write_p_mean(t / "pmean.pt");
+    fs::create_directories(folder);
+    for (int f = 1; f <= 2; ++f)
+        write_image(folder / ("p." + std::to_string(f) + ".exr"), 16, 8, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+    const fs::path job = write_job(t / "job.yaml", "input: {path: '" + (folder / "p.#.exr").string() + "', colorspace: sRGB}\n"
+                                                   "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.#.exr}\n");
+    const auto r = run_cli({job.string(), "--summary", (t / "s.json").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto j = read_json(t / "s.json");
+    EXPECT_EQ(j["rendered"], 2);
+    EXPECT_TRUE(contains(j["frames"][0]["input"].get<std::string>(), "plates_caf\xef\xbf\xbd")) << j.dump();
+}
+
+// A legal 245-byte output name renders (its temporary fits NAME_MAX); a name or path the file system cannot
+// hold is exit 2 naming the key, before frame 1.
+TEST(Trust, LongNamesRenderOrAreRefusedNamingTheKey) {
+    Shot s;
+    const std::string long_name = std::string(236, 'd') + ".####.exr";   // 245 bytes with the frame number
+    auto r = run_cli({s.job().string(), "--output", (s.dir / "out" / long_name).string(), "--frames", "1001"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{std::string(236, 'd') + ".1001.exr"}));
+    r = run_cli({s.job().string(), "--output", (s.dir / "out" / (std::string(NAME_MAX, 'x') + ".####.exr")).string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "output.path: the name")) << r.output;
+    std::string deep = (s.dir / "deep").string();
+    while (deep.size() < PATH_MAX) deep += "/abcdefghijklmnop";
+    r = run_cli({s.job().string(), "--summary", deep + "/s.json"});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "pipeline.summary: the path is")) << r.output;
+    EXPECT_FALSE(contains(r.output, "unexpected")) << r.output;
+}
+
+// input.colorspace auto is decided from one frame: a frame of another kind (a float TIFF among 16-bit TIFFs, a
+// PNG named .exr among half EXRs) stops with exit 3 naming it, in a render and in validate.
+TEST(Trust, EveryFrameIsOfTheKindTheFirstFrameDecided) {
+    TempDir t;
+    write_p_mean(t / "pmean.pt");
+    fs::create_directories(t / "tif");
+    fs::create_directories(t / "exr");
+    for (int f = 1; f <= 3; ++f)
+        write_image(t / ("tif/p." + std::to_string(f) + ".tif"), 16, 8, {"R", "G", "B"}, f == 2 ? "float" : "uint16",
+                    [](int, int, int) { return 0.4614f; });
+    for (int f = 1; f <= 3; ++f)
+        write_image(t / (f == 3 ? "exr/p.3.png" : "exr/p." + std::to_string(f) + ".exr"), 16, 8, {"R", "G", "B"},
+                    f == 3 ? "uint8" : "half", [](int, int, int) { return 0.25f; });
+    fs::rename(t / "exr/p.3.png", t / "exr/p.3.exr");
+    for (const auto& [pattern, bad] : {std::pair<std::string, int>{"tif/p.#.tif", 2}, {"exr/p.#.exr", 3}}) {
+        const fs::path job = write_job(t / "job.yaml", "input: {path: " + pattern + "}\nmodel: {path: pmean.pt, size: plate}\n"
+                                                       "output: {path: out/d.#.exr, overwrite: overwrite}\n");
+        const auto v = run_cli({"validate", job.string()});
+        EXPECT_EQ(v.exit_code, kInput) << v.output;
+        EXPECT_TRUE(contains(v.output, "frame " + std::to_string(bad) + " (")) << v.output;
+        const auto r = run_cli({job.string(), "--set", "pipeline.on_error=continue"});
+        EXPECT_EQ(r.exit_code, 7) << r.output;
+        EXPECT_TRUE(contains(r.output, "but frame 1 was integer colour") || contains(r.output, "but frame 1 was float colour"))
+            << r.output;
+        EXPECT_FALSE(fs::exists(t / ("out/d." + std::to_string(bad) + ".exr"))) << pattern;
+        fs::remove_all(t / "out");
+    }
+}
+
+// A plate re-delivered in place after its depth was rendered: --skip-existing renders that frame again, saying why.
+TEST(Trust, ARedeliveredPlateIsRenderedAgain) {
+    Shot s;
+    ASSERT_EQ(run_cli({s.job().string()}).exit_code, 0);
+    const std::string kept = read_bytes(s.dir / "out/d.1001.exr");
+    write_image(s.dir / "pl/p.1002.jpg", 32, 18, {"R", "G", "B"}, "uint8", [](int, int, int) { return 0.8f; });
+    const auto r = run_cli({s.job().string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1002: rendering again, the existing " + (s.dir / "out/d.1002.exr").string() +
+                                       " is made from a plate that has changed since")) << r.output;
+    EXPECT_TRUE(contains(r.output, "skipping 3 frames")) << r.output;
+    EXPECT_NEAR(depth_at(s.dir / "out/d.1002.exr", 5, 5), 0.8f, 0.01f);
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1001.exr"), kept);
+}
+
+// A hole in a sequence found on disk (no input.frames) is named.
+TEST(Trust, AHoleInASequenceOnDiskIsNamed) {
+    Shot s;
+    fs::remove(s.dir / "pl/p.1003.jpg");
+    const fs::path job = write_job(s.dir / "job.yaml", "input: {path: pl/p.####.jpg, colorspace: sRGB}\n"
+                                                       "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+    const auto r = run_cli({job.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frames 1003 are missing from that sequence")) << r.output;
+}
+
+// depthbatch validate: the plan, the exit code the render would give, nothing written.
+TEST(Trust, ValidateChecksEverythingAndWritesNothing) {
+    Shot s;
+    const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
+    auto r = run_cli({"validate", job});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (const char* line : {"frames     4 to render (1001-1004)", "plates     4 checked: integer colour, channels R,G,B",
+                             "forward    one pass at the processing size 32x18", "valid: a render would exit 0"})
+        EXPECT_TRUE(contains(r.output, line)) << line << "\n" << r.output;
+    r = run_cli({job, "--dry-run", "--frames", "1002-1003"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frames     2 to render (1002,1003)")) << r.output;
+    EXPECT_EQ(list_dir(s.dir.path), (std::vector<std::string>{"job.yaml", "pl", "pmean.pt"})) << "validate writes nothing";
+    r = run_cli({"validate", job, "--summary", (s.dir / "pl/p.1001.jpg").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    fs::remove(s.dir / "pl/p.1004.jpg");
+    r = run_cli({"validate", job});
+    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    r = run_cli({"validate", job, "--set", "pipeline.on_error=continue"});
+    EXPECT_EQ(r.exit_code, 7) << r.output;
+    EXPECT_TRUE(contains(r.output, "plate missing")) << r.output;
+    ASSERT_EQ(run_cli({job, "--frames", "1001-1002"}).exit_code, 0);
+    r = run_cli({"validate", job, "--frames", "1001-1003"});
+    EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
+    r = run_cli({"validate", job, "--frames", "1001-1003", "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frames     1 to render (1003), 2 kept")) << r.output;
+}
+
+// The review of a job none of whose frames were rendered: exit 3, nothing created.
+TEST(Trust, ReviewOfAJobNeverRenderedCreatesNothing) {
+    Shot s;
+    const auto r = run_cli({"review", s.job().string(), "--out", (s.dir / "rev/sheet.png").string()});
+    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_TRUE(contains(r.output, "render the job first")) << r.output;
+    EXPECT_FALSE(fs::exists(s.dir / "rev"));
+}

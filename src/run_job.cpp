@@ -454,7 +454,19 @@ SequenceStats sequence_stats(const JobContext& ctx) {
     want.processing = processing_key(ctx);
     want.percentile_low = job.depth.percentile_low;
     want.percentile_high = job.depth.percentile_high;
-    want.sample_frames = sample_frames(ctx.shot, job.depth.stats_frames);
+    // Under on_error: continue a missing plate fails its frame, not the job: sample the frames whose plates exist
+    // (and say which were left out). Under stop the sample is the shot's, and a missing one stops the job.
+    std::vector<int> sampled_from = ctx.shot;
+    if (job.pipeline.on_error == OnError::Continue) {
+        std::vector<int> present, absent;
+        for (int f : ctx.shot) (fs::is_regular_file(ctx.input.path(f)) ? present : absent).push_back(f);
+        if (!absent.empty() && !present.empty()) {
+            log_warning("sequence statistics: plates ", format_frame_spec(absent), " are missing; sampling the ",
+                        present.size(), " frames that exist (pipeline.on_error: continue)");
+            sampled_from = present;
+        }
+    }
+    want.sample_frames = sample_frames(sampled_from, job.depth.stats_frames);
     const std::string path = job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file;
     log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
     // The raw model output of one sampled frame: read, colour, reformat and infer, as the pipeline does.

@@ -10,6 +10,9 @@
 #include <climits>
 #include <fstream>
 #include <map>
+#include <chrono>
+#include <csignal>
+#include <thread>
 
 using namespace depthbatch::test;
 
@@ -278,4 +281,94 @@ TEST(Trust, ReviewOfAJobNeverRenderedCreatesNothing) {
     EXPECT_EQ(r.exit_code, kInput) << r.output;
     EXPECT_TRUE(contains(r.output, "render the job first")) << r.output;
     EXPECT_FALSE(fs::exists(s.dir / "rev"));
+}
+
+// ---- temporal context (issue 22 §9) -------------------------------------------------------------------------
+
+namespace {
+
+/// A stabilized job on the bedroom plate (FastDepth at 64 px) whose plates are links in `dir`/pl (so that a
+/// plate can be taken away and given back), frames `frames`.
+fs::path stabilized_job(const fs::path& dir, const std::string& frames, const std::string& extra = "") {
+    fs::create_directories(dir / "pl");
+    for (int f = 1001; f <= 1024; ++f) {
+        const fs::path link = dir / ("pl/bedroom." + std::to_string(f) + ".jpg");
+        if (!fs::exists(fs::symlink_status(link)))
+            fs::create_symlink(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"), link);
+    }
+    return write_job(dir / "job.yaml", "input: {path: pl/bedroom.####.jpg, frames: " + frames + "}\n"
+                                       "model: {size: 64}\ndepth: {stabilize: true}\noutput: {path: out/d.####.exr}\n" + extra);
+}
+
+std::string frame_bytes(const fs::path& dir, const std::string& folder, int f) {
+    return read_bytes(dir / folder / ("d." + std::to_string(f) + ".exr"));
+}
+
+}  // namespace
+
+// SIGTERM at many points of a stabilized chunk: what the stopped run published equals the uninterrupted render,
+// and a resume with --skip-existing completes it byte for byte (a frame whose centred window the stop cut short is
+// abandoned, never published).
+TEST(Trust, AStopNeverPublishesAStabilizedFrameWithACutWindow) {
+    TempDir t;
+    const fs::path job = stabilized_job(t.path, "1005-1016");
+    auto r = run_cli({job.string(), "--chunk", "2/4", "--output", (t / "ref/d.####.exr").string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::vector<int> chunk = {1008, 1009, 1010};
+    int stopped_mid = 0, abandoned = 0;
+    for (int i = 0; i < 8; ++i) {
+        fs::remove_all(t / "out");
+        auto p = start_cli({job.string(), "--chunk", "2/4", "--progress", "lines"});
+        // Stop at a point that moves through the render: after the model loaded, then later and later.
+        ASSERT_TRUE(p->wait_for("temporal stabilization", 60)) << p->output();
+        std::this_thread::sleep_for(std::chrono::milliseconds(60 * i));
+        p->signal(SIGTERM);
+        const int rc = p->wait(60);
+        EXPECT_TRUE(rc == 130 || rc == 0) << rc << "\n" << p->output();
+        stopped_mid += rc == 130;
+        abandoned += contains(p->output(), "were not published: the stop cut their stabilizer window");
+        for (int f : chunk)
+            if (fs::exists(t / ("out/d." + std::to_string(f) + ".exr")))
+                EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "stop " << i << ": published frame " << f;
+        r = run_cli({job.string(), "--chunk", "2/4", "--skip-existing", "-q"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        for (int f : chunk) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "resume " << i << ": frame " << f;
+    }
+    EXPECT_GE(stopped_mid, 4) << "most stops must land while the chunk renders";
+    EXPECT_GE(abandoned, 1) << "some stop must have cut a stabilizer window";
+}
+
+// A gap in a stabilized shot (plate 1010 missing, on_error: continue): counted once; the frames whose window
+// lacked it say so (depthbatch/temporal_context); once the plate is back, --skip-existing renders 1010 and those
+// frames again, and the shot equals a clean render byte for byte.
+TEST(Trust, AGapInAStabilizedShotIsRenderedAgainOnceTheFrameExists) {
+    TempDir t;
+    const fs::path job = stabilized_job(t.path, "1001-1020", "pipeline: {on_error: continue}\n");
+    auto r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    fs::remove(t / "pl/bedroom.1010.jpg");
+    r = run_cli({job.string(), "--summary", (t / "s.json").string()});
+    EXPECT_EQ(r.exit_code, 7) << r.output;
+    EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1010)")) << r.output;
+    const auto s = read_json(t / "s.json");
+    EXPECT_EQ(s["failed"], 1);
+    EXPECT_EQ(s["rendered"], 19);
+    for (int f = 1001; f <= 1020; ++f) {
+        if (f == 1010) continue;
+        const std::string context = file_spec(t / ("out/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context");
+        const bool cut = f >= 1006 && f <= 1014;
+        EXPECT_EQ(context, cut ? "cut: 1010" : "") << "frame " << f;
+        if (!cut) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+    }
+    // Still missing: nothing to gain, the marked frames are kept (and the missing plate is the error).
+    r = run_cli({job.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_FALSE(contains(r.output, "rendering again")) << r.output;
+    fs::create_symlink(samples_dir() / "plates/bedroom/bedroom.1010.jpg", t / "pl/bedroom.1010.jpg");
+    r = run_cli({job.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1006: rendering again, the existing " + (t / "out/d.1006.exr").string() +
+                                       " is stabilized without frames 1010, whose plates exist now")) << r.output;
+    EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
+    for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
 }

@@ -18,6 +18,7 @@
 #include <torch/cuda.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -144,6 +145,8 @@ struct DepthModel::Impl {
     bool frozen = false;                     ///< model.freeze took: its graph needs the optimizing executor
     mutable std::optional<torch::jit::Module> cpu_fallback;  ///< plain fp32 CPU copy, made on first need
     std::string path;
+    const ModelContract* contract = nullptr;   ///< the owning DepthModel's contract_ (set by load)
+    mutable bool told_tuple = false, told_transposed = false;   ///< once-per-job debug line / warning
     std::function<bool(size_t, const std::string&)> fault;
     /// CUDA only: the batch's page-locked staging buffer [N,3,H,W] (infer() runs one batch at a time, and
     /// Impl::forward's synchronize ends each batch's use of it before the next overwrites it).
@@ -191,6 +194,7 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
                          first_line(e.what()));
     }
     m->contract_ = resolve_contract(m->path_, extra["depthbatch.json"], options.contract);
+    m->impl_->contract = &m->contract_;
     try {
         m->impl_->module.eval();
         m->impl_->module.to(m->impl_->device);
@@ -307,17 +311,37 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     } else {
         result = m.forward({x});
     }
-    if (result.isTuple() && !result.toTupleRef().elements().empty()) result = result.toTupleRef().elements()[0];
+    // A tuple (depth, confidence, ...): its first element is the depth (README "Model contract").
+    if (result.isTuple()) {
+        const auto& elements = result.toTupleRef().elements();
+        if (elements.empty()) throw ModelError(path + ": model output is an empty tuple, not a tensor [N,1,H,W] or [N,H,W]");
+        if (!elements[0].isTensor())
+            throw ModelError(path + ": model output is a tuple whose first element is " + elements[0].type()->annotation_str() +
+                             ", not a tensor [N,1,H,W] or [N,H,W] (the first element of a tuple is taken as the depth)");
+        if (!told_tuple) {
+            log_debug(path, ": model output is a tuple of ", elements.size(), " (", result.type()->annotation_str(),
+                      "); its first element is the depth, the rest is ignored");
+            told_tuple = true;
+        }
+        result = elements[0];
+    }
     if (!result.isTensor())
-        throw ModelError(path + ": model output is a " + result.tagKind() + ", not a tensor [N,1,H,W] or [N,H,W]");
+        throw ModelError(path + ": model output is " + result.type()->annotation_str() + ", not a tensor [N,1,H,W] or [N,H,W]");
     torch::Tensor out = result.toTensor();
-    if (out.dim() == 4 && out.size(1) == 1) out = out.squeeze(1);
-    if (out.dim() != 3 || out.size(0) != cpu_batch.size(0))
-        throw ModelError(path + ": model output has shape " + c10::str(out.sizes()) +
-                         ", not an image [N,1,H,W] or [N,H,W] with N = " + std::to_string(cpu_batch.size(0)));
-    if (!out.is_floating_point())
-        throw ModelError(path + ": model output is " + std::string(c10::toString(out.scalar_type())) +
-                         ", not floating point depth");
+    // Shape and dtype, before anything is allocated for the output (a conversion, the resize to the plate).
+    ModelOutputCheck check;
+    try {
+        check = check_model_output(out.sizes().vec(), c10::toString(out.scalar_type()), cpu_batch.sizes().vec(), *contract);
+    } catch (const ModelError& e) {
+        throw ModelError(path + ": " + e.what());
+    }
+    if (check.transposed && !told_transposed) {
+        log_warning(path, ": model output ", shape_text(out.sizes().vec()), " has the height and width of its input ",
+                    shape_text(cpu_batch.sizes().vec()), " swapped: its depth is probably rotated (rendering on; "
+                    "said once per job)");
+        told_transposed = true;
+    }
+    if (out.dim() == 4) out = out.squeeze(1);
     if (!dev.is_cuda()) return out.to(torch::kFloat32).contiguous();
     // Back from a GPU: into page-locked memory (about twice the bandwidth of pageable memory), then one
     // synchronize, which is also where a forward's asynchronous CUDA error surfaces.
@@ -378,6 +402,8 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         } catch (const c10::Error& e2) {
             throw RenderError(where("cpu (fallback)") + ": " + first_line(e2.what()));
         }
+    } catch (const Error&) {   // the output check (a ModelError naming the shapes): as it is
+        throw;
     } catch (const std::exception& e) {   // c10::Error, and torch::jit::JITException (a std::runtime_error)
         log_debug(path_, ": forward pass failed; LibTorch said:\n", e.what());
         std::string msg = first_line(e.what());
@@ -422,6 +448,12 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         result[i].height = oh;
         const float* src = out[static_cast<int64_t>(i)].data_ptr<float>();
         result[i].data.assign(src, src + static_cast<size_t>(ow) * oh);
+        if (contract_.kind == DepthKind::MetricDepth)
+            for (float v : result[i].data)
+                if (v < 0) {
+                    ++result[i].negative;
+                    result[i].negative_min = std::min(result[i].negative_min, v);
+                }
     }
     return result;
 }

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <climits>
+#include <cmath>
+#include <cstdio>
 #include <optional>
 #include <type_traits>
 
@@ -26,32 +29,98 @@ std::optional<DepthKind> parse_depth_kind(const std::string& name) {
 
 void validate_model_contract(const ModelContract& c, const std::string& origin) {
     auto fail = [&](const std::string& what) { throw ModelError(origin + ": model contract: " + what); };
-    if (c.multiple < 1) fail("input.multiple must be >= 1");
-    if ((c.height > 0) != (c.width > 0)) fail("input.size needs both height and width");
+    if (c.multiple < 1 || c.multiple > kMaxContractMultiple)
+        fail("input.multiple must be 1 to " + std::to_string(kMaxContractMultiple) + " px, not " + std::to_string(c.multiple));
+    if ((c.height != 0) != (c.width != 0)) fail("input.size needs both height and width");
+    if (c.height != 0 && (c.height < 1 || c.width < 1 || c.height > kMaxContractSize || c.width > kMaxContractSize))
+        fail("input.size [" + std::to_string(c.height) + ", " + std::to_string(c.width) + "] ([height, width]): each side must be 1 to " +
+             std::to_string(kMaxContractSize) + " px");
     if (c.height > 0 && (c.height % c.multiple || c.width % c.multiple))
         fail("input.size " + std::to_string(c.height) + "x" + std::to_string(c.width) +
              " is not a multiple of " + std::to_string(c.multiple));
     if (c.fixed_size && c.height <= 0) fail("a fixed-size (traced) model must state input.size");
     if (c.kind == DepthKind::MetricDepth && c.units != "m") fail("metric_depth output must have units \"m\"");
     if (c.colorspace.empty()) fail("input.colorspace is empty");
+    if (!(c.max_scale >= 1 && c.max_scale <= kMaxOutputScale))
+        fail("output.max_scale must be 1 to " + std::to_string(static_cast<int>(kMaxOutputScale)) + ", not " + std::to_string(c.max_scale));
+    if (!(c.reference_focal_px >= 0) || !std::isfinite(c.reference_focal_px))
+        fail("output.reference_focal_px must be > 0 (or absent), not " + std::to_string(c.reference_focal_px));
+}
+
+std::string shape_text(const std::vector<int64_t>& sizes) {
+    std::string s = "[";
+    for (size_t i = 0; i < sizes.size(); ++i) s += (i ? "," : "") + std::to_string(sizes[i]);
+    return s + "]";
+}
+
+ModelOutputCheck check_model_output(const std::vector<int64_t>& out, const std::string& dtype,
+                                    const std::vector<int64_t>& in, const ModelContract& c) {
+    const std::string shapes = "model output " + shape_text(out);
+    const std::string for_input = " for input " + shape_text(in);
+    if (in.size() != 4 || in[0] < 1 || in[2] < 1 || in[3] < 1)
+        throw ModelError("model input " + shape_text(in) + " is not [N,3,H,W] with N, H, W >= 1");
+    for (int64_t d : out)
+        if (d == 0) throw ModelError(shapes + " has a zero dimension" + for_input + ": no depth to write");
+    if (!((out.size() == 4 && out[1] == 1) || out.size() == 3) || out[0] != in[0])
+        throw ModelError(shapes + " is not an image [N,1,H,W] or [N,H,W] with N = " + std::to_string(in[0]) + for_input);
+    if (dtype != "Float" && dtype != "Double" && dtype != "Half" && dtype != "BFloat16")
+        throw ModelError(shapes + " is " + dtype + ", not floating point depth" + for_input +
+                         " (float32 is expected; float16, bfloat16 and float64 are converted to float32)");
+    const int64_t oh = out[out.size() - 2], ow = out[out.size() - 1], ih = in[2], iw = in[3];
+    if (oh < 0 || ow < 0) throw ModelError(shapes + " has a negative dimension" + for_input);
+    // Compared in double: a huge dimension times max_scale cannot overflow.
+    if (static_cast<double>(oh) > c.max_scale * static_cast<double>(ih) ||
+        static_cast<double>(ow) > c.max_scale * static_cast<double>(iw)) {
+        char scale[32];
+        std::snprintf(scale, sizeof scale, "%g", c.max_scale);
+        throw ModelError(shapes + " is more than " + scale + "x the input " + shape_text(in) +
+                         " in height or width: refused before it is resized and written (a contract allows larger "
+                         "outputs with output.max_scale, up to " + std::to_string(static_cast<int>(kMaxOutputScale)) + ")");
+    }
+    if (oh > INT_MAX || ow > INT_MAX) throw ModelError(shapes + " is larger than an image can be" + for_input);
+    ModelOutputCheck r;
+    r.height = static_cast<int>(oh);
+    r.width = static_cast<int>(ow);
+    // Transposed: H' x W' is W x H, exactly or at one scale (within a pixel of rounding), on a non-square input
+    // whose own aspect the output does not have.
+    if (ih != iw) {
+        const double oh_d = static_cast<double>(oh), ow_d = static_cast<double>(ow);
+        const bool swapped_aspect = std::abs(ow_d - oh_d * ih / iw) <= 1.0 && std::abs(oh_d - ow_d * iw / ih) <= 1.0;
+        const bool own_aspect = std::abs(ow_d - oh_d * iw / ih) <= 1.0 || std::abs(oh_d - ow_d * ih / iw) <= 1.0;
+        r.transposed = swapped_aspect && !own_aspect;
+    }
+    if (r.transposed && c.fixed_size)
+        throw ModelError(shapes + " has the height and width of the input " + shape_text(in) +
+                         " swapped (H x W = " + std::to_string(oh) + "x" + std::to_string(ow) + " for " + std::to_string(ih) +
+                         "x" + std::to_string(iw) + "): its depth would be rotated; a fixed-size model must return "
+                         "its input's orientation (re-export it)");
+    return r;
 }
 
 namespace {
 
 using nlohmann::json;
 
+/// `v` for an error message: its JSON text, cut to 80 characters (a huge array names itself, not its bytes).
+std::string brief(const json& v) {
+    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    return s;
+}
+
 template <class T> const char* json_type_name();
 template <> const char* json_type_name<std::string>() { return "a string"; }
-template <> const char* json_type_name<int>() { return "an integer"; }
 template <> const char* json_type_name<double>() { return "a number"; }
 template <> const char* json_type_name<bool>() { return "true or false"; }
+
+std::string field_name(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
 
 /// The field `key` of `parent` (whose path in the file is `where`, "" for the top) as T: `fallback` when it is
 /// absent, and a ModelError naming the field, what it must be and what it is otherwise (null included).
 template <class T>
 T field(const json& parent, const std::string& where, const char* key, const std::string& origin,
         std::optional<T> fallback = std::nullopt) {
-    const std::string name = where.empty() ? key : where + "." + key;
+    const std::string name = field_name(where, key);
     if (!parent.contains(key)) {
         if (fallback) return *fallback;
         throw ModelError(origin + ": depthbatch.json has no field " + name);
@@ -59,17 +128,40 @@ T field(const json& parent, const std::string& where, const char* key, const std
     const json& v = parent[key];
     const bool ok = std::is_same_v<T, std::string> ? v.is_string()
                   : std::is_same_v<T, bool>        ? v.is_boolean()
-                  : std::is_same_v<T, int>         ? v.is_number_integer()
                                                    : v.is_number();
-    if (!ok) throw ModelError(origin + ": depthbatch.json field " + name + " must be " + json_type_name<T>() + ", not " + v.dump());
+    if (!ok) throw ModelError(origin + ": depthbatch.json field " + name + " must be " + json_type_name<T>() + ", not " + brief(v));
     return v.get<T>();
+}
+
+/// An integer element `v` of the field `name`, in [lo, hi]: a ModelError naming the field otherwise (a
+/// non-integer, or a value outside the range, which get<int>() would have wrapped silently).
+int integer_in(const json& v, const std::string& name, long long lo, long long hi, const std::string& origin,
+               const std::string& what = "an integer") {
+    if (!v.is_number_integer())
+        throw ModelError(origin + ": depthbatch.json field " + name + " must be " + what + ", not " + brief(v));
+    // nlohmann keeps a non-negative integer as unsigned (up to 2^64 - 1), a negative one as signed.
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<unsigned long long>() <= static_cast<unsigned long long>(hi) &&
+                                (lo <= 0 || v.get<unsigned long long>() >= static_cast<unsigned long long>(lo))
+                          : v.get<long long>() >= lo && v.get<long long>() <= hi;
+    if (!fits)
+        throw ModelError(origin + ": depthbatch.json field " + name + " must be " + std::to_string(lo) + " to " +
+                         std::to_string(hi) + ", not " + brief(v));
+    return static_cast<int>(v.get<long long>());
+}
+
+/// An integer field, `fallback` when absent.
+int int_field(const json& parent, const std::string& where, const char* key, const std::string& origin, int fallback,
+              long long lo, long long hi) {
+    if (!parent.contains(key)) return fallback;
+    return integer_in(parent[key], field_name(where, key), lo, hi, origin);
 }
 
 /// An object-valued field (input, output), named in the error when absent or not an object.
 const json& section(const json& parent, const char* key, const std::string& origin) {
     if (!parent.contains(key) || !parent[key].is_object())
         throw ModelError(origin + ": depthbatch.json field " + key + " must be an object" +
-                         (parent.contains(key) ? ", not " + parent[key].dump() : " (it is missing)"));
+                         (parent.contains(key) ? ", not " + brief(parent[key]) : " (it is missing)"));
     return parent[key];
 }
 
@@ -77,28 +169,46 @@ const json& section(const json& parent, const char* key, const std::string& orig
 
 ModelContract parse_model_contract(const std::string& text, const std::string& origin) {
     json j;
+    bool too_deep = false;
     try {
-        j = json::parse(text);
+        // Nesting is bounded while parsing (a contract is two levels deep): a deeply nested file is refused
+        // before any recursive walk of it (dump, destruction) could exhaust the stack.
+        const json::parser_callback_t depth_limit = [&too_deep](int depth, json::parse_event_t event, json&) {
+            if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+                depth >= kMaxContractDepth) {
+                too_deep = true;
+                throw std::length_error("nesting");
+            }
+            return true;
+        };
+        j = json::parse(text, depth_limit);
     } catch (const json::exception& e) {
-        throw ModelError(origin + ": depthbatch.json is not valid JSON: " + e.what());
+        std::string what = e.what();   // names the bytes it stopped at: cut, and any invalid UTF-8 left as it is
+        if (what.size() > 300) what = what.substr(0, 300) + "...";
+        throw ModelError(origin + ": depthbatch.json is not valid JSON: " + what);
+    } catch (const std::length_error&) {
+        if (!too_deep) throw;
     }
-    if (!j.is_object()) throw ModelError(origin + ": depthbatch.json must be a JSON object, not " + j.dump());
+    if (too_deep)
+        throw ModelError(origin + ": depthbatch.json nests objects or arrays deeper than " + std::to_string(kMaxContractDepth) +
+                         " levels (a contract has two)");
+    if (!j.is_object()) throw ModelError(origin + ": depthbatch.json must be a JSON object, not " + brief(j));
     ModelContract c;
     c.embedded = true;
-    if (const int format = field<int>(j, "", "format", origin, 1); format != 1)
+    if (const int format = int_field(j, "", "format", origin, 1, INT_MIN, INT_MAX); format != 1)
         throw ModelError(origin + ": depthbatch.json format " + std::to_string(format) +
                          " is newer than this depthbatch understands (1)");
     c.name = field<std::string>(j, "", "name", origin, std::string());
     const json& in = section(j, "input", origin);
     c.colorspace = field<std::string>(in, "input", "colorspace", origin, c.colorspace);
-    c.multiple = field<int>(in, "input", "multiple", origin, 1);
+    c.multiple = int_field(in, "input", "multiple", origin, 1, 1, kMaxContractMultiple);
     if (in.contains("size") && !in["size"].is_null()) {
         const json& size = in["size"];
         if (!size.is_array() || size.size() != 2 || !size[0].is_number_integer() || !size[1].is_number_integer())
             throw ModelError(origin + ": depthbatch.json field input.size must be [height, width] in integer pixels, not " +
-                             size.dump());
-        c.height = size[0].get<int>();
-        c.width = size[1].get<int>();
+                             brief(size));
+        c.height = integer_in(size[0], "input.size", 1, kMaxContractSize, origin);
+        c.width = integer_in(size[1], "input.size", 1, kMaxContractSize, origin);
     }
     c.fixed_size = field<bool>(in, "input", "fixed_size", origin, false);
     for (const char* key : {"mean", "std"})
@@ -109,14 +219,20 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
     const json& out = section(j, "output", origin);
     const std::string kind = field<std::string>(out, "output", "kind", origin);
     auto k = parse_depth_kind(kind);
-    if (!k) throw ModelError(origin + ": depthbatch.json output.kind '" + kind + "' is unknown");
+    if (!k) throw ModelError(origin + ": depthbatch.json output.kind '" + (kind.size() > 80 ? kind.substr(0, 77) + "..." : kind) +
+                              "' is unknown (metric_depth, relative_inverse_depth or relative_depth)");
     c.kind = *k;
     c.units = field<std::string>(out, "output", "units", origin, std::string());
     c.reference_focal_px = field<double>(out, "output", "reference_focal_px", origin, 0.0);
-    if (c.reference_focal_px < 0) throw ModelError(origin + ": depthbatch.json output.reference_focal_px must be > 0");
+    if (!(c.reference_focal_px >= 0) || !std::isfinite(c.reference_focal_px))
+        throw ModelError(origin + ": depthbatch.json output.reference_focal_px must be > 0, not " + brief(out.at("reference_focal_px")));
+    c.max_scale = field<double>(out, "output", "max_scale", origin, 4.0);
+    if (!(c.max_scale >= 1 && c.max_scale <= kMaxOutputScale))
+        throw ModelError(origin + ": depthbatch.json field output.max_scale must be 1 to " +
+                         std::to_string(static_cast<int>(kMaxOutputScale)) + ", not " + brief(out.at("max_scale")));
     for (auto it = j.begin(); it != j.end(); ++it)
         if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name")
-            c.provenance[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+            c.provenance[it.key()] = it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
     validate_model_contract(c, origin);
     return c;
 }

@@ -35,6 +35,11 @@ OIIO::ImageBuf at_origin(const OIIO::ImageBuf& src) {
 /// needed when it is enlarged). A shrink is rare (a plate smaller than the model input, or an anamorphic plate
 /// at model.size: plate) and takes ImageBufAlgo::resize with the "triangle" filter, as the plate's own resize.
 OIIO::ImageBuf interpolated(const OIIO::ImageBuf& src, int w, int h) {
+    // An empty source (or target) has nothing to interpolate from: the uninitialised buffer below would be
+    // written as depth.
+    if (src.spec().width < 1 || src.spec().height < 1 || w < 1 || h < 1)
+        throw RenderError("depth resize from " + std::to_string(src.spec().width) + "x" + std::to_string(src.spec().height) +
+                          " to " + std::to_string(w) + "x" + std::to_string(h) + ": an empty image has no depth to resize");
     // Every pixel is written below: no zero fill (OIIO's ImageBufAlgo::zero took ~15 ms for a 1080p float plane).
     OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, src.nchannels(), OIIO::TypeDesc::FLOAT), OIIO::InitializePixels::No);
     const OIIO::ImageSpec& s = src.spec();
@@ -172,6 +177,10 @@ UpsampleGuide ReformatPlan::make_guide(const ModelInput& input, const OIIO::Imag
 
 OIIO::ImageBuf ReformatPlan::restore(const DepthImage& depth, const UpsampleSettings& upsample,
                                      const UpsampleGuide* guide) const {
+    if (depth.width < 1 || depth.height < 1 || depth.data.size() != static_cast<size_t>(depth.width) * depth.height)
+        throw RenderError("ReformatPlan::restore: the depth to restore is " + std::to_string(depth.width) + "x" +
+                          std::to_string(depth.height) + " with " + std::to_string(depth.data.size()) +
+                          " values: an empty (or inconsistent) depth image cannot be resized to the plate");
     OIIO::ImageBuf out(OIIO::ImageSpec(depth.width, depth.height, 1, OIIO::TypeDesc::FLOAT), OIIO::InitializePixels::No);
     std::memcpy(out.localpixels(), depth.data.data(), depth.data.size() * sizeof(float));
     if (depth.width != input_width || depth.height != input_height)

@@ -399,6 +399,9 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
             const auto [lo, hi] = percentile_pair(w.raw.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
             range = ctx.normalizer->range_from_percentiles(lo, hi);
         }
+        if (w.raw.negative)
+            log_warning("frame ", w.result.frame, ": the model returned ", w.raw.negative, " negative metric depth values (min ",
+                        w.raw.negative_min, " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()), ")");
         OIIO::ImageBuf depth = w.plan.restore(w.raw, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
         w.raw = DepthImage();
         w.guide.reset();

@@ -15,6 +15,10 @@ Fields (JSON):
                   its own (ours always do: depthbatch feeds RGB in [0, 1])
   output.kind     "metric_depth" | "relative_inverse_depth" | "relative_depth"
   output.units    "m" for metric depth, "" for relative kinds
+  output.max_scale  optional (1-64, default 4): the output's H and W may be at most this many times the
+                  input's; a larger output is refused (a model that upsamples by more must say so)
+  output.reference_focal_px  optional: focal-dependent metric output (Depth Anything 3 metric)
+  Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
   source, source_sha256, license, variant: provenance, copied into every rendered EXR's metadata
 """
 from __future__ import annotations

@@ -62,7 +62,8 @@ int print_info(const std::string& model_path) {
               << "output       "
               << (c.embedded ? std::string(depthbatch::depth_kind_name(c.kind)) + (c.units.empty() ? "" : " (" + c.units + ")")
                              : std::string("unknown: the job must state model.kind"))
-              << "\n"
+              << ", at most " << c.max_scale << "x the input's height and width"
+              << (c.max_scale != 4.0 ? " (output.max_scale)" : "") << "\n"
               << "parameters   " << model->parameter_count() << "\n"
               << "module       " << (model->traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)")
               << "\n";

@@ -47,6 +47,15 @@ public:
     /// Run one batch. All inputs must share one size (width x height, multiples of contract().multiple;
     /// exactly the contract's size for fixed-size models). Returns one depth image per input, float32 in
     /// the model's units, at the model's output size.
+    /// The output, checked before anything is allocated for it (check_model_output, model_contract.h): a tensor,
+    /// or a tuple whose first element is the depth tensor (the rest, e.g. a confidence map, is ignored; a debug
+    /// line says so once); float32, or float16/bfloat16/float64 converted to float32. A metric model's
+    /// negative values are counted in DepthImage::negative and kept as they are.
+    /// Throws ModelError (message: the model path, then the output's and the input's shapes) when the output
+    /// is a list, dict or other non-tensor (its TorchScript type named, e.g. "List[Tensor]"), has a zero
+    /// dimension, is an integer/bool/complex dtype (named, e.g. "Long"), is more than contract().max_scale times
+    /// the input's H or W, or has the input's H and W swapped on a non-square input of a fixed_size model;
+    /// the same swap on a model of any size is a warning naming both shapes, given once per DepthModel (job).
     /// Throws ModelError when the output is not an image ([N,1,H,W] or [N,H,W] float) or the forward pass
     /// fails for this input (a size the module cannot take, a module tied to another device: the message names
     /// the model, the device, the input shape and a hint; LibTorch's full text goes to the debug log), and

@@ -5,12 +5,15 @@
 // without it (e.g. a Nuke-style .pt) gets the fields from the job's `model:` section instead.
 //
 // Tensor contract: input [N,3,H,W] float32 RGB in [0,1], encoded in `colorspace`, H and W multiples of
-// `multiple`; output [N,1,H',W'] or [N,H',W'] float32 (any H',W': it is resized back to the plate).
+// `multiple`; output [N,1,H',W'] or [N,H',W'] float32 (it is resized back to the plate), H' and W' >= 1 and at most
+// `max_scale` times the input's H and W (check_model_output below).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace depthbatch {
 
@@ -41,16 +44,53 @@ struct ModelContract {
     /// this focal length in pixels, metres = raw * focal_px / reference_focal_px, focal_px measured in the
     /// pixels the model sees (output.reference_focal_px, 0 = not focal dependent).
     double reference_focal_px = 0;
+    /// output.max_scale: the model output's H' and W' may be at most this many times the input's H and W
+    /// (1 to 64, default 4). Guards against a model that returns a huge map for a small input.
+    double max_scale = 4.0;
     std::map<std::string, std::string> provenance;    ///< source, source_sha256, license, variant, ...
     bool embedded = false;            ///< true when read from the model's own depthbatch.json
 };
 
+/// Limits of the contract's numbers (a larger value is refused rather than allocated).
+constexpr int kMaxContractSize = 16384;     ///< input.size: each side 1 .. 16384 px
+constexpr int kMaxContractMultiple = 1024;  ///< input.multiple: 1 .. 1024 px
+constexpr double kMaxOutputScale = 64;      ///< output.max_scale: 1 .. 64
+constexpr int kMaxContractDepth = 32;       ///< JSON nesting (objects/arrays inside each other)
+
 /// Parse depthbatch.json text. `origin` (the model path) prefixes every error message.
-/// Throws ModelError on malformed JSON, a missing required field or an out-of-range value
-/// (multiple < 1, size not a multiple, unknown kind, metric depth without units "m").
+/// Throws ModelError, naming the field (input.size, input.multiple, output.kind, ...), on malformed JSON
+/// (invalid UTF-8 included), JSON that is not an object or nests deeper than kMaxContractDepth, a missing required
+/// field, a field of the wrong type, or an out-of-range value (multiple outside 1..1024, a size side outside
+/// 1..16384 or not a multiple, unknown kind, metric depth without units "m", max_scale outside 1..64,
+/// reference_focal_px < 0). Never throws anything else for any input bytes (tests/fuzz/fuzz_contract.cpp).
 ModelContract parse_model_contract(const std::string& json_text, const std::string& origin);
 
-/// Check the invariants above on a contract assembled from a job. Throws ModelError.
+/// Check the invariants above on a contract assembled from a job. Throws ModelError naming the field.
 void validate_model_contract(const ModelContract& contract, const std::string& origin);
+
+/// What check_model_output found in an output it accepts.
+struct ModelOutputCheck {
+    int height = 0, width = 0;   ///< H', W' of the output (px)
+    /// The output's H' x W' is the input's W x H (exactly or at one scale) on a non-square input: likely a
+    /// transposed (rotated) depth map. Only returned for a model that is not fixed_size (there it throws).
+    bool transposed = false;
+};
+
+/// The shape and dtype check of a model's raw output, before anything is allocated for it: a pure function
+/// of sizes, so it is unit-tested and fuzzed without LibTorch. `out_sizes` is the output tensor's shape,
+/// `dtype` its c10 scalar type name ("Float", "Double", "Half", "BFloat16" are floating point, anything else is
+/// not), `in_sizes` the input batch's [N,3,H,W]. Returns the output's H', W'; throws ModelError, whose message
+/// names the output's and the input's shapes ("[1,1,0,0]", "[1,3,48,64]"), when:
+///   - any dimension of the output is 0 ("model output [1,1,0,0] has a zero dimension for input [1,3,64,64]");
+///   - it is not [N,1,H',W'] or [N,H',W'] with the input's N;
+///   - its dtype is not floating point (integer, bool, complex: named, e.g. "Long");
+///   - H' or W' is more than contract.max_scale times the input's H or W;
+///   - H' x W' is the input's W x H on a non-square input and the contract is fixed_size (a traced model
+///     at its one size: a transposed output is a bug of the export, never a valid depth map).
+ModelOutputCheck check_model_output(const std::vector<int64_t>& out_sizes, const std::string& dtype,
+                                    const std::vector<int64_t>& in_sizes, const ModelContract& contract);
+
+/// "[1,3,48,64]".
+std::string shape_text(const std::vector<int64_t>& sizes);
 
 }  // namespace depthbatch

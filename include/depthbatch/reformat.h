@@ -35,10 +35,17 @@ struct ModelInput {
     std::vector<float> chw;
 };
 
-/// Raw model output for one frame: height x width float32 in the model's units.
+/// Raw model output for one frame: height x width float32 in the model's units (row-major, width >= 1,
+/// height >= 1 when it comes from DepthModel::infer).
 struct DepthImage {
     int width = 0, height = 0;
     std::vector<float> data;
+    /// Metric models only (contract kind metric_depth): how many values are < 0 (physically impossible depth),
+    /// and the smallest. They are kept as the model gave them, never clamped to 0: the job's depth.kind treats
+    /// them as any other value (raw and metric write them negative, inverse writes 0 for depth <= 0), and
+    /// run_job warns with the count for the frame.
+    size_t negative = 0;
+    float negative_min = 0;
 };
 
 /// The plate's luma (depth_upsample.h rec709_luma) at the model's scaled size and at the plate's, for the
@@ -82,7 +89,8 @@ struct ReformatPlan {
 
     /// Model output -> a 1-channel float32 ImageBuf of plate_width x plate_height (origin 0,0), enlarged as
     /// `upsample` says (bilinear, or guided/edge_hard steered by `guide`, which guided(upsample) requires:
-    /// std::invalid_argument when it is missing).
+    /// std::invalid_argument when it is missing). Throws RenderError when `depth` is empty (width or height
+    /// < 1) or its data is not width x height values: nothing is resized from an empty source.
     OIIO::ImageBuf restore(const DepthImage& depth, const UpsampleSettings& upsample = {},
                            const UpsampleGuide* guide = nullptr) const;
 };

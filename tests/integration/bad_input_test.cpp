@@ -386,3 +386,91 @@ TEST(BadInput, TemporariesOfKilledRunsAreCleanedUp) {
     EXPECT_TRUE(fs::exists(s.dir / "out" / other));
     EXPECT_NE(r.output.find("removed 1 temporary file"), std::string::npos) << r.output;
 }
+
+// Issue 22 §2: a model output that cannot be depth for the frame never reaches an EXR: exit 4 naming the
+// output's and the input's shapes (the plates are 32x18: input [1,3,18,32]), and no file written.
+TEST(BadInput, ModelOutputThatCannotBeDepthIsAModelError) {
+    Scene s;
+    const std::string contract = probe_contract();
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"x[:, :1, :0, :0]", "model output [1,1,0,0] has a zero dimension for input [1,3,18,32]"},
+        {"x[:, 0, :0, :]", "model output [1,0,32] has a zero dimension for input [1,3,18,32]"},
+        {"x.mean(1, keepdim=True).repeat(1, 1, 5, 5)", "model output [1,1,90,160] is more than 4x the input [1,3,18,32]"},
+        {"(x.mean(1, keepdim=True) * 100).long()", "model output [1,1,18,32] is Long, not floating point depth"},
+        {"x.mean(1, keepdim=True) > 0.1", "model output [1,1,18,32] is Bool, not floating point depth"},
+        {"{'depth': x}", "model output is Dict[str, Tensor], not a tensor"},
+    };
+    int n = 0;
+    for (const auto& [expr, expected] : cases) {
+        const std::string model = "out" + std::to_string(++n) + ".pt";
+        write_probe_model(s.dir / model, "def forward(self, x):\n    return " + expr + "\n", contract);
+        const auto r = run_cli({s.job("", model).string()});
+        EXPECT_EQ(r.exit_code, kModel) << expr << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, expected)) << expr << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, model)) << r.output;
+        EXPECT_FALSE(contains(r.output, "unexpected")) << r.output;
+        EXPECT_TRUE(s.outputs().empty()) << expr;
+    }
+}
+
+// A contract whose numbers are out of range exits 4 naming the field: never bad_alloc, never the plate (3).
+TEST(BadInput, ContractOutOfRangeIsAModelErrorNamingTheField) {
+    Scene s;
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {R"("multiple": 1, "size": [-18, -32])", "field input.size must be 1 to 16384, not -18"},
+        {R"("multiple": 1073741824)", "field input.multiple must be 1 to 1024, not 1073741824"},
+        {R"("multiple": 0)", "field input.multiple must be 1 to 1024, not 0"},
+        {R"("multiple": 1, "size": [2000000000, 2000000000])", "field input.size must be 1 to 16384, not 2000000000"},
+    };
+    int n = 0;
+    for (const auto& [input, expected] : cases) {
+        const std::string model = "c" + std::to_string(++n) + ".pt";
+        write_probe_model(s.dir / model, "def forward(self, x):\n    return x.mean(1, keepdim=True)\n",
+                          R"({"input": {)" + input + R"(}, "output": {"kind": "metric_depth", "units": "m"}})");
+        const auto r = run_cli({s.job("", model).string(), "--set", "model.size=model"});
+        EXPECT_EQ(r.exit_code, kModel) << input << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, expected)) << r.output;
+        EXPECT_FALSE(contains(r.output, "unexpected")) << r.output;
+        EXPECT_TRUE(s.outputs().empty());
+    }
+    // output.max_scale: shown by depthbatch info, and it lets a 5x output render.
+    write_probe_model(s.dir / "x5.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True).repeat(1, 1, 5, 5)\n",
+                      R"({"input": {}, "output": {"kind": "metric_depth", "units": "m", "max_scale": 8}})");
+    const auto info = run_cli({"info", (s.dir / "x5.pt").string()});
+    EXPECT_EQ(info.exit_code, 0) << info.output;
+    EXPECT_TRUE(contains(info.output, "at most 8x the input's height and width (output.max_scale)")) << info.output;
+    const auto r = run_cli({s.job("", "x5.pt").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(s.outputs().size(), 3u);
+    EXPECT_NEAR(depth_at(s.dir / "out/d.1001.exr", 5, 5), 0.25f, 1e-3f);
+}
+
+// Swapped H and W on a non-square plate: the frames render (resized back to the plate) with one warning naming
+// both shapes for the job, not one per frame.
+TEST(BadInput, SwappedOutputWarnsOncePerJob) {
+    Scene s;
+    write_probe_model(s.dir / "t.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True).transpose(2, 3)\n",
+                      probe_contract());
+    const auto r = run_cli({s.job("", "t.pt").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const std::string expected = "model output [1,1,32,18] has the height and width of its input [1,3,18,32] swapped";
+    EXPECT_TRUE(contains(r.output, expected)) << r.output;
+    EXPECT_EQ(r.output.find(expected), r.output.rfind(expected)) << "once per job\n" << r.output;
+    EXPECT_EQ(s.outputs().size(), 3u);
+}
+
+// Negative metric depth: counted in the frame's warning, written as the model gave it (not clamped to 0).
+TEST(BadInput, NegativeMetricDepthIsWarnedWithTheCountAndKept) {
+    Scene s;   // plates of 0.25: P-mean - 0.5 is -0.25 at each of the 32x18 pixels
+    write_probe_model(s.dir / "neg.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True) - 0.5\n", probe_contract());
+    const auto r = run_cli({s.job("", "neg.pt").string(), "--set", "depth.kind=raw"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (int f = 1001; f <= 1003; ++f)
+        EXPECT_TRUE(contains(r.output, "frame " + std::to_string(f) + ": the model returned 576 negative metric depth values "
+                                       "(min -0.25 m); kept as they are, not clamped to 0 (depth.kind raw)")) << r.output;
+    EXPECT_NEAR(depth_at(s.dir / "out/d.1002.exr", 3, 4), -0.25f, 1e-3f);
+    // A positive model gives no such warning.
+    const auto ok = run_cli({s.job().string(), "--overwrite"});
+    EXPECT_EQ(ok.exit_code, 0) << ok.output;
+    EXPECT_FALSE(contains(ok.output, "negative")) << ok.output;
+}

@@ -175,3 +175,197 @@ TEST(DepthModel, CudaDeviceWithoutCudaIsAConfigError) {
     const std::string msg = test::expect_error<ConfigError>([&] { DepthModel::load(options); }, "load on cuda");
     EXPECT_TRUE(test::contains(msg, "model.device 'cuda'")) << msg;
 }
+
+// ---- issue 22 §2: a model output that cannot be depth for the frame never reaches an EXR ----------------
+
+namespace {
+
+/// A probe whose forward returns `expr` (TorchScript, of x: [N,3,H,W]) with a contract of `kind`, `input_extra`
+/// and `output_extra` (JSON members, each starting with ", "), loaded on the CPU.
+std::unique_ptr<DepthModel> probe(const test::TempDir& dir, const std::string& expr, const std::string& kind = "metric_depth",
+                                  const std::string& input_extra = "", const std::string& output_extra = "") {
+    const std::string units = kind == "metric_depth" ? "m" : "";
+    const std::string contract = R"({"format": 1, "name": "probe", "input": {"colorspace": "sRGB", "multiple": 1)" +
+                                 input_extra + R"(}, "output": {"kind": ")" + kind + R"(", "units": ")" + units + "\"" +
+                                 output_extra + "}}";
+    static int n = 0;
+    JobConfig::Model options;
+    options.device = "cpu";
+    options.path = test::write_probe_model(dir / ("probe" + std::to_string(++n) + ".pt"),
+                                           "def forward(self, x):\n    return " + expr + "\n", contract)
+                       .string();
+    return DepthModel::load(options);
+}
+
+/// The ModelError message of one forward of `model` on a 64x48 input ([1,3,48,64]).
+std::string infer_error(const DepthModel& model, int w = 64, int h = 48) {
+    const auto in = random_inputs(1, w, h, 21);
+    return test::expect_error<ModelError>([&] { model.infer({&in[0]}); }, "infer");
+}
+
+}  // namespace
+
+TEST(DepthModelOutput, ZeroDimensionIsAModelErrorNamingBothShapes) {
+    test::TempDir dir;
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"x[:, :1, :0, :0]", "model output [1,1,0,0] has a zero dimension for input [1,3,48,64]"},
+        {"x[:, :1, :0, :]", "model output [1,1,0,64] has a zero dimension for input [1,3,48,64]"},
+        {"x[:, 0, :, :0]", "model output [1,48,0] has a zero dimension for input [1,3,48,64]"},
+        {"x[:0, :1]", "model output [0,1,48,64] has a zero dimension for input [1,3,48,64]"},
+    };
+    for (const auto& [expr, expected] : cases) {
+        const std::string msg = infer_error(*probe(dir, expr));
+        EXPECT_TRUE(test::contains(msg, expected)) << expr << "\n" << msg;
+        EXPECT_TRUE(test::contains(msg, "probe")) << "names the model file\n" << msg;
+    }
+}
+
+TEST(DepthModelOutput, SwappedHeightAndWidthWarnsOncePerJob) {
+    test::TempDir dir;
+    LogCapture log;
+    const auto model = probe(dir, "x.mean(1, keepdim=True).transpose(2, 3)");
+    const auto in = random_inputs(1, 64, 48, 3);
+    for (int i = 0; i < 3; ++i) {
+        const auto out = model->infer({&in[0]});
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].width, 48);   // rendering goes on with what the model gave
+        EXPECT_EQ(out[0].height, 64);
+    }
+    const std::string text = log.text.str();
+    const std::string expected = "model output [1,1,64,48] has the height and width of its input [1,3,48,64] swapped";
+    EXPECT_TRUE(test::contains(text, expected)) << text;
+    EXPECT_EQ(text.find(expected), text.rfind(expected)) << "once per job, not per frame\n" << text;
+
+    // At one scale (half size, swapped) too; a square input, or an output at the input's own aspect, is not warned.
+    LogCapture log2;
+    probe(dir, "x[:, :1, ::2, ::2].transpose(2, 3)")->infer({&in[0]});
+    EXPECT_TRUE(test::contains(log2.text.str(), "model output [1,1,32,24] has the height and width of its input [1,3,48,64] swapped"))
+        << log2.text.str();
+    LogCapture log3;
+    const auto square = random_inputs(1, 40, 40, 4);
+    probe(dir, "x.mean(1, keepdim=True).transpose(2, 3)")->infer({&square[0]});
+    probe(dir, "x[:, :1, ::2, ::2]")->infer({&in[0]});
+    EXPECT_FALSE(test::contains(log3.text.str(), "swapped")) << log3.text.str();
+}
+
+TEST(DepthModelOutput, SwappedHeightAndWidthOfAFixedSizeModelIsAModelError) {
+    test::TempDir dir;
+    const auto model = probe(dir, "x.mean(1, keepdim=True).transpose(2, 3)", "metric_depth",
+                             R"(, "size": [48, 64], "fixed_size": true)");
+    const std::string msg = infer_error(*model);
+    EXPECT_TRUE(test::contains(msg, "model output [1,1,64,48] has the height and width of the input [1,3,48,64] swapped"))
+        << msg;
+    EXPECT_TRUE(test::contains(msg, "fixed-size")) << msg;
+}
+
+TEST(DepthModelOutput, OutputFarLargerThanTheInputIsRefusedUnlessTheContractAllowsIt) {
+    test::TempDir dir;
+    const std::string five = "x.mean(1, keepdim=True).repeat(1, 1, 5, 5)";   // [1,1,240,320] for [1,3,48,64]
+    std::string msg = infer_error(*probe(dir, five));
+    EXPECT_TRUE(test::contains(msg, "model output [1,1,240,320] is more than 4x the input [1,3,48,64]")) << msg;
+    EXPECT_TRUE(test::contains(msg, "output.max_scale")) << msg;
+    msg = infer_error(*probe(dir, "x.mean(1, keepdim=True).repeat(1, 1, 1, 5)"));   // width only
+    EXPECT_TRUE(test::contains(msg, "model output [1,1,48,320] is more than 4x")) << msg;
+
+    // Exactly 4x passes by default; 5x passes with output.max_scale 8, at the size the model gave.
+    const auto in = random_inputs(1, 64, 48, 8);
+    const auto four = probe(dir, "x.mean(1, keepdim=True).repeat(1, 1, 4, 4)")->infer({&in[0]});
+    EXPECT_EQ(four[0].width, 256);
+    EXPECT_EQ(four[0].height, 192);
+    const auto allowed = probe(dir, five, "metric_depth", "", R"(, "max_scale": 8)");
+    EXPECT_DOUBLE_EQ(allowed->contract().max_scale, 8.0);
+    const auto out = allowed->infer({&in[0]});
+    EXPECT_EQ(out[0].width, 320);
+    EXPECT_EQ(out[0].height, 240);
+    msg = infer_error(*probe(dir, "x.mean(1, keepdim=True).repeat(1, 1, 9, 1)", "metric_depth", "", R"(, "max_scale": 8)"));
+    EXPECT_TRUE(test::contains(msg, "model output [1,1,432,64] is more than 8x the input [1,3,48,64]")) << msg;
+}
+
+TEST(DepthModelOutput, TupleGivesItsFirstElementOtherContainersAreRefusedByType) {
+    test::TempDir dir;
+    const auto in = random_inputs(1, 64, 48, 9);
+    const auto model = probe(dir, "(x.mean(1, keepdim=True) * 2.0, x)");
+    LogCapture log;
+    const LogLevel level = log_level();
+    set_log_level(LogLevel::Debug);
+    const auto out = model->infer({&in[0]});
+    model->infer({&in[0]});
+    set_log_level(level);
+    const std::string text = log.text.str();
+    const std::string said = "its first element is the depth, the rest is ignored";
+    EXPECT_TRUE(test::contains(text, "model output is a tuple of 2 (Tuple[Tensor, Tensor])")) << text;
+    EXPECT_EQ(text.find(said), text.rfind(said)) << "said once\n" << text;
+    EXPECT_NE(text.find(said), std::string::npos) << text;
+    ASSERT_EQ(out[0].data.size(), 64u * 48u);
+    const size_t plane = 64 * 48;
+    float worst = 0;
+    for (size_t i = 0; i < plane; ++i) {
+        const float* c = in[0].chw.data();
+        worst = std::max(worst, std::abs(out[0].data[i] - 2.0f * (c[i] + c[plane + i] + c[2 * plane + i]) / 3.0f));
+    }
+    EXPECT_LE(worst, 1e-5f) << "the first element is the depth";
+
+    const std::vector<std::pair<std::string, std::string>> refused = {
+        {"[x]", "model output is List[Tensor], not a tensor"},
+        {"{'depth': x}", "model output is Dict[str, Tensor], not a tensor"},
+        {"None", "model output is NoneType, not a tensor"},
+        {"3", "model output is int, not a tensor"},
+        {"([x], x)", "model output is a tuple whose first element is List[Tensor], not a tensor"},
+        {"(7, x)", "model output is a tuple whose first element is int, not a tensor"},
+    };
+    for (const auto& [expr, expected] : refused) {
+        const std::string msg = infer_error(*probe(dir, expr));
+        EXPECT_TRUE(test::contains(msg, expected)) << expr << "\n" << msg;
+    }
+}
+
+TEST(DepthModelOutput, FloatDtypesAreConvertedIntegerAndBoolAreRefusedByName) {
+    test::TempDir dir;
+    const auto in = random_inputs(1, 64, 48, 10);
+    const size_t plane = 64 * 48;
+    const float* c = in[0].chw.data();
+    // half, bfloat16 (ScalarType 15: TorchScript source has no torch.bfloat16 here), double.
+    for (const auto& [dtype, tolerance] : std::vector<std::pair<std::string, float>>{
+             {"half()", 1e-3f}, {"to(15)", 1e-2f}, {"double()", 1e-6f}}) {
+        const auto out = probe(dir, "x.mean(1, keepdim=True)." + dtype)->infer({&in[0]});
+        ASSERT_EQ(out[0].data.size(), plane) << dtype;
+        float worst = 0;
+        for (size_t i = 0; i < plane; ++i)
+            worst = std::max(worst, std::abs(out[0].data[i] - (c[i] + c[plane + i] + c[2 * plane + i]) / 3.0f));
+        EXPECT_LE(worst, tolerance) << dtype;
+        if (dtype != "double()") EXPECT_GT(worst, 0.0f) << dtype << ": rounded as " << dtype << ", then converted";
+    }
+    const std::vector<std::pair<std::string, std::string>> refused = {
+        {"(x.mean(1, keepdim=True) * 10).int()", "model output [1,1,48,64] is Int, not floating point depth"},
+        {"(x.mean(1, keepdim=True) * 10).long()", "model output [1,1,48,64] is Long, not floating point depth"},
+        {"(x.mean(1, keepdim=True) * 10).byte()", "model output [1,1,48,64] is Byte, not floating point depth"},
+        {"x.mean(1, keepdim=True) > 0.5", "model output [1,1,48,64] is Bool, not floating point depth"},
+    };
+    for (const auto& [expr, expected] : refused) {
+        const std::string msg = infer_error(*probe(dir, expr));
+        EXPECT_TRUE(test::contains(msg, expected)) << expr << "\n" << msg;
+        EXPECT_TRUE(test::contains(msg, "for input [1,3,48,64]")) << msg;
+    }
+}
+
+TEST(DepthModelOutput, NegativeMetricDepthIsCountedAndKept) {
+    test::TempDir dir;
+    const auto in = random_inputs(1, 64, 48, 12);
+    const size_t plane = 64 * 48;
+    const float* c = in[0].chw.data();
+    size_t expected = 0;
+    float lowest = 0;
+    for (size_t i = 0; i < plane; ++i) {
+        const float v = (c[i] + c[plane + i] + c[2 * plane + i]) / 3.0f - 0.5f;
+        if (v < 0) ++expected, lowest = std::min(lowest, v);
+    }
+    ASSERT_GT(expected, 100u);
+    ASSERT_LT(expected, plane - 100);
+    const auto out = probe(dir, "x.mean(1, keepdim=True) - 0.5")->infer({&in[0]});
+    EXPECT_EQ(out[0].negative, expected);
+    EXPECT_NEAR(out[0].negative_min, lowest, 1e-6f);
+    EXPECT_NEAR(*std::min_element(out[0].data.begin(), out[0].data.end()), lowest, 1e-6f) << "kept, not clamped to 0";
+    // Not counted for relative models (their raw values have no sign meaning), nor for a positive metric output.
+    EXPECT_EQ(probe(dir, "x.mean(1, keepdim=True) - 0.5", "relative_depth")->infer({&in[0]})[0].negative, 0u);
+    EXPECT_EQ(probe(dir, "x.mean(1, keepdim=True) + 0.5")->infer({&in[0]})[0].negative, 0u);
+}

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <tuple>
+#include <vector>
 
 using namespace depthbatch;
 
@@ -240,4 +243,174 @@ TEST(ModelContractErrors, EveryFieldErrorNamesTheField) {
         {R"([1, 2])", "must be a JSON object"},
     };
     for (const auto& [json, expected] : cases) EXPECT_TRUE(contains(contract_error(json), expected)) << json;
+}
+
+// Issue 22 §2.6: every contract error is a ModelError naming the field; none is a bad_alloc, a wrapped value or
+// the plate's fault. Sizes, multiples, wrong types, huge arrays, non-objects, invalid UTF-8, deep nesting.
+TEST(ModelContractErrors, OutOfRangeNumbersNameTheFieldAndTheRange) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {with("[224, 224]", "[-224, -224]"), "field input.size must be 1 to 16384, not -224"},
+        {with("[224, 224]", "[0, 0]"), "field input.size must be 1 to 16384, not 0"},
+        {with("[224, 224]", "[224, -32]"), "field input.size must be 1 to 16384, not -32"},
+        {with("[224, 224]", "[16416, 224]"), "field input.size must be 1 to 16384, not 16416"},
+        {with("[224, 224]", "[4294967520, 224]"), "field input.size must be 1 to 16384, not 4294967520"},
+        {with("[224, 224]", "[18446744073709551615, 224]"), "field input.size must be 1 to 16384, not 18446744073709551615"},
+        {with("[224, 224]", "[224.0, 224]"), "field input.size must be [height, width] in integer pixels, not [224.0,224]"},
+        {with("[224, 224]", "[224, 224, 3]"), "field input.size must be [height, width] in integer pixels, not [224,224,3]"},
+        {with("[224, 224]", "[[224], [224]]"), "field input.size must be [height, width]"},
+        {with(R"("multiple": 32)", R"("multiple": 0)"), "field input.multiple must be 1 to 1024, not 0"},
+        {with(R"("multiple": 32)", R"("multiple": -32)"), "field input.multiple must be 1 to 1024, not -32"},
+        {with(R"("multiple": 32)", R"("multiple": 1073741824)"), "field input.multiple must be 1 to 1024, not 1073741824"},
+        {with(R"("multiple": 32)", R"("multiple": 4294967328)"), "field input.multiple must be 1 to 1024, not 4294967328"},
+        {with(R"("multiple": 32)", R"("multiple": true)"), "field input.multiple must be an integer, not true"},
+        {with(R"("multiple": 32)", R"("multiple": [32])"), "field input.multiple must be an integer, not [32]"},
+        {R"({"format": 4294967297, "input": {}, "output": {"kind": "relative_depth"}})", "field format must be"},
+        {R"({"format": "1", "input": {}, "output": {"kind": "relative_depth"}})", "field format must be an integer, not \"1\""},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": 0.5)"), "field output.max_scale must be 1 to 64, not 0.5"},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": 100)"), "field output.max_scale must be 1 to 64, not 100"},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": "8")"), "field output.max_scale must be a number, not \"8\""},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": null)"), "field output.max_scale must be a number, not null"},
+        {with(R"("units": "m")", R"("units": "m", "reference_focal_px": -1)"), "output.reference_focal_px must be > 0, not -1"},
+        {with(R"("units": "m")", R"("units": "m", "reference_focal_px": "300")"), "field output.reference_focal_px must be a number"},
+        {with(R"("kind": "metric_depth")", R"("kind": "depth")"), "output.kind 'depth' is unknown"},
+        {with(R"("kind": "metric_depth")", R"("kind": ["metric_depth"])"), "field output.kind must be a string, not [\"metric_depth\"]"},
+        {with(R"("colorspace": "sRGB")", R"("colorspace": {"name": "sRGB"})"), "field input.colorspace must be a string, not {\"name\":\"sRGB\"}"},
+        {with(R"("colorspace": "sRGB")", R"("colorspace": "")"), "input.colorspace is empty"},
+        {R"({"input": [], "output": {"kind": "relative_depth"}})", "field input must be an object, not []"},
+        {R"({"input": {}, "output": "metric_depth"})", "field output must be an object, not \"metric_depth\""},
+    };
+    for (const auto& [json, expected] : cases) {
+        const std::string msg = contract_error(json);
+        EXPECT_TRUE(contains(msg, expected)) << json << "\n" << msg;
+    }
+    const std::string fixed = contract_error(
+        R"({"input": {"size": [64, 64], "fixed_size": 1}, "output": {"kind": "relative_depth"}})");
+    EXPECT_TRUE(contains(fixed, "field input.fixed_size must be true or false, not 1")) << fixed;
+    // The largest values in range parse.
+    const ModelContract big = parse_model_contract(
+        R"({"input": {"multiple": 1024, "size": [16384, 1024]}, "output": {"kind": "relative_depth", "max_scale": 64}})", kOrigin);
+    EXPECT_EQ(big.multiple, 1024);
+    EXPECT_EQ(big.height, 16384);
+    EXPECT_EQ(big.width, 1024);
+    EXPECT_DOUBLE_EQ(big.max_scale, 64.0);
+    EXPECT_DOUBLE_EQ(parse_model_contract(kFastDepth, kOrigin).max_scale, 4.0) << "the default";
+}
+
+TEST(ModelContractErrors, MalformedDocumentsAreModelErrors) {
+    const std::string deep_array = std::string(100000, '[') + std::string(100000, ']');
+    const std::string deep_in_field = R"({"input": {"size": )" + std::string(5000, '[') + std::string(5000, ']') +
+                                      R"(}, "output": {"kind": "relative_depth"}})";
+    std::string huge_array = R"({"input": {"size": [)";
+    for (int i = 0; i < 200000; ++i) huge_array += "1,";
+    huge_array += R"(1]}, "output": {"kind": "relative_depth"}})";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"", "is not valid JSON"},
+        {"null", "must be a JSON object, not null"},
+        {"42", "must be a JSON object, not 42"},
+        {R"("contract")", "must be a JSON object, not \"contract\""},
+        {"{\"input\": {\"colorspace\": \"s\xff\xfeRGB\"}, \"output\": {\"kind\": \"relative_depth\"}}", "is not valid JSON"},
+        {"{\"name\": \"\xc3\x28\", \"input\": {}, \"output\": {\"kind\": \"relative_depth\"}}", "is not valid JSON"},
+        {deep_array, "nests objects or arrays deeper than 32 levels"},
+        {deep_in_field, "nests objects or arrays deeper than 32 levels"},
+        {huge_array, "field input.size must be [height, width] in integer pixels, not [1,1,1,1"},
+        {R"({"input": {}, "output": {"kind": "relative_depth"}} trailing)", "is not valid JSON"},
+    };
+    for (const auto& [json, expected] : cases) {
+        const std::string msg = contract_error(json);
+        EXPECT_TRUE(contains(msg, expected)) << json.substr(0, 120) << "\n" << msg.substr(0, 400);
+        EXPECT_LT(msg.size(), 1000u) << "a message names the value, it does not repeat a huge one";
+    }
+    // Nesting up to the limit is fine where a field may hold anything (provenance).
+    const std::string nested = R"({"input": {}, "output": {"kind": "relative_depth"}, "extra": )" + std::string(20, '[') +
+                               std::string(20, ']') + "}";
+    EXPECT_EQ(parse_model_contract(nested, kOrigin).provenance.at("extra"), std::string(20, '[') + std::string(20, ']'));
+}
+
+TEST(ModelContractErrors, ValidateNamesTheFieldOfAJobsContract) {
+    ModelContract c;
+    c.multiple = 0;
+    EXPECT_TRUE(contains(validate_error(c), "input.multiple must be 1 to 1024 px, not 0"));
+    c.multiple = 4096;
+    EXPECT_TRUE(contains(validate_error(c), "input.multiple must be 1 to 1024 px, not 4096"));
+    c = ModelContract();
+    c.height = -64, c.width = -64;
+    EXPECT_TRUE(contains(validate_error(c), "input.size [-64, -64] ([height, width]): each side must be 1 to 16384 px"));
+    c.height = 64, c.width = 100000;
+    EXPECT_TRUE(contains(validate_error(c), "input.size [64, 100000]"));
+    c = ModelContract();
+    c.max_scale = 0;
+    EXPECT_TRUE(contains(validate_error(c), "output.max_scale must be 1 to 64"));
+    c = ModelContract();
+    c.reference_focal_px = -3;
+    EXPECT_TRUE(contains(validate_error(c), "output.reference_focal_px"));
+}
+
+// check_model_output: the output's shape and dtype against the input's (DepthModel::infer calls it right after
+// the forward pass, before anything is allocated for the output).
+TEST(ModelOutputCheck, AcceptsImagesAndTellsTheirSize) {
+    ModelContract c;
+    const std::vector<int64_t> in{2, 3, 48, 64};
+    for (const std::string dtype : {"Float", "Double", "Half", "BFloat16"}) {
+        const ModelOutputCheck r = check_model_output({2, 1, 24, 32}, dtype, in, c);
+        EXPECT_EQ(r.height, 24) << dtype;
+        EXPECT_EQ(r.width, 32) << dtype;
+        EXPECT_FALSE(r.transposed);
+    }
+    const ModelOutputCheck three = check_model_output({2, 192, 256}, "Float", in, c);   // [N,H,W], exactly 4x
+    EXPECT_EQ(three.height, 192);
+    EXPECT_EQ(three.width, 256);
+    EXPECT_EQ(check_model_output({2, 1, 1, 1}, "Float", in, c).width, 1) << "a 1x1 output is small, not empty";
+}
+
+TEST(ModelOutputCheck, RefusesWithBothShapesInTheMessage) {
+    ModelContract c;
+    const std::vector<int64_t> in{1, 3, 48, 64};
+    const std::vector<std::tuple<std::vector<int64_t>, std::string, std::string>> cases = {
+        {{1, 1, 0, 0}, "Float", "model output [1,1,0,0] has a zero dimension for input [1,3,48,64]"},
+        {{1, 1, 48, 0}, "Float", "model output [1,1,48,0] has a zero dimension for input [1,3,48,64]"},
+        {{0, 1, 48, 64}, "Float", "model output [0,1,48,64] has a zero dimension"},
+        {{1, 0, 48, 64}, "Float", "model output [1,0,48,64] has a zero dimension"},
+        {{0}, "Float", "model output [0] has a zero dimension"},
+        {{}, "Float", "model output [] is not an image [N,1,H,W] or [N,H,W] with N = 1 for input [1,3,48,64]"},
+        {{1, 3, 48, 64}, "Float", "model output [1,3,48,64] is not an image [N,1,H,W] or [N,H,W] with N = 1"},
+        {{2, 1, 48, 64}, "Float", "model output [2,1,48,64] is not an image [N,1,H,W] or [N,H,W] with N = 1"},
+        {{1, 1, 1, 48, 64}, "Float", "model output [1,1,1,48,64] is not an image"},
+        {{1, 48, 64}, "Long", "model output [1,48,64] is Long, not floating point depth for input [1,3,48,64]"},
+        {{1, 48, 64}, "Bool", "model output [1,48,64] is Bool, not floating point depth"},
+        {{1, 48, 64}, "ComplexFloat", "model output [1,48,64] is ComplexFloat, not floating point depth"},
+        {{1, 1, 20000, 20000}, "Float", "model output [1,1,20000,20000] is more than 4x the input [1,3,48,64]"},
+        {{1, 1, 193, 64}, "Float", "model output [1,1,193,64] is more than 4x the input [1,3,48,64]"},
+        {{1, 1, 48, 257}, "Float", "model output [1,1,48,257] is more than 4x the input [1,3,48,64]"},
+        {{1, 1, INT64_MAX, 1}, "Float", "is more than 4x the input"},
+        {{1, 1, -5, 64}, "Float", "model output [1,1,-5,64] has a negative dimension"},
+    };
+    for (const auto& [out, dtype, expected] : cases) {
+        const std::string msg = test::expect_error<ModelError>([&] { check_model_output(out, dtype, in, c); },
+                                                               "check_model_output " + shape_text(out));
+        EXPECT_TRUE(contains(msg, expected)) << shape_text(out) << " " << dtype << "\n" << msg;
+    }
+    c.max_scale = 8;
+    EXPECT_EQ(check_model_output({1, 1, 384, 512}, "Float", in, c).width, 512) << "8x allowed by the contract";
+    EXPECT_TRUE(contains(test::expect_error<ModelError>([&] { check_model_output({1, 1, 385, 64}, "Float", in, c); }),
+                         "is more than 8x the input [1,3,48,64]"));
+}
+
+TEST(ModelOutputCheck, SwappedHeightAndWidthIsFlaggedAndFatalForFixedSize) {
+    ModelContract c;
+    const std::vector<int64_t> in{1, 3, 48, 64};
+    EXPECT_TRUE(check_model_output({1, 1, 64, 48}, "Float", in, c).transposed);
+    EXPECT_TRUE(check_model_output({1, 32, 24}, "Float", in, c).transposed) << "at half scale";
+    EXPECT_TRUE(check_model_output({1, 1, 128, 96}, "Float", in, c).transposed) << "at twice the size";
+    EXPECT_FALSE(check_model_output({1, 1, 48, 64}, "Float", in, c).transposed);
+    EXPECT_FALSE(check_model_output({1, 1, 24, 32}, "Float", in, c).transposed);
+    EXPECT_FALSE(check_model_output({1, 1, 40, 40}, "Float", in, c).transposed) << "square: any other size";
+    EXPECT_FALSE(check_model_output({1, 1, 40, 40}, "Float", {1, 3, 40, 40}, c).transposed) << "square input";
+    EXPECT_TRUE(check_model_output({1, 1, 30, 50}, "Float", {1, 3, 50, 30}, c).transposed)
+        << "a 30x50 (h x w) output for a 50x30 input is swapped";
+    c.fixed_size = true;
+    c.height = 48, c.width = 64;
+    const std::string msg = test::expect_error<ModelError>([&] { check_model_output({1, 1, 64, 48}, "Float", in, c); });
+    EXPECT_TRUE(contains(msg, "model output [1,1,64,48] has the height and width of the input [1,3,48,64] swapped")) << msg;
+    EXPECT_TRUE(contains(msg, "rotated")) << msg;
+    EXPECT_FALSE(check_model_output({1, 1, 48, 64}, "Float", in, c).transposed);
 }

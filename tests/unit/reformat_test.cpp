@@ -613,3 +613,36 @@ TEST(Reformat, TriangleResizeIsTheTentFilterItDocuments) {
     for (float v : out) ASSERT_NEAR(v, 0.375f, 1e-7f);
     EXPECT_THROW(resize_triangle_to_planar(out.data(), 0, 5, 3, 4, 4, out.data()), std::invalid_argument);
 }
+
+// Issue 22 §2.1: restore from an empty depth image throws; nothing is resized from an empty source (the
+// target buffer is made without initialising its pixels, so a resize that writes nothing would leave garbage
+// as depth). Also a depth image whose data does not hold width x height values. Run under valgrind by ctest
+// (valgrind.RestoreFromEmpty): any read of uninitialised memory on these paths fails it.
+TEST(Restore, EmptyOrInconsistentDepthIsRefused) {
+    const ReformatPlan p = ReformatPlan::make(64, 48, plate_size(), contract(1));
+    const ReformatPlan q = ReformatPlan::make(960, 540, short_side(224), contract(32));
+    struct Case { int w, h; size_t n; std::string expected; };
+    const std::vector<Case> cases = {
+        {0, 0, 0, "the depth to restore is 0x0 with 0 values"},
+        {64, 0, 0, "the depth to restore is 64x0 with 0 values"},
+        {0, 48, 0, "the depth to restore is 0x48 with 0 values"},
+        {-4, -4, 16, "the depth to restore is -4x-4 with 16 values"},
+        {64, 48, 100, "the depth to restore is 64x48 with 100 values"},         // fewer values than pixels
+        {8, 8, 64 * 48, "the depth to restore is 8x8 with 3072 values"},        // more: memcpy would overflow
+    };
+    for (const ReformatPlan* plan : {&p, &q})
+        for (const Case& c : cases) {
+            DepthImage d;
+            d.width = c.w, d.height = c.h;
+            d.data.assign(c.n, 1.0f);
+            const std::string msg = test::expect_error<RenderError>([&] { plan->restore(d); }, "restore");
+            EXPECT_TRUE(test::contains(msg, c.expected)) << msg;
+            EXPECT_TRUE(test::contains(msg, "ReformatPlan::restore")) << msg;
+        }
+    // A 1x1 depth is small, not empty: it fills the plate with its one value.
+    const OIIO::ImageBuf one = q.restore(make_depth(1, 1, 2.5f));
+    expect_restored_shape(one, q);
+    const Range r = range_of(one);
+    EXPECT_EQ(r.lo, 2.5f);
+    EXPECT_EQ(r.hi, 2.5f);
+}

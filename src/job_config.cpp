@@ -8,10 +8,15 @@
 #include <toml++/toml.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -346,10 +351,67 @@ public:
         }
         fail(key, "'" + s + "' is not one of: " + join(allowed));
     }
-    /// A path resolved against the job file's folder (or the current folder for --set values).
+    /// `s` (the value of path key `key`) with a leading `~` (alone or before '/') replaced by $HOME and every
+    /// `$NAME` / `${NAME}` (NAME = [A-Za-z_][A-Za-z0-9_]*) by that environment variable, in one pass (a value
+    /// is not expanded again). Kept as written: the frame token `$F` followed by digits or by a character that
+    /// cannot continue a name (`$F4`, `$F.exr`: `$FOO` is the variable FOO; `${F}` the variable F), `~user`,
+    /// and a `$` before anything else; `$$` is one `$`. Fails (ConfigError naming the variable and the key)
+    /// for an unset variable (or HOME for `~`) and for a `${` that does not close on a name.
+    std::string expand(const std::string& key, const std::string& s) const {
+        const auto starts_name = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+        const auto in_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        const auto value_of = [&](const std::string& name) -> std::string {
+            const char* v = std::getenv(name.c_str());
+            if (!v)
+                fail(key, "environment variable " + name + " is not set (in '" + printable(s) +
+                              "'; $$ is a literal $)");
+            return v;
+        };
+        std::string out;
+        size_t i = 0;
+        if (!s.empty() && s[0] == '~' && (s.size() == 1 || s[1] == '/')) {
+            const char* home = std::getenv("HOME");
+            if (!home || !*home) fail(key, "'" + printable(s) + "' starts with ~, and environment variable HOME is not set");
+            out = home;
+            i = 1;
+        }
+        while (i < s.size()) {
+            if (s[i] != '$' || i + 1 == s.size()) {
+                out += s[i++];
+            } else if (s[i + 1] == '$') {
+                out += '$';
+                i += 2;
+            } else if (s[i + 1] == '{') {
+                const size_t close = s.find('}', i + 2);
+                const std::string name = close == std::string::npos ? "" : s.substr(i + 2, close - i - 2);
+                if (name.empty() || !starts_name(name[0]) || !std::all_of(name.begin(), name.end(), in_name))
+                    fail(key, "'" + printable(s.substr(i, close == std::string::npos ? std::string::npos : close + 1 - i)) +
+                                  "' in '" + printable(s) + "' is not ${NAME} (NAME: letters, digits and _, not "
+                                  "starting with a digit; $$ is a literal $)");
+                out += value_of(name);
+                i = close + 1;
+            } else if (starts_name(s[i + 1])) {
+                size_t end = i + 1;
+                while (end < s.size() && in_name(s[end])) ++end;
+                if (s[i + 1] == 'F' && (i + 2 == s.size() || !in_name(s[i + 2]) ||
+                                        std::isdigit(static_cast<unsigned char>(s[i + 2])))) {
+                    out += "$F";   // the frame token ($F, $F4): its digits follow as they are
+                    i += 2;
+                } else {
+                    out += value_of(s.substr(i + 1, end - i - 1));
+                    i = end;
+                }
+            } else {
+                out += s[i++];   // "$" before anything else ("$1", "$-") is itself
+            }
+        }
+        return out;
+    }
+    /// A path resolved against the job file's folder (or the current folder for --set values), after expand().
     std::string path(const std::string& key) const {
-        const std::string s = str(key);
-        if (s.empty()) fail(key, "path is empty");
+        const std::string written = str(key);
+        const std::string s = expand(key, written);
+        if (s.empty()) fail(key, written.empty() ? "path is empty" : "path '" + printable(written) + "' is empty once expanded");
         // "D:\temp\new.####.exr" in double quotes is D:<TAB>emp<LF>ew...: YAML and TOML unescape \t and \n.
         const auto control = std::find_if(s.begin(), s.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; });
         if (control != s.end())

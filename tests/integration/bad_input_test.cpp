@@ -394,3 +394,22 @@ TEST(BadInput, ThreadsBeyondTheCoresAreReportedAsTheyRun) {
     if (cpus < 64) EXPECT_TRUE(contains(r.output, " " + std::to_string(cpus) + " worker threads (asked 64), LibTorch ")) << r.output;
     EXPECT_FALSE(contains(r.output, "TBB Warning")) << r.output;
 }
+
+// Issue 22 §5: $NAME, ${NAME} and ~ in path keys come from the environment; $F4 stays the frame token; an
+// unset variable is exit 2 naming it.
+TEST(BadInput, PathsTakeEnvironmentVariables) {
+    Scene s;
+    const fs::path job = write_job(s.dir / "env.yaml", "input: {path: '${PLATE}.$F4.exr', colorspace: sRGB}\n"
+                                                       "model: {path: pmean.pt, size: plate}\n"
+                                                       "output: {path: 'out/$SHOT/d_$$.####.exr'}\n");
+    auto r = run_cli({job.string(), "--frames", "1001-1002"}, "PLATE=p SHOT=sh010");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "out" / "sh010"), (std::vector<std::string>{"d_$.1001.exr", "d_$.1002.exr"})) << r.output;
+    r = run_cli({job.string(), "--frames", "1003"}, "env -u SHOT PLATE=p");
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "env.yaml:3: key 'output.path': environment variable SHOT is not set")) << r.output;
+    // --output takes them too.
+    r = run_cli({job.string(), "--frames", "1003", "--output", (s.dir / "o2/$SHOT.####.exr").string()}, "PLATE=p SHOT=x");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(fs::exists(s.dir / "o2" / "x.1003.exr")) << r.output;
+}

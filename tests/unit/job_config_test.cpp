@@ -7,10 +7,14 @@
 
 #include <gtest/gtest.h>
 
-#include <tuple>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -1065,4 +1069,138 @@ TEST(JobConfig, ZipLevel) {
     EXPECT_TRUE(contains(e, "output.zip_level")) << e;
     e = job_error(kMinimalYaml, "yaml", {"output.compression=piz", "output.zip_level=1"});
     EXPECT_TRUE(contains(e, "applies to zip and zips compression, not piz")) << e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 22 §5: job files as people write them
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Sets (or, with nullptr, unsets) an environment variable for its lifetime, then puts the old value back.
+struct ScopedEnv {
+    std::string name;
+    std::optional<std::string> old;
+    ScopedEnv(const std::string& n, const char* value) : name(n) {
+        if (const char* v = std::getenv(n.c_str())) old = v;
+        if (value) ::setenv(n.c_str(), value, 1);
+        else ::unsetenv(n.c_str());
+    }
+    ~ScopedEnv() {
+        if (old) ::setenv(name.c_str(), old->c_str(), 1);
+        else ::unsetenv(name.c_str());
+    }
+};
+
+/// The environment of the expansion tests: a show, sequence, shot and home.
+struct ShotEnv {
+    ScopedEnv show{"SHOW", "/shows/abc"}, seq{"SEQ", "sq010"}, shot{"SHOT", "sh010"}, home{"HOME", "/home/artist"},
+        models{"DEPTHBATCH_TEST_MODELS", "/studio/models"}, unset{"DEPTHBATCH_TEST_UNSET", nullptr},
+        f{"F", "frames"}, foo{"FOO", "foo"};
+};
+
+}  // namespace
+
+TEST(JobConfig, PathKeysExpandHomeAndEnvironmentVariables) {
+    ShotEnv env;
+    const std::string y = lines({
+        "input:",
+        "  path: $SHOW/${SEQ}/$SHOT/plates/${SHOT}_plate.$F4.exr",
+        "output:",
+        "  path: ~/renders/$SHOT/depth.####.exr",
+        "  preview: {path: '${SHOW}/review/$SHOT.####.jpg'}",
+        "model:",
+        "  path: $DEPTHBATCH_TEST_MODELS/da2.pt",
+        "color:",
+        "  config: ${SHOW}/ocio/config.ocio",
+        "depth:",
+        "  normalize: sequence",
+        "  stats_file: $SHOT.stats.json",          // relative once expanded: the job file's folder
+        "pipeline:",
+        "  summary: ~",                             // YAML null: not set (quote it for the home folder)
+        "  review: '~/review/${SHOT}.png'",
+    });
+    const JobConfig j = yaml(y);
+    EXPECT_EQ(j.input.path, "/shows/abc/sq010/sh010/plates/sh010_plate.$F4.exr");
+    EXPECT_EQ(j.output.path, "/home/artist/renders/sh010/depth.####.exr");
+    EXPECT_EQ(j.output.preview.path, "/shows/abc/review/sh010.####.jpg");
+    EXPECT_EQ(j.model.path, "/studio/models/da2.pt");
+    EXPECT_EQ(j.color.config, "/shows/abc/ocio/config.ocio");
+    EXPECT_EQ(j.depth.stats_file, kBase + "/sh010.stats.json");
+    EXPECT_EQ(j.pipeline.summary, "");
+    EXPECT_EQ(j.pipeline.review, "/home/artist/review/sh010.png");
+    // The preview as a scalar, the older pipeline.report, and the same in TOML.
+    const JobConfig k = yaml(lines({"input: {path: /p/a.####.exr}", "output:", "  path: /d/d.####.exr",
+                                    "  preview: ~/p/$SHOT.####.png", "pipeline: {report: '$SHOW/r.json'}"}));
+    EXPECT_EQ(k.output.preview.path, "/home/artist/p/sh010.####.png");
+    EXPECT_EQ(k.pipeline.summary, "/shows/abc/r.json");
+    const JobConfig t = toml(lines({"[input]", "path = '$SHOW/$SHOT/p.####.exr'", "[output]", "path = \"~/d.$F4.exr\"",
+                                    "[pipeline]", "summary = '~'"}));
+    EXPECT_EQ(t.input.path, "/shows/abc/sh010/p.####.exr");
+    EXPECT_EQ(t.output.path, "/home/artist/d.$F4.exr");
+    EXPECT_EQ(t.pipeline.summary, "/home/artist");
+}
+
+TEST(JobConfig, FrameTokenDollarAndOtherSpellingsStayAsWritten) {
+    ShotEnv env;
+    const auto in = [](const std::string& path) {
+        return parse_job("input: {path: '" + path + "'}\noutput: {path: /d/d.####.exr}\n", "yaml", "job.yaml", "/b").input.path;
+    };
+    EXPECT_EQ(in("/p/a.$F.exr"), "/p/a.$F.exr") << "$F before a non-name character is the frame token";
+    EXPECT_EQ(in("/p/a.$F4.exr"), "/p/a.$F4.exr");
+    EXPECT_EQ(in("/p/a_$F04x.exr"), "/p/a_$F04x.exr") << "$F and digits: the frame token, whatever follows";
+    EXPECT_EQ(in("/p/$F"), "/p/$F");
+    EXPECT_EQ(in("/p/$FOO/a.$F4.exr"), "/p/foo/a.$F4.exr") << "$FOO is the variable FOO";
+    EXPECT_EQ(in("/p/${F}/a.####.exr"), "/p/frames/a.####.exr") << "${F} is the variable F";
+    EXPECT_EQ(in("/p/$$SHOT/a.####.exr"), "/p/$SHOT/a.####.exr") << "$$ is a literal $";
+    EXPECT_EQ(in("/p/cost$$$$/a.####.exr"), "/p/cost$$/a.####.exr");
+    EXPECT_EQ(in("/p/a$1-$-$/b.####.exr"), "/p/a$1-$-$/b.####.exr") << "$ before a non-name character is itself";
+    EXPECT_EQ(in("~artist/a.####.exr"), "/b/~artist/a.####.exr") << "~user is not expanded";
+    EXPECT_EQ(in("/p/~/a.####.exr"), "/p/~/a.####.exr") << "only a leading ~";
+}
+
+TEST(JobConfigErrors, UnsetVariableNamesTheVariableTheKeyAndTheLine) {
+    ShotEnv env;
+    EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: $SHOW/$DEPTHBATCH_TEST_UNSET/d.####.exr"}), "yaml"),
+              "job.yaml:4: key 'output.path': environment variable DEPTHBATCH_TEST_UNSET is not set (in "
+              "'$SHOW/$DEPTHBATCH_TEST_UNSET/d.####.exr'; $$ is a literal $)");
+    EXPECT_EQ(job_error(lines({"[input]", "path = '/p/a.####.exr'", "", "[output]", "path = '/d/d.####.exr'", "[color]",
+                               "config = '${DEPTHBATCH_TEST_UNSET}/c.ocio'"}), "toml"),
+              "job.toml:7: key 'color.config': environment variable DEPTHBATCH_TEST_UNSET is not set (in "
+              "'${DEPTHBATCH_TEST_UNSET}/c.ocio'; $$ is a literal $)");
+    // Through --set: the flag is named.
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.path=$DEPTHBATCH_TEST_UNSET/m.pt"}),
+              "--set model.path=$DEPTHBATCH_TEST_UNSET/m.pt: key 'model.path': environment variable "
+              "DEPTHBATCH_TEST_UNSET is not set (in '$DEPTHBATCH_TEST_UNSET/m.pt'; $$ is a literal $)");
+    // ${ that does not close on a name.
+    std::string e = job_error(kMinimalYaml + "depth: {stats_file: '${SHOT/s.json'}\n", "yaml");
+    EXPECT_EQ(e, "job.yaml:5: key 'depth.stats_file': '${SHOT/s.json' in '${SHOT/s.json' is not ${NAME} (NAME: letters, "
+                 "digits and _, not starting with a digit; $$ is a literal $)");
+    e = job_error(kMinimalYaml + "pipeline: {review: '/r/${1SHOT}.png'}\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: key 'pipeline.review': '${1SHOT}' in '/r/${1SHOT}.png' is not ${NAME}")) << e;
+    e = job_error(kMinimalYaml + "pipeline: {summary: '/r/${}.json'}\n", "yaml");
+    EXPECT_TRUE(contains(e, "key 'pipeline.summary': '${}'")) << e;
+    // ~ without HOME.
+    {
+        ScopedEnv no_home("HOME", nullptr);
+        EXPECT_EQ(job_error(lines({"input:", "  path: ~/p/a.####.exr", "output:", "  path: /d/d.####.exr"}), "yaml"),
+                  "job.yaml:2: key 'input.path': '~/p/a.####.exr' starts with ~, and environment variable HOME is not set");
+    }
+    // A variable set to nothing leaves nothing: an empty path is still refused.
+    ScopedEnv empty("DEPTHBATCH_TEST_EMPTY", "");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"pipeline.summary=$DEPTHBATCH_TEST_EMPTY"}),
+              "--set pipeline.summary=$DEPTHBATCH_TEST_EMPTY: key 'pipeline.summary': path '$DEPTHBATCH_TEST_EMPTY' is "
+              "empty once expanded");
+}
+
+TEST(JobConfig, SetValuesForPathKeysExpandLikeTheFile) {
+    ShotEnv env;
+    const fs::path cwd = fs::current_path();
+    const JobConfig j = yaml(kMinimalYaml, {"output.path=renders/$SHOT/d.$F4.exr", "model.path=~/m.pt",
+                                            "output.preview.path=${SHOT}.####.jpg"});
+    EXPECT_EQ(j.output.path, abs_from(cwd, "renders/sh010/d.$F4.exr"));
+    EXPECT_EQ(j.model.path, "/home/artist/m.pt");
+    EXPECT_EQ(j.output.preview.path, abs_from(cwd, "sh010.####.jpg"));
+    // Keys that are not paths keep a $ as it is.
+    EXPECT_EQ(yaml(kMinimalYaml, {"input.layer=$SHOT"}).input.layer, "$SHOT");
 }

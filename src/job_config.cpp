@@ -224,6 +224,9 @@ Tree parse_tree(const std::string& text, const std::string& format, const std::s
     return tree;
 }
 
+/// One --set "key=value" applied to the tree. The key is checked against the schema here, so an error about it
+/// names the flag ("--set key=value: ..."), never the job file; the value is checked later by the Reader, which
+/// finds "--set key=value" as the key's `where`.
 void apply_override(Tree& tree, const std::string& assignment) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -233,6 +236,28 @@ void apply_override(Tree& tree, const std::string& assignment) {
     const auto dot = key.find('.');
     if (dot == std::string::npos)
         throw ConfigError("--set '" + assignment + "': key must be section.key (e.g. model.device)");
+    const std::string flag = "--set " + assignment;
+    {
+        const auto sec = schema().find(key.substr(0, dot));
+        if (sec == schema().end()) {
+            std::set<std::string> sections;
+            for (const auto& kv : schema()) sections.insert(kv.first);
+            throw ConfigError(flag + ": unknown section '" + key.substr(0, dot) + "' (allowed: " + join(sections) + ")");
+        }
+        const auto inner = key.find('.', dot + 1);
+        const std::string first = key.substr(0, inner);   // section.key
+        if (!sec->second.count(first.substr(dot + 1)))
+            throw ConfigError(flag + ": unknown key '" + first + "' (allowed in '" + sec->first + "': " +
+                              join(sec->second) + ")");
+        if (inner != std::string::npos) {
+            const auto nested = nested_schema().find(first);
+            if (nested == nested_schema().end())
+                throw ConfigError(flag + ": '" + first + "' holds one value, not keys (--set " + first + "=VALUE)");
+            if (!nested->second.count(key.substr(inner + 1)))
+                throw ConfigError(flag + ": unknown key '" + key + "' (allowed in '" + first + "': " +
+                                  join(nested->second) + ")");
+        }
+    }
     YAML::Node parsed;
     try {
         parsed = YAML::Load(value);
@@ -241,7 +266,12 @@ void apply_override(Tree& tree, const std::string& assignment) {
     }
     if (parsed.IsNull()) parsed = YAML::Node(value);
     const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
-    if (!tree.root[section] || !tree.root[section].IsMap()) tree.root[section] = YAML::Node(YAML::NodeType::Map);
+    if (tree.root[section] && !tree.root[section].IsNull() && !tree.root[section].IsMap())   // the file's error
+        throw ConfigError(tree.at(section) + ": section '" + section + "' must be a mapping of keys");
+    if (!tree.root[section] || !tree.root[section].IsMap()) {
+        tree.root[section] = YAML::Node(YAML::NodeType::Map);
+        if (!tree.where.count(section)) tree.where[section] = flag;
+    }
     YAML::Node sec = tree.root[section];
     if (const auto inner = leaf.find('.'); inner != std::string::npos) {   // output.preview.path=...
         const std::string outer = leaf.substr(0, inner);
@@ -249,6 +279,7 @@ void apply_override(Tree& tree, const std::string& assignment) {
             YAML::Node map(YAML::NodeType::Map);
             // A nested key's scalar form is its main key: "preview: p.jpg" is its path, "tiles: 1024" its size.
             if (sec[outer] && sec[outer].IsScalar()) map[key.rfind("model.tiles", 0) == 0 ? "size" : "path"] = sec[outer];
+            else if (!tree.where.count(section + "." + outer)) tree.where[section + "." + outer] = flag;
             sec[outer] = map;
         }
         YAML::Node holder = sec[outer];
@@ -256,7 +287,7 @@ void apply_override(Tree& tree, const std::string& assignment) {
     } else {
         sec[leaf] = parsed;
     }
-    tree.where[key] = "--set " + assignment;
+    tree.where[key] = flag;
     tree.base[key] = fs::current_path().string();
 }
 

@@ -225,7 +225,8 @@ std::string output_settings_text(const JobConfig& job);
 /// Read and validate a job file, then apply `overrides` ("key.path=value", the CLI's --set; values
 /// are read as YAML scalars or flow sequences). Throws ConfigError naming file, line and key for: an
 /// unreadable or unparsable file, an unknown key (with the keys allowed there), a wrong type, a bad value,
-/// an unset environment variable in a path key.
+/// an unset environment variable in a path key. An error caused by an override names it ("--set key=value:
+/// ...") instead of the file.
 JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides = {});
 
 /// Same, from text (for tests). `origin` stands in for the file name in messages and `base_dir`

@@ -413,3 +413,18 @@ TEST(BadInput, PathsTakeEnvironmentVariables) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(fs::exists(s.dir / "o2" / "x.1003.exr")) << r.output;
 }
+
+// Issue 22 §5: an error a --set causes names the flag, not the job file.
+TEST(BadInput, SetErrorsNameTheFlag) {
+    Scene s;
+    for (const auto& [set, what] : std::vector<std::pair<std::string, std::string>>{
+             {"nosuch.key=1", "--set nosuch.key=1: unknown section 'nosuch'"},
+             {"model.batch=abc", "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'"},
+             {"output.preview.path=", "--set output.preview.path=: key 'output.preview.path': path is empty"}}) {
+        const auto r = run_cli({s.job().string(), "--set", set});
+        EXPECT_EQ(r.exit_code, kConfig) << r.output;
+        EXPECT_TRUE(contains(r.output, what)) << r.output;
+        EXPECT_FALSE(contains(r.output, "job.yaml")) << r.output;
+    }
+    EXPECT_TRUE(s.outputs().empty());
+}

@@ -1099,6 +1099,13 @@ struct ShotEnv {
         f{"F", "frames"}, foo{"FOO", "foo"};
 };
 
+/// Whether `msg` is an error blamed on `flag` ("--set key=value: ...") and not on the job file.
+::testing::AssertionResult blames_flag(const std::string& msg, const std::string& flag) {
+    if (msg.rfind(flag + ": ", 0) != 0) return ::testing::AssertionFailure() << "does not start with '" << flag << ": ': " << msg;
+    if (contains(msg, "job.yaml") || contains(msg, "job.toml")) return ::testing::AssertionFailure() << "names the job file: " << msg;
+    return ::testing::AssertionSuccess();
+}
+
 }  // namespace
 
 TEST(JobConfig, PathKeysExpandHomeAndEnvironmentVariables) {
@@ -1203,4 +1210,44 @@ TEST(JobConfig, SetValuesForPathKeysExpandLikeTheFile) {
     EXPECT_EQ(j.output.preview.path, abs_from(cwd, "sh010.####.jpg"));
     // Keys that are not paths keep a $ as it is.
     EXPECT_EQ(yaml(kMinimalYaml, {"input.layer=$SHOT"}).input.layer, "$SHOT");
+}
+
+TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {
+    const std::string y = lines({"input: {path: /p/a.####.exr}", "output:", "  path: /d/d.####.exr",
+                                 "  preview: p.####.jpg", "model:", "  batch: 2"});
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"nosuch.key=1"}),
+              "--set nosuch.key=1: unknown section 'nosuch' (allowed: color, depth, input, model, output, pipeline)");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.batch=abc"}),
+              "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview.path="}),
+              "--set output.preview.path=: key 'output.preview.path': path is empty");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview="}), "--set output.preview=: key 'output.preview': path is empty");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.size.width=4"}),
+              "--set model.size.width=4: 'model.size' holds one value, not keys (--set model.size=VALUE)");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview.format=png"}),
+              "--set output.preview.format=png: unknown key 'output.preview.format' (allowed in 'output.preview': "
+              "colormap, path, size)");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.tiles.overlap=8"}),
+              "--set model.tiles.overlap=8: key 'model.tiles': needs size (the tile edge in plate pixels)");
+    // Each of these against a job that has the section (and the key): the flag is still the one named.
+    for (const auto& [set, what] : std::vector<std::pair<std::string, std::string>>{
+             {"model.batch=0", "key 'model.batch': value 0 is out of range [1, 256]"},
+             {"model.fps=24", "unknown key 'model.fps' (allowed in 'model': "},
+             {"output.preview.size=big", "key 'output.preview.size': expected an integer (decimal digits), got 'big'"},
+             {"output.preview.colormap=jet", "key 'output.preview.colormap': 'jet' is not one of: inferno, turbo, viridis"},
+             {"depth.near=1", "key 'depth.near': depth.near and depth.far go together"},
+             {"input.frames=10-1", "key 'input.frames'"},
+             {"model.size=[640", "key 'model.size': expected an integer (decimal digits), got '[640'"},
+             {"pipeline.threads={a: 1}", "key 'pipeline.threads': expected a single value (a string)"}}) {
+        const std::string e = job_error(y, "yaml", {set});
+        EXPECT_TRUE(blames_flag(e, "--set " + set)) << set;
+        EXPECT_TRUE(contains(e, what)) << e;
+    }
+    // TOML too.
+    const std::string e = job_error(lines({"[input]", "path = '/p/a.####.exr'", "[output]", "path = '/d/d.####.exr'"}),
+                                    "toml", {"nosuch.key=1"});
+    EXPECT_TRUE(blames_flag(e, "--set nosuch.key=1")) << e;
+    // The file's own error stays the file's: a section that is not a mapping.
+    EXPECT_EQ(job_error(kMinimalYaml + "model: fast\n", "yaml", {"model.batch=2"}),
+              "job.yaml:5: section 'model' must be a mapping of keys");
 }

@@ -197,11 +197,72 @@ void check_toml_bytes(const std::string& text, const std::string& origin) {
     }
 }
 
-Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin,
+/// The 1-based number of the line holding byte `pos` of `text`.
+int line_of(const std::string& text, size_t pos) {
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(std::min(pos, text.size())), '\n'));
+}
+
+/// For a YAML syntax error on line `error_line` (1-based): the first line up to it whose indentation holds a
+/// tab, 0 if none. A tab after the indentation (`key:<TAB>value`) is not one. A blank or comment line with a
+/// tab at its start counts only as the error line itself (yaml-cpp refuses one inside a block, not at the top).
+int tab_indented_line(const std::string& text, int error_line) {
+    int line = 1;
+    for (size_t start = 0; start < text.size() && line <= error_line; ++line) {
+        const size_t nl = text.find('\n', start);
+        const std::string l = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        const size_t content = l.find_first_not_of(" \t\r");
+        const bool tab = l.find('\t') < content;   // (npos: a blank line, all of it indentation)
+        if (tab && (line == error_line || (content != std::string::npos && l[content] != '#'))) return line;
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+    }
+    return 0;
+}
+
+/// YAML: the one document of a job. A second document (after `---`) would be dropped by a plain Load, so
+/// every document is read and any one past the first that holds something is an error naming its `---` line.
+YAML::Node load_yaml_document(const std::string& text, const std::string& origin) {
+    std::vector<YAML::Node> docs;
+    try {
+        docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+        const int line = e.mark.line + 1;
+        if (const int tab = tab_indented_line(text, line))
+            throw ConfigError(origin + ":" + std::to_string(tab) + ": a tab character in the indentation; YAML "
+                              "indents with spaces (YAML syntax error: " + e.msg + ")");
+        throw ConfigError(origin + ":" + std::to_string(line) + ": YAML syntax error: " + e.msg);
+    }
+    for (size_t i = 1; i < docs.size(); ++i) {
+        if (docs[i].IsNull()) continue;   // a trailing `---` (or `---` and a comment) adds nothing
+        // The document's `---`: the last marker line at or before its first node (yaml-cpp marks the node).
+        const int node_line = docs[i].Mark().is_null() ? std::numeric_limits<int>::max() : docs[i].Mark().line + 1;
+        int marker = 0;
+        size_t pos = 0;
+        for (int l = 1; l <= node_line && pos < text.size(); ++l) {
+            if (text.compare(pos, 3, "---") == 0 && (pos + 3 == text.size() || std::strchr(" \t\r\n", text[pos + 3])))
+                marker = l;
+            const size_t nl = text.find('\n', pos);
+            if (nl == std::string::npos) break;
+            pos = nl + 1;
+        }
+        const int line = marker > 0 ? marker : node_line == std::numeric_limits<int>::max() ? 1 : node_line;
+        throw ConfigError(origin + ":" + std::to_string(line) + ": a second YAML document ('---'): a job file is one "
+                          "document, the rest would be ignored (merge its keys into the first, or make it a job file "
+                          "of its own)");
+    }
+    return docs.empty() ? YAML::Node() : docs[0];
+}
+
+Tree parse_tree(const std::string& raw_text, const std::string& format, const std::string& origin,
                 const std::string& base_dir) {
     Tree tree;
     tree.origin = origin;
     tree.base_dir = base_dir;
+    // A UTF-8 byte order mark (Windows editors write one) is not part of the job, in either format.
+    const std::string text = raw_text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? raw_text.substr(3) : raw_text;
+    if (const size_t nul = text.find('\0'); nul != std::string::npos)
+        throw ConfigError(origin + ": not a job file (a NUL byte on line " + std::to_string(line_of(text, nul)) +
+                          ": a binary file, or text saved as UTF-16; job files are UTF-8 text)");
     if (format == "toml") {
         check_toml_bytes(text, origin);
         try {
@@ -212,11 +273,7 @@ Tree parse_tree(const std::string& text, const std::string& format, const std::s
                               ": TOML syntax error: " + std::string(e.description()));
         }
     } else {
-        try {
-            tree.root = YAML::Load(text);
-        } catch (const YAML::Exception& e) {
-            throw ConfigError(origin + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
-        }
+        tree.root = load_yaml_document(text, origin);
         if (tree.root.IsNull()) tree.root = YAML::Node(YAML::NodeType::Map);
         if (!tree.root.IsMap()) throw ConfigError(origin + ": a job file is a mapping of sections (input, output, ...)");
         record_yaml_marks(tree.root, "", tree);
@@ -806,19 +863,41 @@ JobConfig parse_job(const std::string& text, const std::string& format, const st
 JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides) {
     const fs::path p(job_path);
     std::string format;
-    const std::string ext = p.extension().string();
+    std::string ext = p.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (ext == ".yaml" || ext == ".yml") format = "yaml";
     else if (ext == ".toml") format = "toml";
     else throw ConfigError(job_path + ": job files end in .yaml, .yml or .toml");
+    // What the name leads to is checked before it is opened: opening a FIFO waits for a writer, and a device
+    // (/dev/zero) or a huge file never ends; a job is a small regular file, read no further than kMaxJobBytes.
+    constexpr std::uintmax_t kMaxJobBytes = 4u << 20;
     std::error_code ec;
-    if (fs::is_directory(p, ec)) throw ConfigError(job_path + ": is a directory, not a job file");
-    if (!fs::exists(p, ec)) throw ConfigError(job_path + ": job file not found");
+    const fs::file_status st = fs::status(p, ec);
+    if (!fs::exists(st)) throw ConfigError(job_path + ": job file not found");
+    if (fs::is_directory(st)) throw ConfigError(job_path + ": is a directory, not a job file");
+    if (!fs::is_regular_file(st))
+        throw ConfigError(job_path + ": not a job file (" +
+                          (fs::is_fifo(st)              ? "a FIFO (named pipe)"
+                           : fs::is_character_file(st) ? "a character device"
+                           : fs::is_block_file(st)     ? "a block device"
+                           : fs::is_socket(st)         ? "a socket"
+                                                       : "not a regular file") + ")");
+    const auto too_big = [&](const std::string& size) {
+        return ConfigError(job_path + ": not a job file (" + size + "; a job file is at most 4 MiB of text)");
+    };
+    if (const std::uintmax_t size = fs::file_size(p, ec); !ec && size > kMaxJobBytes)
+        throw too_big(std::to_string(size) + " bytes");
     std::ifstream in(p, std::ios::binary);
-    if (!in) throw ConfigError(job_path + ": cannot open the job file");
-    std::stringstream text;
-    text << in.rdbuf();
+    if (!in) throw ConfigError(job_path + ": cannot open the job file (" + std::strerror(errno) + ")");
+    std::string text;
+    char chunk[65536];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {   // bounded: the file may grow as it is read
+        text.append(chunk, static_cast<size_t>(in.gcount()));
+        if (text.size() > kMaxJobBytes) throw too_big("over 4 MiB");
+    }
+    if (in.bad()) throw ConfigError(job_path + ": cannot read the job file");
     const fs::path base = fs::absolute(p).parent_path();
-    return parse_job(text.str(), format, job_path, base.string(), overrides);
+    return parse_job(text, format, job_path, base.string(), overrides);
 }
 
 }  // namespace depthbatch

@@ -395,6 +395,21 @@ TEST(BadInput, ThreadsBeyondTheCoresAreReportedAsTheyRun) {
     EXPECT_FALSE(contains(r.output, "TBB Warning")) << r.output;
 }
 
+// Issue 22 §5: an error a --set causes names the flag, not the job file.
+TEST(BadInput, SetErrorsNameTheFlag) {
+    Scene s;
+    for (const auto& [set, what] : std::vector<std::pair<std::string, std::string>>{
+             {"nosuch.key=1", "--set nosuch.key=1: unknown section 'nosuch'"},
+             {"model.batch=abc", "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'"},
+             {"output.preview.path=", "--set output.preview.path=: key 'output.preview.path': path is empty"}}) {
+        const auto r = run_cli({s.job().string(), "--set", set});
+        EXPECT_EQ(r.exit_code, kConfig) << r.output;
+        EXPECT_TRUE(contains(r.output, what)) << r.output;
+        EXPECT_FALSE(contains(r.output, "job.yaml")) << r.output;
+    }
+    EXPECT_TRUE(s.outputs().empty());
+}
+
 // Issue 22 §5: $NAME, ${NAME} and ~ in path keys come from the environment; $F4 stays the frame token; an
 // unset variable is exit 2 naming it.
 TEST(BadInput, PathsTakeEnvironmentVariables) {
@@ -414,17 +429,19 @@ TEST(BadInput, PathsTakeEnvironmentVariables) {
     EXPECT_TRUE(fs::exists(s.dir / "o2" / "x.1003.exr")) << r.output;
 }
 
-// Issue 22 §5: an error a --set causes names the flag, not the job file.
-TEST(BadInput, SetErrorsNameTheFlag) {
+// Issue 22 §5: a FIFO or a device with a job's name is refused at once (never a hang); extensions in any case.
+TEST(BadInput, WhatIsNotAJobFileIsRefusedWithoutReadingIt) {
     Scene s;
-    for (const auto& [set, what] : std::vector<std::pair<std::string, std::string>>{
-             {"nosuch.key=1", "--set nosuch.key=1: unknown section 'nosuch'"},
-             {"model.batch=abc", "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'"},
-             {"output.preview.path=", "--set output.preview.path=: key 'output.preview.path': path is empty"}}) {
-        const auto r = run_cli({s.job().string(), "--set", set});
-        EXPECT_EQ(r.exit_code, kConfig) << r.output;
-        EXPECT_TRUE(contains(r.output, what)) << r.output;
-        EXPECT_FALSE(contains(r.output, "job.yaml")) << r.output;
-    }
-    EXPECT_TRUE(s.outputs().empty());
+    ASSERT_EQ(::mkfifo((s.dir / "fifo.yaml").c_str(), 0600), 0);
+    auto r = run_cli({(s.dir / "fifo.yaml").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "fifo.yaml: not a job file (a FIFO (named pipe))")) << r.output;
+    fs::create_symlink("/dev/zero", s.dir / "zero.yml");
+    r = run_cli({(s.dir / "zero.yml").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "zero.yml: not a job file (a character device)")) << r.output;
+    fs::copy_file(s.job(), s.dir / "SHOT.YML");
+    r = run_cli({(s.dir / "SHOT.YML").string(), "--frames", "1001"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr"})) << r.output;
 }

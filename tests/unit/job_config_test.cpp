@@ -19,6 +19,7 @@
 
 namespace fs = std::filesystem;
 using namespace depthbatch;
+using namespace std::string_literals;
 
 namespace {
 
@@ -1210,6 +1211,127 @@ TEST(JobConfig, SetValuesForPathKeysExpandLikeTheFile) {
     EXPECT_EQ(j.output.preview.path, abs_from(cwd, "sh010.####.jpg"));
     // Keys that are not paths keep a $ as it is.
     EXPECT_EQ(yaml(kMinimalYaml, {"input.layer=$SHOT"}).input.layer, "$SHOT");
+}
+
+TEST(JobConfigErrors, SecondYamlDocumentNamesItsLine) {
+    EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr", "---",
+                               "model:", "  device: cpu"}), "yaml"),
+              "job.yaml:5: a second YAML document ('---'): a job file is one document, the rest would be ignored "
+              "(merge its keys into the first, or make it a job file of its own)");
+    // An explicit first '---', a comment after the marker, '...' ending the first document.
+    std::string e = job_error(lines({"---", "input: {path: /p/a.####.exr}", "output: {path: /d/d.####.exr}", "",
+                                     "--- # shot 020", "input: {path: /p/b.####.exr}"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: a second YAML document")) << e;
+    e = job_error(lines({"input: {path: /p/a.####.exr}", "output: {path: /d/d.####.exr}", "...", "---", "# two",
+                         "pipeline: {threads: 2}"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:4: a second YAML document")) << e;
+    e = job_error(kMinimalYaml + "---\njust text\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: a second YAML document")) << e;
+    // What adds nothing is fine: a leading '---', a trailing '---' (with a comment), '...'.
+    EXPECT_EQ(yaml("---\n" + kMinimalYaml).input.path, "/plates/a.####.exr");
+    EXPECT_EQ(yaml(kMinimalYaml + "---\n# end\n").input.path, "/plates/a.####.exr");
+    EXPECT_EQ(yaml(kMinimalYaml + "...\n").output.path, "/depth/a_depth.####.exr");
+}
+
+TEST(JobConfigErrors, TabInTheIndentationIsNamed) {
+    EXPECT_EQ(job_error(lines({"input:", "\tpath: /p/a.####.exr", "output:", "  path: /d/d.####.exr"}), "yaml"),
+              "job.yaml:2: a tab character in the indentation; YAML indents with spaces (YAML syntax error: illegal "
+              "map value)");
+    std::string e = job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr",
+                                     "model:", "  device: cpu", " \tbatch: 2"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:7: a tab character in the indentation; YAML indents with spaces")) << e;
+    e = job_error(lines({"input:", "  path: /p/a.####.exr", "\tframes: 1-3"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
+    // A blank or comment line that starts with a tab inside a section (yaml-cpp refuses it there).
+    e = job_error(lines({"input:", "  path: /p/a.####.exr", "\t", "output:", "  path: /d/d.####.exr"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
+    e = job_error(lines({"input:", "  path: /p/a.####.exr", "  \t# note", "output:", "  path: /d/d.####.exr"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
+    // A tab after the key's colon or before a trailing comment, or at the start of a comment before the
+    // first section, is not indentation.
+    const JobConfig j = yaml(lines({"\t# job for sh010", "input:", "  path:\t/p/a.####.exr", "output:",
+                                    "  path: /d/d.####.exr\t# trailing"}));
+    EXPECT_EQ(j.input.path, "/p/a.####.exr");
+    EXPECT_EQ(j.output.path, "/d/d.####.exr");
+    // A syntax error after such a comment, with no tab of its own, is still a plain syntax error on its line.
+    e = job_error(lines({"\t# a tab before a comment", "input:", "  path: [/p/a.####.exr", "output: 1"}), "yaml");
+    EXPECT_TRUE(contains(e, "YAML syntax error")) << e;
+    EXPECT_FALSE(contains(e, "tab character")) << e;
+}
+
+TEST(JobConfig, ByteOrderMarkIsDroppedInBothFormats) {
+    const std::string bom = "\xEF\xBB\xBF";
+    EXPECT_EQ(yaml(bom + kMinimalYaml).input.path, "/plates/a.####.exr");
+    const JobConfig t = toml(bom + lines({"[input]", "path = '/p/a.####.exr'", "[output]", "path = '/d/d.####.exr'"}));
+    EXPECT_EQ(t.input.path, "/p/a.####.exr");
+    EXPECT_EQ(t.output.path, "/d/d.####.exr");
+    // Line numbers are the file's.
+    std::string e = job_error(bom + lines({"[input]", "path = '/p/a.####.exr'", "fps = 24"}), "toml");
+    EXPECT_TRUE(contains(e, "job.toml:3: unknown key 'input.fps'")) << e;
+    e = job_error(bom + kMinimalYaml + "model: {batch: x}\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: key 'model.batch'")) << e;
+    // Only a leading one: a BOM elsewhere in TOML is a character beyond ASCII outside a string.
+    e = job_error(lines({"[input]", bom + "path = '/p/a.####.exr'"}), "toml");
+    EXPECT_TRUE(contains(e, "job.toml:2: TOML syntax error")) << e;
+}
+
+TEST(JobConfigErrors, NulBytesAreNotAJob) {
+    EXPECT_EQ(job_error("input:\n  path: /p/a.####.exr\0\n"s, "yaml"),
+              "job.yaml: not a job file (a NUL byte on line 2: a binary file, or text saved as UTF-16; job files are "
+              "UTF-8 text)");
+    // "input:" in UTF-16LE with its BOM.
+    std::string utf16 = "\xFF\xFE";
+    for (char c : std::string("[input]\n")) utf16 += std::string(1, c) + '\0';
+    EXPECT_TRUE(contains(job_error(utf16, "toml"), "job.toml: not a job file (a NUL byte on line 1")) << utf16.size();
+}
+
+TEST(JobConfig, LoadJobTakesExtensionsInAnyCase) {
+    test::TempDir dir;
+    for (const std::string name : {"a.YAML", "b.Yml", "c.yMl", "d.yaml"}) {
+        test::write_job(dir / name, kMinimalYaml);
+        EXPECT_EQ(load_job((dir / name).string()).input.path, "/plates/a.####.exr") << name;
+    }
+    for (const std::string name : {"e.TOML", "f.Toml"}) {
+        test::write_job(dir / name, lines({"[input]", "path = 'p.####.exr'", "[output]", "path = '/d/d.####.exr'"}));
+        EXPECT_EQ(load_job((dir / name).string()).input.path, (dir.path / "p.####.exr").string()) << name;
+    }
+    const std::string e = test::expect_error<ConfigError>([&] { load_job((dir / "job.json").string()); }, "load_job");
+    EXPECT_EQ(e, (dir / "job.json").string() + ": job files end in .yaml, .yml or .toml");
+}
+
+TEST(JobConfigErrors, LoadJobRefusesWhatIsNotAJobFileWithoutReadingIt) {
+    test::TempDir dir;
+    const auto err = [](const fs::path& p) {
+        return test::expect_error<ConfigError>([&] { load_job(p.string()); }, "load_job " + p.string());
+    };
+    // A FIFO: opening it would wait for a writer forever.
+    ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+    EXPECT_EQ(err(dir / "fifo.yaml"), (dir / "fifo.yaml").string() + ": not a job file (a FIFO (named pipe))");
+    // A device (never ends), through a link with a job's name.
+    fs::create_symlink("/dev/zero", dir / "zero.yaml");
+    EXPECT_EQ(err(dir / "zero.yaml"), (dir / "zero.yaml").string() + ": not a job file (a character device)");
+    fs::create_symlink("/dev/null", dir / "null.toml");
+    EXPECT_EQ(err(dir / "null.toml"), (dir / "null.toml").string() + ": not a job file (a character device)");
+    // A huge file: refused from its size, never read into memory.
+    {
+        std::ofstream big(dir / "big.yaml", std::ios::binary);
+        big << kMinimalYaml;
+        big.seekp((5 << 20) - 1);
+        big.put('\n');
+    }
+    EXPECT_EQ(err(dir / "big.yaml"), (dir / "big.yaml").string() +
+                                         ": not a job file (5242880 bytes; a job file is at most 4 MiB of text)");
+    // Just under the limit is read (and is a job, padded with a comment).
+    {
+        std::ofstream ok(dir / "ok.yaml", std::ios::binary);
+        ok << kMinimalYaml << "# " << std::string((4 << 20) - kMinimalYaml.size() - 3, 'x') << "\n";
+    }
+    EXPECT_EQ(fs::file_size(dir / "ok.yaml"), 4u << 20);
+    EXPECT_EQ(load_job((dir / "ok.yaml").string()).input.path, "/plates/a.####.exr");
+    // Binary content with a job's name.
+    test::write_job(dir / "bin.yml", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR"s);
+    EXPECT_EQ(err(dir / "bin.yml"), (dir / "bin.yml").string() + ": not a job file (a NUL byte on line 3: a binary "
+                                                                 "file, or text saved as UTF-16; job files are UTF-8 text)");
 }
 
 TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {

@@ -6,6 +6,7 @@
 #include "depthbatch/log.h"
 
 #include <toml++/toml.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -16,8 +17,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -219,38 +220,58 @@ int tab_indented_line(const std::string& text, int error_line) {
     return 0;
 }
 
-/// YAML: the one document of a job. A second document (after `---`) would be dropped by a plain Load, so
-/// every document is read and any one past the first that holds something is an error naming its `---` line.
+/// yaml-cpp events of one document: where it starts and whether it holds anything (a node other than null).
+struct DocumentProbe : YAML::EventHandler {
+    YAML::Mark start;
+    bool content = false;
+    void OnDocumentStart(const YAML::Mark& mark) override { start = mark, content = false; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { content = true; }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        content = true;
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        content = true;
+    }
+    void OnMapEnd() override {}
+};
+
+/// YAML: the one document of a job. A second document (after `---`) would be dropped by a plain Load, so the
+/// documents are walked first (yaml-cpp's parser events) and any one past the first that holds something is an
+/// error naming the line it starts on. Not YAML::LoadAll: on a stray ',' where a document starts, yaml-cpp
+/// hands out empty documents at the same place forever (found by scripts/fuzz), and YAML::Load reads it as
+/// an empty job; a document that starts where the one before started is that, a syntax error.
 YAML::Node load_yaml_document(const std::string& text, const std::string& origin) {
-    std::vector<YAML::Node> docs;
-    try {
-        docs = YAML::LoadAll(text);
-    } catch (const YAML::Exception& e) {
-        const int line = e.mark.line + 1;
+    const auto syntax_error = [&](int line, const std::string& msg) {
         if (const int tab = tab_indented_line(text, line))
-            throw ConfigError(origin + ":" + std::to_string(tab) + ": a tab character in the indentation; YAML "
-                              "indents with spaces (YAML syntax error: " + e.msg + ")");
-        throw ConfigError(origin + ":" + std::to_string(line) + ": YAML syntax error: " + e.msg);
-    }
-    for (size_t i = 1; i < docs.size(); ++i) {
-        if (docs[i].IsNull()) continue;   // a trailing `---` (or `---` and a comment) adds nothing
-        // The document's `---`: the last marker line at or before its first node (yaml-cpp marks the node).
-        const int node_line = docs[i].Mark().is_null() ? std::numeric_limits<int>::max() : docs[i].Mark().line + 1;
-        int marker = 0;
-        size_t pos = 0;
-        for (int l = 1; l <= node_line && pos < text.size(); ++l) {
-            if (text.compare(pos, 3, "---") == 0 && (pos + 3 == text.size() || std::strchr(" \t\r\n", text[pos + 3])))
-                marker = l;
-            const size_t nl = text.find('\n', pos);
-            if (nl == std::string::npos) break;
-            pos = nl + 1;
+            return ConfigError(origin + ":" + std::to_string(tab) + ": a tab character in the indentation; YAML "
+                               "indents with spaces (YAML syntax error: " + msg + ")");
+        return ConfigError(origin + ":" + std::to_string(line) + ": YAML syntax error: " + msg);
+    };
+    try {
+        std::istringstream in(text);
+        YAML::Parser parser(in);
+        DocumentProbe doc;
+        std::optional<int> last_start;   // Mark::pos of the document before
+        for (int index = 0; parser.HandleNextDocument(doc); ++index) {
+            if (last_start && doc.start.pos == *last_start) {
+                const size_t at = static_cast<size_t>(std::max(0, doc.start.pos));
+                throw syntax_error(doc.start.line + 1, "unexpected '" + printable(text.substr(at, 1)) +
+                                                           "' (a ',' outside [ ] or { }?)");
+            }
+            last_start = doc.start.pos;
+            if (index > 0 && doc.content)
+                throw ConfigError(origin + ":" + std::to_string(doc.start.line + 1) +
+                                  ": a second YAML document ('---'): a job file is one document, the rest would be "
+                                  "ignored (merge its keys into the first, or make it a job file of its own)");
         }
-        const int line = marker > 0 ? marker : node_line == std::numeric_limits<int>::max() ? 1 : node_line;
-        throw ConfigError(origin + ":" + std::to_string(line) + ": a second YAML document ('---'): a job file is one "
-                          "document, the rest would be ignored (merge its keys into the first, or make it a job file "
-                          "of its own)");
+        return YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw syntax_error(e.mark.line + 1, e.msg);
     }
-    return docs.empty() ? YAML::Node() : docs[0];
 }
 
 Tree parse_tree(const std::string& raw_text, const std::string& format, const std::string& origin,

@@ -1373,3 +1373,14 @@ TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {
     EXPECT_EQ(job_error(kMinimalYaml + "model: fast\n", "yaml", {"model.batch=2"}),
               "job.yaml:5: section 'model' must be a mapping of keys");
 }
+
+// Found by scripts/fuzz (issue 22 §5): on a stray ',' where a document starts, yaml-cpp's LoadAll never
+// returned (its parser handed out empty documents at the same place forever), and Load read the file as an
+// empty job. Both are a syntax error naming the line.
+TEST(JobConfigErrors, StrayCommaWhereAYamlDocumentStartsIsASyntaxError) {
+    EXPECT_EQ(job_error(",--\ninput: {path: p.####.exr}\noutput: {pat", "yaml"),
+              "job.yaml:1: YAML syntax error: unexpected ',' (a ',' outside [ ] or { }?)");
+    EXPECT_EQ(job_error(",\n", "yaml"), "job.yaml:1: YAML syntax error: unexpected ',' (a ',' outside [ ] or { }?)");
+    std::string e = job_error(kMinimalYaml + "---\n,\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:6: YAML syntax error: unexpected ','")) << e;
+}

@@ -6,13 +6,19 @@
 #include "depthbatch/log.h"
 
 #include <toml++/toml.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -192,11 +198,92 @@ void check_toml_bytes(const std::string& text, const std::string& origin) {
     }
 }
 
-Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin,
+/// The 1-based number of the line holding byte `pos` of `text`.
+int line_of(const std::string& text, size_t pos) {
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(std::min(pos, text.size())), '\n'));
+}
+
+/// For a YAML syntax error on line `error_line` (1-based): the first line up to it whose indentation holds a
+/// tab, 0 if none. A tab after the indentation (`key:<TAB>value`) is not one. A blank or comment line with a
+/// tab at its start counts only as the error line itself (yaml-cpp refuses one inside a block, not at the top).
+int tab_indented_line(const std::string& text, int error_line) {
+    int line = 1;
+    for (size_t start = 0; start < text.size() && line <= error_line; ++line) {
+        const size_t nl = text.find('\n', start);
+        const std::string l = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        const size_t content = l.find_first_not_of(" \t\r");
+        const bool tab = l.find('\t') < content;   // (npos: a blank line, all of it indentation)
+        if (tab && (line == error_line || (content != std::string::npos && l[content] != '#'))) return line;
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+    }
+    return 0;
+}
+
+/// yaml-cpp events of one document: where it starts and whether it holds anything (a node other than null).
+struct DocumentProbe : YAML::EventHandler {
+    YAML::Mark start;
+    bool content = false;
+    void OnDocumentStart(const YAML::Mark& mark) override { start = mark, content = false; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { content = true; }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        content = true;
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        content = true;
+    }
+    void OnMapEnd() override {}
+};
+
+/// YAML: the one document of a job. A second document (after `---`) would be dropped by a plain Load, so the
+/// documents are walked first (yaml-cpp's parser events) and any one past the first that holds something is an
+/// error naming the line it starts on. Not YAML::LoadAll: on a stray ',' where a document starts, yaml-cpp
+/// hands out empty documents at the same place forever (found by scripts/fuzz), and YAML::Load reads it as
+/// an empty job; a document that starts where the one before started is that, a syntax error.
+YAML::Node load_yaml_document(const std::string& text, const std::string& origin) {
+    const auto syntax_error = [&](int line, const std::string& msg) {
+        if (const int tab = tab_indented_line(text, line))
+            return ConfigError(origin + ":" + std::to_string(tab) + ": a tab character in the indentation; YAML "
+                               "indents with spaces (YAML syntax error: " + msg + ")");
+        return ConfigError(origin + ":" + std::to_string(line) + ": YAML syntax error: " + msg);
+    };
+    try {
+        std::istringstream in(text);
+        YAML::Parser parser(in);
+        DocumentProbe doc;
+        std::optional<int> last_start;   // Mark::pos of the document before
+        for (int index = 0; parser.HandleNextDocument(doc); ++index) {
+            if (last_start && doc.start.pos == *last_start) {
+                const size_t at = static_cast<size_t>(std::max(0, doc.start.pos));
+                throw syntax_error(doc.start.line + 1, "unexpected '" + printable(text.substr(at, 1)) +
+                                                           "' (a ',' outside [ ] or { }?)");
+            }
+            last_start = doc.start.pos;
+            if (index > 0 && doc.content)
+                throw ConfigError(origin + ":" + std::to_string(doc.start.line + 1) +
+                                  ": a second YAML document ('---'): a job file is one document, the rest would be "
+                                  "ignored (merge its keys into the first, or make it a job file of its own)");
+        }
+        return YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw syntax_error(e.mark.line + 1, e.msg);
+    }
+}
+
+Tree parse_tree(const std::string& raw_text, const std::string& format, const std::string& origin,
                 const std::string& base_dir) {
     Tree tree;
     tree.origin = origin;
     tree.base_dir = base_dir;
+    // A UTF-8 byte order mark (Windows editors write one) is not part of the job, in either format.
+    const std::string text = raw_text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? raw_text.substr(3) : raw_text;
+    if (const size_t nul = text.find('\0'); nul != std::string::npos)
+        throw ConfigError(origin + ": not a job file (a NUL byte on line " + std::to_string(line_of(text, nul)) +
+                          ": a binary file, or text saved as UTF-16; job files are UTF-8 text)");
     if (format == "toml") {
         check_toml_bytes(text, origin);
         try {
@@ -207,11 +294,7 @@ Tree parse_tree(const std::string& text, const std::string& format, const std::s
                               ": TOML syntax error: " + std::string(e.description()));
         }
     } else {
-        try {
-            tree.root = YAML::Load(text);
-        } catch (const YAML::Exception& e) {
-            throw ConfigError(origin + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
-        }
+        tree.root = load_yaml_document(text, origin);
         if (tree.root.IsNull()) tree.root = YAML::Node(YAML::NodeType::Map);
         if (!tree.root.IsMap()) throw ConfigError(origin + ": a job file is a mapping of sections (input, output, ...)");
         record_yaml_marks(tree.root, "", tree);
@@ -219,6 +302,9 @@ Tree parse_tree(const std::string& text, const std::string& format, const std::s
     return tree;
 }
 
+/// One --set "key=value" applied to the tree. The key is checked against the schema here, so an error about it
+/// names the flag ("--set key=value: ..."), never the job file; the value is checked later by the Reader, which
+/// finds "--set key=value" as the key's `where`.
 void apply_override(Tree& tree, const std::string& assignment) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -228,6 +314,28 @@ void apply_override(Tree& tree, const std::string& assignment) {
     const auto dot = key.find('.');
     if (dot == std::string::npos)
         throw ConfigError("--set '" + assignment + "': key must be section.key (e.g. model.device)");
+    const std::string flag = "--set " + assignment;
+    {
+        const auto sec = schema().find(key.substr(0, dot));
+        if (sec == schema().end()) {
+            std::set<std::string> sections;
+            for (const auto& kv : schema()) sections.insert(kv.first);
+            throw ConfigError(flag + ": unknown section '" + key.substr(0, dot) + "' (allowed: " + join(sections) + ")");
+        }
+        const auto inner = key.find('.', dot + 1);
+        const std::string first = key.substr(0, inner);   // section.key
+        if (!sec->second.count(first.substr(dot + 1)))
+            throw ConfigError(flag + ": unknown key '" + first + "' (allowed in '" + sec->first + "': " +
+                              join(sec->second) + ")");
+        if (inner != std::string::npos) {
+            const auto nested = nested_schema().find(first);
+            if (nested == nested_schema().end())
+                throw ConfigError(flag + ": '" + first + "' holds one value, not keys (--set " + first + "=VALUE)");
+            if (!nested->second.count(key.substr(inner + 1)))
+                throw ConfigError(flag + ": unknown key '" + key + "' (allowed in '" + first + "': " +
+                                  join(nested->second) + ")");
+        }
+    }
     YAML::Node parsed;
     try {
         parsed = YAML::Load(value);
@@ -236,7 +344,12 @@ void apply_override(Tree& tree, const std::string& assignment) {
     }
     if (parsed.IsNull()) parsed = YAML::Node(value);
     const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
-    if (!tree.root[section] || !tree.root[section].IsMap()) tree.root[section] = YAML::Node(YAML::NodeType::Map);
+    if (tree.root[section] && !tree.root[section].IsNull() && !tree.root[section].IsMap())   // the file's error
+        throw ConfigError(tree.at(section) + ": section '" + section + "' must be a mapping of keys");
+    if (!tree.root[section] || !tree.root[section].IsMap()) {
+        tree.root[section] = YAML::Node(YAML::NodeType::Map);
+        if (!tree.where.count(section)) tree.where[section] = flag;
+    }
     YAML::Node sec = tree.root[section];
     if (const auto inner = leaf.find('.'); inner != std::string::npos) {   // output.preview.path=...
         const std::string outer = leaf.substr(0, inner);
@@ -244,6 +357,7 @@ void apply_override(Tree& tree, const std::string& assignment) {
             YAML::Node map(YAML::NodeType::Map);
             // A nested key's scalar form is its main key: "preview: p.jpg" is its path, "tiles: 1024" its size.
             if (sec[outer] && sec[outer].IsScalar()) map[key.rfind("model.tiles", 0) == 0 ? "size" : "path"] = sec[outer];
+            else if (!tree.where.count(section + "." + outer)) tree.where[section + "." + outer] = flag;
             sec[outer] = map;
         }
         YAML::Node holder = sec[outer];
@@ -251,7 +365,7 @@ void apply_override(Tree& tree, const std::string& assignment) {
     } else {
         sec[leaf] = parsed;
     }
-    tree.where[key] = "--set " + assignment;
+    tree.where[key] = flag;
     tree.base[key] = fs::current_path().string();
 }
 
@@ -346,10 +460,67 @@ public:
         }
         fail(key, "'" + s + "' is not one of: " + join(allowed));
     }
-    /// A path resolved against the job file's folder (or the current folder for --set values).
+    /// `s` (the value of path key `key`) with a leading `~` (alone or before '/') replaced by $HOME and every
+    /// `$NAME` / `${NAME}` (NAME = [A-Za-z_][A-Za-z0-9_]*) by that environment variable, in one pass (a value
+    /// is not expanded again). Kept as written: the frame token `$F` followed by digits or by a character that
+    /// cannot continue a name (`$F4`, `$F.exr`: `$FOO` is the variable FOO; `${F}` the variable F), `~user`,
+    /// and a `$` before anything else; `$$` is one `$`. Fails (ConfigError naming the variable and the key)
+    /// for an unset variable (or HOME for `~`) and for a `${` that does not close on a name.
+    std::string expand(const std::string& key, const std::string& s) const {
+        const auto starts_name = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+        const auto in_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        const auto value_of = [&](const std::string& name) -> std::string {
+            const char* v = std::getenv(name.c_str());
+            if (!v)
+                fail(key, "environment variable " + name + " is not set (in '" + printable(s) +
+                              "'; $$ is a literal $)");
+            return v;
+        };
+        std::string out;
+        size_t i = 0;
+        if (!s.empty() && s[0] == '~' && (s.size() == 1 || s[1] == '/')) {
+            const char* home = std::getenv("HOME");
+            if (!home || !*home) fail(key, "'" + printable(s) + "' starts with ~, and environment variable HOME is not set");
+            out = home;
+            i = 1;
+        }
+        while (i < s.size()) {
+            if (s[i] != '$' || i + 1 == s.size()) {
+                out += s[i++];
+            } else if (s[i + 1] == '$') {
+                out += '$';
+                i += 2;
+            } else if (s[i + 1] == '{') {
+                const size_t close = s.find('}', i + 2);
+                const std::string name = close == std::string::npos ? "" : s.substr(i + 2, close - i - 2);
+                if (name.empty() || !starts_name(name[0]) || !std::all_of(name.begin(), name.end(), in_name))
+                    fail(key, "'" + printable(s.substr(i, close == std::string::npos ? std::string::npos : close + 1 - i)) +
+                                  "' in '" + printable(s) + "' is not ${NAME} (NAME: letters, digits and _, not "
+                                  "starting with a digit; $$ is a literal $)");
+                out += value_of(name);
+                i = close + 1;
+            } else if (starts_name(s[i + 1])) {
+                size_t end = i + 1;
+                while (end < s.size() && in_name(s[end])) ++end;
+                if (s[i + 1] == 'F' && (i + 2 == s.size() || !in_name(s[i + 2]) ||
+                                        std::isdigit(static_cast<unsigned char>(s[i + 2])))) {
+                    out += "$F";   // the frame token ($F, $F4): its digits follow as they are
+                    i += 2;
+                } else {
+                    out += value_of(s.substr(i + 1, end - i - 1));
+                    i = end;
+                }
+            } else {
+                out += s[i++];   // "$" before anything else ("$1", "$-") is itself
+            }
+        }
+        return out;
+    }
+    /// A path resolved against the job file's folder (or the current folder for --set values), after expand().
     std::string path(const std::string& key) const {
-        const std::string s = str(key);
-        if (s.empty()) fail(key, "path is empty");
+        const std::string written = str(key);
+        const std::string s = expand(key, written);
+        if (s.empty()) fail(key, written.empty() ? "path is empty" : "path '" + printable(written) + "' is empty once expanded");
         // "D:\temp\new.####.exr" in double quotes is D:<TAB>emp<LF>ew...: YAML and TOML unescape \t and \n.
         const auto control = std::find_if(s.begin(), s.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; });
         if (control != s.end())
@@ -713,19 +884,41 @@ JobConfig parse_job(const std::string& text, const std::string& format, const st
 JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides) {
     const fs::path p(job_path);
     std::string format;
-    const std::string ext = p.extension().string();
+    std::string ext = p.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (ext == ".yaml" || ext == ".yml") format = "yaml";
     else if (ext == ".toml") format = "toml";
     else throw ConfigError(job_path + ": job files end in .yaml, .yml or .toml");
+    // What the name leads to is checked before it is opened: opening a FIFO waits for a writer, and a device
+    // (/dev/zero) or a huge file never ends; a job is a small regular file, read no further than kMaxJobBytes.
+    constexpr std::uintmax_t kMaxJobBytes = 4u << 20;
     std::error_code ec;
-    if (fs::is_directory(p, ec)) throw ConfigError(job_path + ": is a directory, not a job file");
-    if (!fs::exists(p, ec)) throw ConfigError(job_path + ": job file not found");
+    const fs::file_status st = fs::status(p, ec);
+    if (!fs::exists(st)) throw ConfigError(job_path + ": job file not found");
+    if (fs::is_directory(st)) throw ConfigError(job_path + ": is a directory, not a job file");
+    if (!fs::is_regular_file(st))
+        throw ConfigError(job_path + ": not a job file (" +
+                          (fs::is_fifo(st)              ? "a FIFO (named pipe)"
+                           : fs::is_character_file(st) ? "a character device"
+                           : fs::is_block_file(st)     ? "a block device"
+                           : fs::is_socket(st)         ? "a socket"
+                                                       : "not a regular file") + ")");
+    const auto too_big = [&](const std::string& size) {
+        return ConfigError(job_path + ": not a job file (" + size + "; a job file is at most 4 MiB of text)");
+    };
+    if (const std::uintmax_t size = fs::file_size(p, ec); !ec && size > kMaxJobBytes)
+        throw too_big(std::to_string(size) + " bytes");
     std::ifstream in(p, std::ios::binary);
-    if (!in) throw ConfigError(job_path + ": cannot open the job file");
-    std::stringstream text;
-    text << in.rdbuf();
+    if (!in) throw ConfigError(job_path + ": cannot open the job file (" + std::strerror(errno) + ")");
+    std::string text;
+    char chunk[65536];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {   // bounded: the file may grow as it is read
+        text.append(chunk, static_cast<size_t>(in.gcount()));
+        if (text.size() > kMaxJobBytes) throw too_big("over 4 MiB");
+    }
+    if (in.bad()) throw ConfigError(job_path + ": cannot read the job file");
     const fs::path base = fs::absolute(p).parent_path();
-    return parse_job(text.str(), format, job_path, base.string(), overrides);
+    return parse_job(text, format, job_path, base.string(), overrides);
 }
 
 }  // namespace depthbatch

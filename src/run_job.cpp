@@ -19,6 +19,7 @@
 #include <OpenImageIO/imagebufalgo.h>
 #include <OpenImageIO/imageio.h>
 #include <nlohmann/json.hpp>
+#include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 
@@ -719,16 +720,23 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     const int batch = std::max(1, job.model.batch);
     const int in_flight = job.pipeline.frames_in_flight > 0 ? job.pipeline.frames_in_flight : 2 * ctx.workers;
     const size_t tokens = static_cast<size_t>(std::max(1, (in_flight + batch - 1) / batch));
-    report.worker_threads = ctx.workers;
+    // What really runs: an arena asked for more threads than TBB allows (its default: the cores) gets no more,
+    // though its max_concurrency() still says what was asked; LibTorch's count is what it reports back.
+    const int workers = std::min(ctx.workers, static_cast<int>(tbb::global_control::active_value(
+                                                  tbb::global_control::max_allowed_parallelism)));
+    const int torch_asked = job.model.threads > 0 ? job.model.threads : ctx.workers;
+    const auto asked = [](int used, int n) { return used < n ? " (asked " + std::to_string(n) + ")" : std::string(); };
+    report.worker_threads = workers;
     report.frames_in_flight = static_cast<int>(tokens) * batch;
     const long written = std::count_if(plan.begin(), plan.end(), [](const PlannedFrame& p) { return p.write; });
     std::vector<int> todo;
     for (const PlannedFrame& p : plan)
         if (p.write) todo.push_back(p.frame);
     const char* omp_wait = std::getenv("OMP_WAIT_POLICY");
-    log_info(written, " frames (", format_frame_spec(todo), "), ", ctx.workers, " worker threads, LibTorch ",
-             ctx.torch_threads, " intra-op threads (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset", "), ",
-             report.frames_in_flight, " frames in flight, batch ", batch);
+    log_info(written, " frames (", format_frame_spec(todo), "), ", workers, " worker threads", asked(workers, ctx.workers),
+             ", LibTorch ", ctx.torch_threads, " intra-op threads", asked(ctx.torch_threads, torch_asked),
+             " (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset", "), ", report.frames_in_flight,
+             " frames in flight, batch ", batch);
 
     // The centred stabilizer holds frames until the frames after them are inferred (at most R frames more than
     // the tokens allow), and gives them back in order; the source's last token makes it give back the rest.
@@ -765,7 +773,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     const int shot_size = static_cast<int>(ctx.shot.size());
     std::optional<Clock::time_point> infer_idle_since;  // touched only by the serial inference stage
 
-    tbb::task_arena arena(ctx.workers);
+    tbb::task_arena arena(workers);   // not ctx.workers: asking TBB for more prints a "TBB Warning"
     arena.execute([&] {
         tbb::parallel_pipeline(
             tokens,

@@ -62,6 +62,15 @@
 //                      anything still running then is abandoned (temporaries removed)    default 20
 // Relative paths resolve against the job file's folder; paths given on the command line (--output,
 // --set) resolve against the current folder.
+// Path keys (input.path, output.path, output.preview(.path), model.path, color.config, depth.stats_file,
+// pipeline.summary/report, pipeline.review), in the file and through --set alike, expand first: a leading `~`
+// (alone or before '/') is $HOME, and `$NAME` / `${NAME}` (NAME = [A-Za-z_][A-Za-z0-9_]*) is that environment
+// variable (SHOW, SEQ, SHOT...), in one pass. The frame token is never a variable: `$F` followed by digits or
+// by a character that cannot continue a name stays (`$F4`, `$F.exr`; `$FOO` is FOO, `${F}` is F). `$$` is a
+// literal `$`; `~user` and a `$` before anything else stay as written. An unset variable is a ConfigError
+// naming it, the key and file:line (or the --set). Other keys take `$` and `~` literally.
+// The file: UTF-8 text (a leading byte order mark is dropped), one YAML document, indented with spaces, a
+// regular file of at most 4 MiB; extensions in any case (.YAML, .Yml, .TOML).
 #pragma once
 
 #include "depthbatch/depth_upsample.h"
@@ -217,11 +226,16 @@ std::string output_settings_text(const JobConfig& job);
 
 /// Read and validate a job file, then apply `overrides` ("key.path=value", the CLI's --set; values
 /// are read as YAML scalars or flow sequences). Throws ConfigError naming file, line and key for: an
-/// unreadable or unparsable file, an unknown key (with the keys allowed there), a wrong type, a bad value.
+/// unreadable or unparsable file, an unknown key (with the keys allowed there), a wrong type, a bad value,
+/// an unset environment variable in a path key. Throws ConfigError "JOB: not a job file (...)" for a FIFO, a
+/// device or other non-regular file (checked before it is opened, so never a hang), a file over 4 MiB
+/// (never read whole) and text holding NUL bytes. An error caused by an override names it ("--set key=value:
+/// ...") instead of the file.
 JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides = {});
 
 /// Same, from text (for tests). `origin` stands in for the file name in messages and `base_dir`
-/// resolves relative paths. `format` is "yaml" or "toml".
+/// resolves relative paths. `format` is "yaml" or "toml". Throws ConfigError as load_job does (not the
+/// file-kind and size checks, which are about the file).
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<std::string>& overrides = {});
 

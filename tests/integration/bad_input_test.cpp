@@ -3,9 +3,12 @@
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
+#include <sched.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,12 +152,13 @@ TEST(BadInput, ModelThatCannotRunAtThePlateSizeIsAModelError) {
 // Issue 13: --threads 010 is ten threads (CLI11 alone read it as octal 8, and 08 as out of range).
 TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
     Scene s;
+    // " 10 worker threads", or fewer "(asked 10)" on a machine with fewer cores (issue 22 §5).
     auto r = run_cli({s.job().string(), "--threads", "010", "--frames", "1001"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, " 10 worker threads")) << r.output;
+    EXPECT_TRUE(contains(r.output, " 10 worker threads") || contains(r.output, " worker threads (asked 10)")) << r.output;
     r = run_cli({s.job().string(), "--threads", "08", "--frames", "1002"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, " 8 worker threads")) << r.output;
+    EXPECT_TRUE(contains(r.output, " 8 worker threads") || contains(r.output, " worker threads (asked 8)")) << r.output;
     r = run_cli({s.job().string(), "--threads", "0x10"});
     EXPECT_EQ(r.exit_code, kConfig) << r.output;
     EXPECT_TRUE(contains(r.output, "pipeline.threads")) << r.output;
@@ -473,4 +477,70 @@ TEST(BadInput, NegativeMetricDepthIsWarnedWithTheCountAndKept) {
     const auto ok = run_cli({s.job().string(), "--overwrite"});
     EXPECT_EQ(ok.exit_code, 0) << ok.output;
     EXPECT_FALSE(contains(ok.output, "negative")) << ok.output;
+
+// Issue 22 §5: the thread counts logged and summarised are those that run. TBB gives an arena no more threads
+// than the CPUs this process may use (its default limit), however many are asked.
+TEST(BadInput, ThreadsBeyondTheCoresAreReportedAsTheyRun) {
+    Scene s;
+    cpu_set_t set;
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    const int cpus = std::min(64, CPU_COUNT(&set));
+    const auto r = run_cli({s.job().string(), "--threads", "64", "--frames", "1001", "--summary", (s.dir / "s.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(read_bytes(s.dir / "s.json"));
+    EXPECT_EQ(j["worker_threads"].get<int>(), cpus) << r.output;
+    EXPECT_GE(j["torch_threads"].get<int>(), 1);
+    if (cpus < 64) EXPECT_TRUE(contains(r.output, " " + std::to_string(cpus) + " worker threads (asked 64), LibTorch ")) << r.output;
+    EXPECT_FALSE(contains(r.output, "TBB Warning")) << r.output;
+}
+
+// Issue 22 §5: an error a --set causes names the flag, not the job file.
+TEST(BadInput, SetErrorsNameTheFlag) {
+    Scene s;
+    for (const auto& [set, what] : std::vector<std::pair<std::string, std::string>>{
+             {"nosuch.key=1", "--set nosuch.key=1: unknown section 'nosuch'"},
+             {"model.batch=abc", "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'"},
+             {"output.preview.path=", "--set output.preview.path=: key 'output.preview.path': path is empty"}}) {
+        const auto r = run_cli({s.job().string(), "--set", set});
+        EXPECT_EQ(r.exit_code, kConfig) << r.output;
+        EXPECT_TRUE(contains(r.output, what)) << r.output;
+        EXPECT_FALSE(contains(r.output, "job.yaml")) << r.output;
+    }
+    EXPECT_TRUE(s.outputs().empty());
+}
+
+// Issue 22 §5: $NAME, ${NAME} and ~ in path keys come from the environment; $F4 stays the frame token; an
+// unset variable is exit 2 naming it.
+TEST(BadInput, PathsTakeEnvironmentVariables) {
+    Scene s;
+    const fs::path job = write_job(s.dir / "env.yaml", "input: {path: '${PLATE}.$F4.exr', colorspace: sRGB}\n"
+                                                       "model: {path: pmean.pt, size: plate}\n"
+                                                       "output: {path: 'out/$SHOT/d_$$.####.exr'}\n");
+    auto r = run_cli({job.string(), "--frames", "1001-1002"}, "PLATE=p SHOT=sh010");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "out" / "sh010"), (std::vector<std::string>{"d_$.1001.exr", "d_$.1002.exr"})) << r.output;
+    r = run_cli({job.string(), "--frames", "1003"}, "env -u SHOT PLATE=p");
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "env.yaml:3: key 'output.path': environment variable SHOT is not set")) << r.output;
+    // --output takes them too.
+    r = run_cli({job.string(), "--frames", "1003", "--output", (s.dir / "o2/$SHOT.####.exr").string()}, "PLATE=p SHOT=x");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(fs::exists(s.dir / "o2" / "x.1003.exr")) << r.output;
+}
+
+// Issue 22 §5: a FIFO or a device with a job's name is refused at once (never a hang); extensions in any case.
+TEST(BadInput, WhatIsNotAJobFileIsRefusedWithoutReadingIt) {
+    Scene s;
+    ASSERT_EQ(::mkfifo((s.dir / "fifo.yaml").c_str(), 0600), 0);
+    auto r = run_cli({(s.dir / "fifo.yaml").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "fifo.yaml: not a job file (a FIFO (named pipe))")) << r.output;
+    fs::create_symlink("/dev/zero", s.dir / "zero.yml");
+    r = run_cli({(s.dir / "zero.yml").string()});
+    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_TRUE(contains(r.output, "zero.yml: not a job file (a character device)")) << r.output;
+    fs::copy_file(s.job(), s.dir / "SHOT.YML");
+    r = run_cli({(s.dir / "SHOT.YML").string(), "--frames", "1001"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr"})) << r.output;
 }

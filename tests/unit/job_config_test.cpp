@@ -7,14 +7,19 @@
 
 #include <gtest/gtest.h>
 
-#include <tuple>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace fs = std::filesystem;
 using namespace depthbatch;
+using namespace std::string_literals;
 
 namespace {
 
@@ -1065,4 +1070,317 @@ TEST(JobConfig, ZipLevel) {
     EXPECT_TRUE(contains(e, "output.zip_level")) << e;
     e = job_error(kMinimalYaml, "yaml", {"output.compression=piz", "output.zip_level=1"});
     EXPECT_TRUE(contains(e, "applies to zip and zips compression, not piz")) << e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 22 §5: job files as people write them
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Sets (or, with nullptr, unsets) an environment variable for its lifetime, then puts the old value back.
+struct ScopedEnv {
+    std::string name;
+    std::optional<std::string> old;
+    ScopedEnv(const std::string& n, const char* value) : name(n) {
+        if (const char* v = std::getenv(n.c_str())) old = v;
+        if (value) ::setenv(n.c_str(), value, 1);
+        else ::unsetenv(n.c_str());
+    }
+    ~ScopedEnv() {
+        if (old) ::setenv(name.c_str(), old->c_str(), 1);
+        else ::unsetenv(name.c_str());
+    }
+};
+
+/// The environment of the expansion tests: a show, sequence, shot and home.
+struct ShotEnv {
+    ScopedEnv show{"SHOW", "/shows/abc"}, seq{"SEQ", "sq010"}, shot{"SHOT", "sh010"}, home{"HOME", "/home/artist"},
+        models{"DEPTHBATCH_TEST_MODELS", "/studio/models"}, unset{"DEPTHBATCH_TEST_UNSET", nullptr},
+        f{"F", "frames"}, foo{"FOO", "foo"};
+};
+
+/// Whether `msg` is an error blamed on `flag` ("--set key=value: ...") and not on the job file.
+::testing::AssertionResult blames_flag(const std::string& msg, const std::string& flag) {
+    if (msg.rfind(flag + ": ", 0) != 0) return ::testing::AssertionFailure() << "does not start with '" << flag << ": ': " << msg;
+    if (contains(msg, "job.yaml") || contains(msg, "job.toml")) return ::testing::AssertionFailure() << "names the job file: " << msg;
+    return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(JobConfig, PathKeysExpandHomeAndEnvironmentVariables) {
+    ShotEnv env;
+    const std::string y = lines({
+        "input:",
+        "  path: $SHOW/${SEQ}/$SHOT/plates/${SHOT}_plate.$F4.exr",
+        "output:",
+        "  path: ~/renders/$SHOT/depth.####.exr",
+        "  preview: {path: '${SHOW}/review/$SHOT.####.jpg'}",
+        "model:",
+        "  path: $DEPTHBATCH_TEST_MODELS/da2.pt",
+        "color:",
+        "  config: ${SHOW}/ocio/config.ocio",
+        "depth:",
+        "  normalize: sequence",
+        "  stats_file: $SHOT.stats.json",          // relative once expanded: the job file's folder
+        "pipeline:",
+        "  summary: ~",                             // YAML null: not set (quote it for the home folder)
+        "  review: '~/review/${SHOT}.png'",
+    });
+    const JobConfig j = yaml(y);
+    EXPECT_EQ(j.input.path, "/shows/abc/sq010/sh010/plates/sh010_plate.$F4.exr");
+    EXPECT_EQ(j.output.path, "/home/artist/renders/sh010/depth.####.exr");
+    EXPECT_EQ(j.output.preview.path, "/shows/abc/review/sh010.####.jpg");
+    EXPECT_EQ(j.model.path, "/studio/models/da2.pt");
+    EXPECT_EQ(j.color.config, "/shows/abc/ocio/config.ocio");
+    EXPECT_EQ(j.depth.stats_file, kBase + "/sh010.stats.json");
+    EXPECT_EQ(j.pipeline.summary, "");
+    EXPECT_EQ(j.pipeline.review, "/home/artist/review/sh010.png");
+    // The preview as a scalar, the older pipeline.report, and the same in TOML.
+    const JobConfig k = yaml(lines({"input: {path: /p/a.####.exr}", "output:", "  path: /d/d.####.exr",
+                                    "  preview: ~/p/$SHOT.####.png", "pipeline: {report: '$SHOW/r.json'}"}));
+    EXPECT_EQ(k.output.preview.path, "/home/artist/p/sh010.####.png");
+    EXPECT_EQ(k.pipeline.summary, "/shows/abc/r.json");
+    const JobConfig t = toml(lines({"[input]", "path = '$SHOW/$SHOT/p.####.exr'", "[output]", "path = \"~/d.$F4.exr\"",
+                                    "[pipeline]", "summary = '~'"}));
+    EXPECT_EQ(t.input.path, "/shows/abc/sh010/p.####.exr");
+    EXPECT_EQ(t.output.path, "/home/artist/d.$F4.exr");
+    EXPECT_EQ(t.pipeline.summary, "/home/artist");
+}
+
+TEST(JobConfig, FrameTokenDollarAndOtherSpellingsStayAsWritten) {
+    ShotEnv env;
+    const auto in = [](const std::string& path) {
+        return parse_job("input: {path: '" + path + "'}\noutput: {path: /d/d.####.exr}\n", "yaml", "job.yaml", "/b").input.path;
+    };
+    EXPECT_EQ(in("/p/a.$F.exr"), "/p/a.$F.exr") << "$F before a non-name character is the frame token";
+    EXPECT_EQ(in("/p/a.$F4.exr"), "/p/a.$F4.exr");
+    EXPECT_EQ(in("/p/a_$F04x.exr"), "/p/a_$F04x.exr") << "$F and digits: the frame token, whatever follows";
+    EXPECT_EQ(in("/p/$F"), "/p/$F");
+    EXPECT_EQ(in("/p/$FOO/a.$F4.exr"), "/p/foo/a.$F4.exr") << "$FOO is the variable FOO";
+    EXPECT_EQ(in("/p/${F}/a.####.exr"), "/p/frames/a.####.exr") << "${F} is the variable F";
+    EXPECT_EQ(in("/p/$$SHOT/a.####.exr"), "/p/$SHOT/a.####.exr") << "$$ is a literal $";
+    EXPECT_EQ(in("/p/cost$$$$/a.####.exr"), "/p/cost$$/a.####.exr");
+    EXPECT_EQ(in("/p/a$1-$-$/b.####.exr"), "/p/a$1-$-$/b.####.exr") << "$ before a non-name character is itself";
+    EXPECT_EQ(in("~artist/a.####.exr"), "/b/~artist/a.####.exr") << "~user is not expanded";
+    EXPECT_EQ(in("/p/~/a.####.exr"), "/p/~/a.####.exr") << "only a leading ~";
+}
+
+TEST(JobConfigErrors, UnsetVariableNamesTheVariableTheKeyAndTheLine) {
+    ShotEnv env;
+    EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: $SHOW/$DEPTHBATCH_TEST_UNSET/d.####.exr"}), "yaml"),
+              "job.yaml:4: key 'output.path': environment variable DEPTHBATCH_TEST_UNSET is not set (in "
+              "'$SHOW/$DEPTHBATCH_TEST_UNSET/d.####.exr'; $$ is a literal $)");
+    EXPECT_EQ(job_error(lines({"[input]", "path = '/p/a.####.exr'", "", "[output]", "path = '/d/d.####.exr'", "[color]",
+                               "config = '${DEPTHBATCH_TEST_UNSET}/c.ocio'"}), "toml"),
+              "job.toml:7: key 'color.config': environment variable DEPTHBATCH_TEST_UNSET is not set (in "
+              "'${DEPTHBATCH_TEST_UNSET}/c.ocio'; $$ is a literal $)");
+    // Through --set: the flag is named.
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.path=$DEPTHBATCH_TEST_UNSET/m.pt"}),
+              "--set model.path=$DEPTHBATCH_TEST_UNSET/m.pt: key 'model.path': environment variable "
+              "DEPTHBATCH_TEST_UNSET is not set (in '$DEPTHBATCH_TEST_UNSET/m.pt'; $$ is a literal $)");
+    // ${ that does not close on a name.
+    std::string e = job_error(kMinimalYaml + "depth: {stats_file: '${SHOT/s.json'}\n", "yaml");
+    EXPECT_EQ(e, "job.yaml:5: key 'depth.stats_file': '${SHOT/s.json' in '${SHOT/s.json' is not ${NAME} (NAME: letters, "
+                 "digits and _, not starting with a digit; $$ is a literal $)");
+    e = job_error(kMinimalYaml + "pipeline: {review: '/r/${1SHOT}.png'}\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: key 'pipeline.review': '${1SHOT}' in '/r/${1SHOT}.png' is not ${NAME}")) << e;
+    e = job_error(kMinimalYaml + "pipeline: {summary: '/r/${}.json'}\n", "yaml");
+    EXPECT_TRUE(contains(e, "key 'pipeline.summary': '${}'")) << e;
+    // ~ without HOME.
+    {
+        ScopedEnv no_home("HOME", nullptr);
+        EXPECT_EQ(job_error(lines({"input:", "  path: ~/p/a.####.exr", "output:", "  path: /d/d.####.exr"}), "yaml"),
+                  "job.yaml:2: key 'input.path': '~/p/a.####.exr' starts with ~, and environment variable HOME is not set");
+    }
+    // A variable set to nothing leaves nothing: an empty path is still refused.
+    ScopedEnv empty("DEPTHBATCH_TEST_EMPTY", "");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"pipeline.summary=$DEPTHBATCH_TEST_EMPTY"}),
+              "--set pipeline.summary=$DEPTHBATCH_TEST_EMPTY: key 'pipeline.summary': path '$DEPTHBATCH_TEST_EMPTY' is "
+              "empty once expanded");
+}
+
+TEST(JobConfig, SetValuesForPathKeysExpandLikeTheFile) {
+    ShotEnv env;
+    const fs::path cwd = fs::current_path();
+    const JobConfig j = yaml(kMinimalYaml, {"output.path=renders/$SHOT/d.$F4.exr", "model.path=~/m.pt",
+                                            "output.preview.path=${SHOT}.####.jpg"});
+    EXPECT_EQ(j.output.path, abs_from(cwd, "renders/sh010/d.$F4.exr"));
+    EXPECT_EQ(j.model.path, "/home/artist/m.pt");
+    EXPECT_EQ(j.output.preview.path, abs_from(cwd, "sh010.####.jpg"));
+    // Keys that are not paths keep a $ as it is.
+    EXPECT_EQ(yaml(kMinimalYaml, {"input.layer=$SHOT"}).input.layer, "$SHOT");
+}
+
+TEST(JobConfigErrors, SecondYamlDocumentNamesItsLine) {
+    EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr", "---",
+                               "model:", "  device: cpu"}), "yaml"),
+              "job.yaml:5: a second YAML document ('---'): a job file is one document, the rest would be ignored "
+              "(merge its keys into the first, or make it a job file of its own)");
+    // An explicit first '---', a comment after the marker, '...' ending the first document.
+    std::string e = job_error(lines({"---", "input: {path: /p/a.####.exr}", "output: {path: /d/d.####.exr}", "",
+                                     "--- # shot 020", "input: {path: /p/b.####.exr}"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: a second YAML document")) << e;
+    e = job_error(lines({"input: {path: /p/a.####.exr}", "output: {path: /d/d.####.exr}", "...", "---", "# two",
+                         "pipeline: {threads: 2}"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:4: a second YAML document")) << e;
+    e = job_error(kMinimalYaml + "---\njust text\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: a second YAML document")) << e;
+    // What adds nothing is fine: a leading '---', a trailing '---' (with a comment), '...'.
+    EXPECT_EQ(yaml("---\n" + kMinimalYaml).input.path, "/plates/a.####.exr");
+    EXPECT_EQ(yaml(kMinimalYaml + "---\n# end\n").input.path, "/plates/a.####.exr");
+    EXPECT_EQ(yaml(kMinimalYaml + "...\n").output.path, "/depth/a_depth.####.exr");
+}
+
+TEST(JobConfigErrors, TabInTheIndentationIsNamed) {
+    EXPECT_EQ(job_error(lines({"input:", "\tpath: /p/a.####.exr", "output:", "  path: /d/d.####.exr"}), "yaml"),
+              "job.yaml:2: a tab character in the indentation; YAML indents with spaces (YAML syntax error: illegal "
+              "map value)");
+    std::string e = job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr",
+                                     "model:", "  device: cpu", " \tbatch: 2"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:7: a tab character in the indentation; YAML indents with spaces")) << e;
+    e = job_error(lines({"input:", "  path: /p/a.####.exr", "\tframes: 1-3"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
+    // A blank or comment line that starts with a tab inside a section (yaml-cpp refuses it there).
+    e = job_error(lines({"input:", "  path: /p/a.####.exr", "\t", "output:", "  path: /d/d.####.exr"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
+    e = job_error(lines({"input:", "  path: /p/a.####.exr", "  \t# note", "output:", "  path: /d/d.####.exr"}), "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
+    // A tab after the key's colon or before a trailing comment, or at the start of a comment before the
+    // first section, is not indentation.
+    const JobConfig j = yaml(lines({"\t# job for sh010", "input:", "  path:\t/p/a.####.exr", "output:",
+                                    "  path: /d/d.####.exr\t# trailing"}));
+    EXPECT_EQ(j.input.path, "/p/a.####.exr");
+    EXPECT_EQ(j.output.path, "/d/d.####.exr");
+    // A syntax error after such a comment, with no tab of its own, is still a plain syntax error on its line.
+    e = job_error(lines({"\t# a tab before a comment", "input:", "  path: [/p/a.####.exr", "output: 1"}), "yaml");
+    EXPECT_TRUE(contains(e, "YAML syntax error")) << e;
+    EXPECT_FALSE(contains(e, "tab character")) << e;
+}
+
+TEST(JobConfig, ByteOrderMarkIsDroppedInBothFormats) {
+    const std::string bom = "\xEF\xBB\xBF";
+    EXPECT_EQ(yaml(bom + kMinimalYaml).input.path, "/plates/a.####.exr");
+    const JobConfig t = toml(bom + lines({"[input]", "path = '/p/a.####.exr'", "[output]", "path = '/d/d.####.exr'"}));
+    EXPECT_EQ(t.input.path, "/p/a.####.exr");
+    EXPECT_EQ(t.output.path, "/d/d.####.exr");
+    // Line numbers are the file's.
+    std::string e = job_error(bom + lines({"[input]", "path = '/p/a.####.exr'", "fps = 24"}), "toml");
+    EXPECT_TRUE(contains(e, "job.toml:3: unknown key 'input.fps'")) << e;
+    e = job_error(bom + kMinimalYaml + "model: {batch: x}\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:5: key 'model.batch'")) << e;
+    // Only a leading one: a BOM elsewhere in TOML is a character beyond ASCII outside a string.
+    e = job_error(lines({"[input]", bom + "path = '/p/a.####.exr'"}), "toml");
+    EXPECT_TRUE(contains(e, "job.toml:2: TOML syntax error")) << e;
+}
+
+TEST(JobConfigErrors, NulBytesAreNotAJob) {
+    EXPECT_EQ(job_error("input:\n  path: /p/a.####.exr\0\n"s, "yaml"),
+              "job.yaml: not a job file (a NUL byte on line 2: a binary file, or text saved as UTF-16; job files are "
+              "UTF-8 text)");
+    // "input:" in UTF-16LE with its BOM.
+    std::string utf16 = "\xFF\xFE";
+    for (char c : std::string("[input]\n")) utf16 += std::string(1, c) + '\0';
+    EXPECT_TRUE(contains(job_error(utf16, "toml"), "job.toml: not a job file (a NUL byte on line 1")) << utf16.size();
+}
+
+TEST(JobConfig, LoadJobTakesExtensionsInAnyCase) {
+    test::TempDir dir;
+    for (const std::string name : {"a.YAML", "b.Yml", "c.yMl", "d.yaml"}) {
+        test::write_job(dir / name, kMinimalYaml);
+        EXPECT_EQ(load_job((dir / name).string()).input.path, "/plates/a.####.exr") << name;
+    }
+    for (const std::string name : {"e.TOML", "f.Toml"}) {
+        test::write_job(dir / name, lines({"[input]", "path = 'p.####.exr'", "[output]", "path = '/d/d.####.exr'"}));
+        EXPECT_EQ(load_job((dir / name).string()).input.path, (dir.path / "p.####.exr").string()) << name;
+    }
+    const std::string e = test::expect_error<ConfigError>([&] { load_job((dir / "job.json").string()); }, "load_job");
+    EXPECT_EQ(e, (dir / "job.json").string() + ": job files end in .yaml, .yml or .toml");
+}
+
+TEST(JobConfigErrors, LoadJobRefusesWhatIsNotAJobFileWithoutReadingIt) {
+    test::TempDir dir;
+    const auto err = [](const fs::path& p) {
+        return test::expect_error<ConfigError>([&] { load_job(p.string()); }, "load_job " + p.string());
+    };
+    // A FIFO: opening it would wait for a writer forever.
+    ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+    EXPECT_EQ(err(dir / "fifo.yaml"), (dir / "fifo.yaml").string() + ": not a job file (a FIFO (named pipe))");
+    // A device (never ends), through a link with a job's name.
+    fs::create_symlink("/dev/zero", dir / "zero.yaml");
+    EXPECT_EQ(err(dir / "zero.yaml"), (dir / "zero.yaml").string() + ": not a job file (a character device)");
+    fs::create_symlink("/dev/null", dir / "null.toml");
+    EXPECT_EQ(err(dir / "null.toml"), (dir / "null.toml").string() + ": not a job file (a character device)");
+    // A huge file: refused from its size, never read into memory.
+    {
+        std::ofstream big(dir / "big.yaml", std::ios::binary);
+        big << kMinimalYaml;
+        big.seekp((5 << 20) - 1);
+        big.put('\n');
+    }
+    EXPECT_EQ(err(dir / "big.yaml"), (dir / "big.yaml").string() +
+                                         ": not a job file (5242880 bytes; a job file is at most 4 MiB of text)");
+    // Just under the limit is read (and is a job, padded with a comment).
+    {
+        std::ofstream ok(dir / "ok.yaml", std::ios::binary);
+        ok << kMinimalYaml << "# " << std::string((4 << 20) - kMinimalYaml.size() - 3, 'x') << "\n";
+    }
+    EXPECT_EQ(fs::file_size(dir / "ok.yaml"), 4u << 20);
+    EXPECT_EQ(load_job((dir / "ok.yaml").string()).input.path, "/plates/a.####.exr");
+    // Binary content with a job's name.
+    test::write_job(dir / "bin.yml", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR"s);
+    EXPECT_EQ(err(dir / "bin.yml"), (dir / "bin.yml").string() + ": not a job file (a NUL byte on line 3: a binary "
+                                                                 "file, or text saved as UTF-16; job files are UTF-8 text)");
+}
+
+TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {
+    const std::string y = lines({"input: {path: /p/a.####.exr}", "output:", "  path: /d/d.####.exr",
+                                 "  preview: p.####.jpg", "model:", "  batch: 2"});
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"nosuch.key=1"}),
+              "--set nosuch.key=1: unknown section 'nosuch' (allowed: color, depth, input, model, output, pipeline)");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.batch=abc"}),
+              "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview.path="}),
+              "--set output.preview.path=: key 'output.preview.path': path is empty");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview="}), "--set output.preview=: key 'output.preview': path is empty");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.size.width=4"}),
+              "--set model.size.width=4: 'model.size' holds one value, not keys (--set model.size=VALUE)");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview.format=png"}),
+              "--set output.preview.format=png: unknown key 'output.preview.format' (allowed in 'output.preview': "
+              "colormap, path, size)");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.tiles.overlap=8"}),
+              "--set model.tiles.overlap=8: key 'model.tiles': needs size (the tile edge in plate pixels)");
+    // Each of these against a job that has the section (and the key): the flag is still the one named.
+    for (const auto& [set, what] : std::vector<std::pair<std::string, std::string>>{
+             {"model.batch=0", "key 'model.batch': value 0 is out of range [1, 256]"},
+             {"model.fps=24", "unknown key 'model.fps' (allowed in 'model': "},
+             {"output.preview.size=big", "key 'output.preview.size': expected an integer (decimal digits), got 'big'"},
+             {"output.preview.colormap=jet", "key 'output.preview.colormap': 'jet' is not one of: inferno, turbo, viridis"},
+             {"depth.near=1", "key 'depth.near': depth.near and depth.far go together"},
+             {"input.frames=10-1", "key 'input.frames'"},
+             {"model.size=[640", "key 'model.size': expected an integer (decimal digits), got '[640'"},
+             {"pipeline.threads={a: 1}", "key 'pipeline.threads': expected a single value (a string)"}}) {
+        const std::string e = job_error(y, "yaml", {set});
+        EXPECT_TRUE(blames_flag(e, "--set " + set)) << set;
+        EXPECT_TRUE(contains(e, what)) << e;
+    }
+    // TOML too.
+    const std::string e = job_error(lines({"[input]", "path = '/p/a.####.exr'", "[output]", "path = '/d/d.####.exr'"}),
+                                    "toml", {"nosuch.key=1"});
+    EXPECT_TRUE(blames_flag(e, "--set nosuch.key=1")) << e;
+    // The file's own error stays the file's: a section that is not a mapping.
+    EXPECT_EQ(job_error(kMinimalYaml + "model: fast\n", "yaml", {"model.batch=2"}),
+              "job.yaml:5: section 'model' must be a mapping of keys");
+}
+
+// Found by scripts/fuzz (issue 22 §5): on a stray ',' where a document starts, yaml-cpp's LoadAll never
+// returned (its parser handed out empty documents at the same place forever), and Load read the file as an
+// empty job. Both are a syntax error naming the line.
+TEST(JobConfigErrors, StrayCommaWhereAYamlDocumentStartsIsASyntaxError) {
+    EXPECT_EQ(job_error(",--\ninput: {path: p.####.exr}\noutput: {pat", "yaml"),
+              "job.yaml:1: YAML syntax error: unexpected ',' (a ',' outside [ ] or { }?)");
+    EXPECT_EQ(job_error(",\n", "yaml"), "job.yaml:1: YAML syntax error: unexpected ',' (a ',' outside [ ] or { }?)");
+    std::string e = job_error(kMinimalYaml + "---\n,\n", "yaml");
+    EXPECT_TRUE(contains(e, "job.yaml:6: YAML syntax error: unexpected ','")) << e;
 }

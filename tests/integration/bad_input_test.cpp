@@ -477,6 +477,7 @@ TEST(BadInput, NegativeMetricDepthIsWarnedWithTheCountAndKept) {
     const auto ok = run_cli({s.job().string(), "--overwrite"});
     EXPECT_EQ(ok.exit_code, 0) << ok.output;
     EXPECT_FALSE(contains(ok.output, "negative")) << ok.output;
+}
 
 // Issue 22 §5: the thread counts logged and summarised are those that run. TBB gives an arena no more threads
 // than the CPUs this process may use (its default limit), however many are asked.

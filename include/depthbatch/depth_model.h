@@ -10,7 +10,7 @@
 
 #include "depthbatch/job_config.h"
 #include "depthbatch/model_contract.h"
-#include "depthbatch/reformat.h"
+#include "depthbatch/model_data.h"
 
 #include <memory>
 #include <string>

@@ -22,31 +22,13 @@
 #include "depthbatch/depth_upsample.h"
 #include "depthbatch/job_config.h"
 #include "depthbatch/model_contract.h"
+#include "depthbatch/model_data.h"
 
 #include <OpenImageIO/imagebuf.h>
 
 #include <vector>
 
 namespace depthbatch {
-
-/// Model input for one frame: planar CHW float32, 3 x height x width, RGB in [0,1] after clamping.
-struct ModelInput {
-    int width = 0, height = 0;
-    std::vector<float> chw;
-};
-
-/// Raw model output for one frame: height x width float32 in the model's units (row-major, width >= 1,
-/// height >= 1 when it comes from DepthModel::infer).
-struct DepthImage {
-    int width = 0, height = 0;
-    std::vector<float> data;
-    /// Metric models only (contract kind metric_depth): how many values are < 0 (physically impossible depth),
-    /// and the smallest. They are kept as the model gave them, never clamped to 0: the job's depth.kind treats
-    /// them as any other value (raw and metric write them negative, inverse writes 0 for depth <= 0), and
-    /// run_job warns with the count for the frame.
-    size_t negative = 0;
-    float negative_min = 0;
-};
 
 /// The plate's luma (depth_upsample.h rec709_luma) at the model's scaled size and at the plate's, for the
 /// guided methods of restore().

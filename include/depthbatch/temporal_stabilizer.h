@@ -26,7 +26,7 @@
 // Cost per frame: one fit on <= 20,000 samples and (2R+1) multiply-adds per model-output pixel.
 #pragma once
 
-#include "depthbatch/reformat.h"
+#include "depthbatch/model_data.h"
 
 #include <deque>
 #include <utility>

@@ -53,16 +53,6 @@ std::vector<std::string> temporaries(const fs::path& dir) {
     return tmp;
 }
 
-nlohmann::json read_json(const fs::path& path) {
-    std::ifstream in(path);
-    nlohmann::json j;
-    try {
-        in >> j;
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << path << ": " << e.what();
-    }
-    return j;
-}
 
 /// A slow probe model: about a second of CPU per forward pass at 1024x1024 (300 sin passes), instant at the dry
 /// run's 64x64; depth = |result| + 0.1, always positive.

@@ -50,16 +50,6 @@ struct Shot {
     }
 };
 
-nlohmann::json read_json(const fs::path& path) {
-    std::ifstream in(path);
-    nlohmann::json j;
-    try {
-        in >> j;
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << path << ": " << e.what();
-    }
-    return j;
-}
 
 }  // namespace
 

@@ -268,6 +268,17 @@ float depth_at(const fs::path& exr, int x, int y) {
     return z < 0 ? std::numeric_limits<float>::quiet_NaN() : buf.getchannel(x, y, 0, z);
 }
 
+nlohmann::json read_json(const fs::path& path) {
+    std::ifstream in(path);
+    nlohmann::json j;
+    try {
+        in >> j;
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << path << ": " << e.what();
+    }
+    return j;
+}
+
 std::string read_bytes(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <OpenImageIO/imagebuf.h>
+#include <nlohmann/json.hpp>
 
 #include <exception>
 #include <filesystem>
@@ -138,6 +139,8 @@ std::vector<float> depth_values(const fs::path& exr);
 /// current test, when the file cannot be read or has no depth.Z.
 float depth_at(const fs::path& exr, int x, int y);
 
+/// A JSON file (a summary, a sidecar); a file that does not parse is a failure of the current test (and null).
+nlohmann::json read_json(const fs::path& path);
 /// A whole file as bytes ("" if unreadable).
 std::string read_bytes(const fs::path& path);
 /// A file of raw little-endian float32 values (as numpy's tofile writes them; empty if unreadable).

@@ -1,0 +1,141 @@
+// depthbatch — sequence stages: the work on a shot that needs more than one frame at a time, behind one interface.
+//
+// The frame pipeline (run_job.h) reads, colours and reformats frames in parallel, then hands them, in shot order, to
+// one serial step that runs a StageChain: per-batch inference (a single-frame model: frames of one size share a
+// forward pass), the video model's windows, the centred stabilizer (temporal_stabilizer.h). The driver never knows
+// which stages it runs (llama.cpp's sampler chain is the model for this shape): it pushes frames, ends segments and
+// takes the frames that are ready, then restores and writes them in parallel.
+//
+// A stage sees frames at model resolution (StageFrame: the model input and the raw depth), in order; each frame
+// pushed comes out exactly once, in push order. It may hold frames until the frames after them have arrived (at
+// most max_held(), counted in the job's frames in flight). A segment is a run of frames a stage may combine: it
+// ends at a gap (a frame that failed), a change of the model input size (decided once, by the chain), a stop, or
+// the end of the job's frames. context_frames() is what a chunk needs on each side of the frames it writes for
+// output identical to a whole render (the driver renders them as warm-up: inferred, not written).
+#pragma once
+
+#include "depthbatch/model_data.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace depthbatch {
+
+/// One frame as the stages see it.
+struct StageFrame {
+    int id = 0;                ///< the driver's handle (its position in the job's plan)
+    void* owner = nullptr;     ///< the driver's own record of the frame (stages pass it along, never touch it)
+    int frame = 0;             ///< the frame number
+    int shot_pos = 0;          ///< its position in the shot's frames (temporal windows are counted there)
+    ModelInput input;          ///< what the model sees: 3 x H x W float32 RGB in [0,1]
+    DepthImage depth;          ///< the raw depth (model units), as each stage leaves it
+    bool failed = false;       ///< failed upstream (a plate that could not be read, a forward pass that failed):
+                               ///< it passes the later stages untouched, ending their segments (a gap)
+    bool abandoned = false;    ///< a stage could not finish it with its whole context (a stop cut its window):
+                               ///< the driver must not publish it
+    std::vector<int> lacked;   ///< frames missing from its temporal context (a gap): the driver publishes it marked
+                               ///< (EXR depthbatch/temporal_context), so --skip-existing renders it again later
+};
+
+/// Why a segment ends.
+enum class SegmentEnd {
+    Gap,         ///< a frame failed (its number is passed along)
+    SizeChange,  ///< the next frame has another model input size: nothing is fitted across it, in any render alike
+    Stop,        ///< a stop request ended the frames early: what lacks context must be abandoned
+    End,         ///< the job's frames (with their warm-up) are over
+};
+
+/// A stage of the chain. Not thread-safe: the chain runs in one serial step.
+class SequenceStage {
+public:
+    virtual ~SequenceStage() = default;
+    virtual std::string name() const = 0;
+    /// Frames of context needed on each side of a written frame (0: frames are independent).
+    virtual int context_frames() const { return 0; }
+    /// The most frames this stage holds at once.
+    virtual int max_held() const { return 0; }
+    /// The next frame of the segment (never a failed one: the chain passes those around).
+    virtual void push(StageFrame frame) = 0;
+    /// The segment ends: every frame held is finished with what there is (or abandoned, for Stop) and becomes
+    /// ready; the next push starts a new segment. `gap`: the frames that failed (SegmentEnd::Gap).
+    virtual void end_segment(SegmentEnd why, const std::vector<int>& gap) = 0;
+    /// The frames finished since the last call, in push order.
+    virtual std::vector<StageFrame> pop_ready() = 0;
+    /// What the stage adds to every EXR's metadata (and so to what describes the render), as key/value pairs.
+    virtual std::vector<std::pair<std::string, std::string>> metadata() const { return {}; }
+};
+
+/// The stages of a job, run in order: a frame leaves stage i and enters stage i + 1; a failed frame passes the
+/// later stages and ends their segments. The chain also decides, once, where a size change ends a segment.
+class StageChain {
+public:
+    void add(std::unique_ptr<SequenceStage> stage);
+    bool empty() const { return stages_.empty(); }
+    /// The next frame in shot order (a failed one too: it becomes a gap).
+    void push(StageFrame frame);
+    /// End the segment everywhere (SegmentEnd::Stop / End from the driver; gaps and size changes are the chain's).
+    void end_segment(SegmentEnd why);
+    /// Frames that have passed every stage since the last call (failed ones included), each exactly once.
+    std::vector<StageFrame> pop_ready();
+    /// Sums over the stages.
+    int context_frames() const;
+    int max_held() const;
+    std::vector<std::pair<std::string, std::string>> metadata() const;
+    /// Frames at which the model input size changed (each ended a segment), for the log.
+    const std::vector<int>& size_changes() const { return size_changes_; }
+
+private:
+    void feed(size_t stage, StageFrame frame);
+    void drain(size_t stage);
+    void end_from(size_t stage, SegmentEnd why, const std::vector<int>& gap);
+    std::vector<std::unique_ptr<SequenceStage>> stages_;
+    std::vector<StageFrame> out_;
+    bool open_ = false;
+    int width_ = 0, height_ = 0;
+    std::vector<int> size_changes_;
+};
+
+/// Per-batch inference: frames of one size are collected `batch` at a time and passed to `forward`, which fills
+/// each frame's depth (or marks it failed). A segment's end runs what is collected. Holds at most batch - 1 frames.
+class BatchInferenceStage : public SequenceStage {
+public:
+    using Forward = std::function<void(std::vector<StageFrame*>& frames)>;
+    BatchInferenceStage(int batch, Forward forward);
+    std::string name() const override { return "inference"; }
+    int max_held() const override { return batch_ - 1; }
+    void push(StageFrame frame) override;
+    void end_segment(SegmentEnd why, const std::vector<int>& gap) override;
+    std::vector<StageFrame> pop_ready() override;
+
+private:
+    void run();
+    int batch_;
+    Forward forward_;
+    std::vector<StageFrame> pending_, ready_;
+};
+
+/// The centred stabilizer (temporal_stabilizer.h, radius R = depth.stabilize_radius) with what it knows of the
+/// shot: `shot_size` frames, so that a frame's window in an uninterrupted whole render is known. A frame whose
+/// window is shorter than that was cut: by a gap (its `lacked` lists the frames) or by a stop (abandoned).
+class StabilizerStage : public SequenceStage {
+public:
+    StabilizerStage(int radius, int shot_size);
+    ~StabilizerStage() override;
+    std::string name() const override { return "stabilizer"; }
+    int context_frames() const override;
+    int max_held() const override;
+    void push(StageFrame frame) override;
+    void end_segment(SegmentEnd why, const std::vector<int>& gap) override;
+    std::vector<StageFrame> pop_ready() override;
+    std::vector<std::pair<std::string, std::string>> metadata() const override;
+
+private:
+    struct Impl;
+    void take(bool flushing, SegmentEnd why, const std::vector<int>& gap);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace depthbatch

@@ -1,0 +1,262 @@
+// One frame's stages (job_context.h): prepare (read, colour, reformat, tiles) in parallel, infer in order, finish
+// (restore, tiles blended, convention, write, preview) in parallel; and the job's stage chain.
+#include "job_context.h"
+
+#include "depthbatch/log.h"
+
+#include "depthbatch/error.h"
+
+#include <OpenImageIO/imagebufalgo.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace depthbatch::detail {
+
+// ---- per-frame stages ---------------------------------------------------------------------------
+
+/// read + colour + reformat. Never throws: failures are recorded in the FrameWork.
+void prepare(const JobContext& ctx, FrameWork& w) {
+    try {
+        auto t0 = Clock::now();
+        w.plate_identity = plate_identity(w.result.input_path);
+        w.plate = read_plate(w.result.input_path, w.result.frame, ctx.job.input);
+        w.result.times.read_ms = ms_since(t0);
+        // input.colorspace auto (and the reformat plan) were decided from one frame: a frame of another kind (a
+        // float TIFF among 16-bit ones, a PNG named .exr) would be encoded by the wrong rule. Stop it here.
+        if (ctx.job.input.colorspace == "auto" && !ctx.first_kind.empty())
+            if (const std::string kind = plate_kind(*w.plate); kind != ctx.first_kind)
+                throw InputError("frame " + std::to_string(w.result.frame) + " (" + w.result.input_path + ") is " +
+                                 w.plate->format + " with " + kind + ", but frame " + std::to_string(ctx.first_frame) +
+                                 " was " + ctx.first_kind +
+                                 ": input.colorspace auto was decided from frame " + std::to_string(ctx.first_frame) +
+                                 " ('" + ctx.color->from() + "') and would be wrong here. Re-export the frame like the "
+                                 "others, or set input.colorspace");
+        t0 = Clock::now();
+        OIIO::ImageBuf rgb = plate_rgb(*w.plate);
+        const PixelStats px = ctx.color->apply(rgb);   // NaN/Inf -> 0, OCIO, into 0-1; counted
+        w.result.nonfinite_pixels = px.nonfinite, w.result.out_of_range_pixels = px.out_of_range;
+        w.result.times.color_ms = ms_since(t0);
+        t0 = Clock::now();
+        const JobConfig& job = ctx.job;
+        const double aspect = pixel_aspect(job, w.plate->file_spec);
+        w.plan = ReformatPlan::make(w.plate->width(), w.plate->height(), job.model.size, ctx.contract(), aspect);
+        w.input = w.plan.to_model_input(rgb);   // already finite and in 0-1: the colour stage clamped and counted
+        if (w.write && w.plan.guided(job.depth.upsample)) w.guide = w.plan.make_guide(w.input, rgb);
+        if (w.write)   // warm-up and statistics frames need the global prediction only
+            for (const TileRect& r : tiles_for(job, w.plate->width(), w.plate->height())) {
+                TileWork t;
+                t.rect = r;
+                const OIIO::ROI& window = rgb.roi();
+                OIIO::ImageBuf crop;
+                if (!OIIO::ImageBufAlgo::cut(crop, rgb, OIIO::ROI(window.xbegin + r.x, window.xbegin + r.x + r.width,
+                                                                 window.ybegin + r.y, window.ybegin + r.y + r.height)))
+                    throw RenderError("tile " + std::to_string(r.x) + "," + std::to_string(r.y) + ": " + crop.geterror());
+                t.plan = ReformatPlan::make(r.width, r.height, job.model.size, ctx.contract(), aspect);
+                t.input = t.plan.to_model_input(crop);
+                if (t.plan.guided(job.depth.upsample)) t.guide = t.plan.make_guide(t.input, crop);
+                w.tiles.push_back(std::move(t));
+            }
+        w.result.times.reformat_ms = ms_since(t0);
+        if (!w.write) w.plate.reset();  // warm-up frames only need the model input
+    } catch (const Error& e) {
+        w.fail(e);
+    } catch (const std::exception& e) {
+        w.fail(InputError("frame " + std::to_string(w.result.frame) + " (" + w.result.input_path + "): " + e.what()));
+    }
+}
+
+/// Focal-dependent metric models (contract output.reference_focal_px): metres = raw * focal /
+/// reference focal, with the plate's focal (depth.focal_px) scaled to the pixels the model saw.
+/// The model saw `plan.plate_width` plate pixels as `plan.scaled_width` (a tile: its own width; the pixel aspect
+/// widens both alike, so the focal in the model's square pixels is focal_px * scaled / plate width).
+void apply_focal(const JobContext& ctx, const ReformatPlan& plan, DepthImage& raw) {
+    if (ctx.contract().reference_focal_px <= 0) return;
+    const double focal = *ctx.job.depth.focal_px * plan.scaled_width / plan.plate_width;
+    const float k = static_cast<float>(focal / ctx.contract().reference_focal_px);
+    for (float& v : raw.data) v *= k;
+}
+
+/// A frame's tiles through the model, model.batch at a time (all tiles of a frame have one size).
+void infer_tiles(const JobContext& ctx, FrameWork& w) {
+    const size_t per_batch = static_cast<size_t>(std::max(1, ctx.job.model.batch));
+    const auto t0 = Clock::now();
+    for (size_t i = 0; i < w.tiles.size(); i += per_batch) {
+        std::vector<const ModelInput*> inputs;
+        for (size_t k = i; k < std::min(w.tiles.size(), i + per_batch); ++k) inputs.push_back(&w.tiles[k].input);
+        std::vector<DepthImage> out = ctx.model->infer(inputs);
+        for (size_t k = 0; k < out.size(); ++k) {
+            TileWork& t = w.tiles[i + k];
+            t.raw = std::move(out[k]);
+            t.input = ModelInput();
+            apply_focal(ctx, t.plan, t.raw);
+        }
+    }
+    w.result.times.infer_ms += ms_since(t0);
+}
+
+/// Inference for a batch of prepared frames, in frame order; frames of one size share a forward pass.
+void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
+    size_t i = 0;
+    while (i < frames.size()) {
+        if (frames[i]->failed()) {
+            ++i;
+            continue;
+        }
+        std::vector<FrameWork*> group{frames[i]};
+        size_t j = i + 1;
+        for (; j < frames.size() && !frames[j]->failed() && frames[j]->input.width == frames[i]->input.width &&
+               frames[j]->input.height == frames[i]->input.height;
+             ++j)
+            group.push_back(frames[j]);
+        std::vector<const ModelInput*> inputs;
+        for (FrameWork* w : group) inputs.push_back(&w->input);
+        const auto t0 = Clock::now();
+        try {
+            std::vector<DepthImage> out = ctx.model->infer(inputs);
+            const double each = ms_since(t0) / static_cast<double>(group.size());
+            for (size_t k = 0; k < group.size(); ++k) {
+                group[k]->raw = std::move(out[k]);
+                group[k]->result.times.infer_ms = each;
+                apply_focal(ctx, group[k]->plan, group[k]->raw);
+            }
+            for (FrameWork* w : group) infer_tiles(ctx, *w);
+        } catch (const Error& e) {   // keeps its class: a model that cannot run on this input exits 4
+            for (FrameWork* w : group) w->fail(Error(e.code(), "frame " + std::to_string(w->result.frame) + ": " + e.what()));
+        }
+        i = j;
+    }
+}
+
+/// The range a preview's colours span, in written depth.Z values: the job's range (sequence, fixed or the frame's
+/// own) through the same convention as the EXR, else this frame's 2nd/98th percentiles of what was written.
+PreviewRange preview_range(const JobContext& ctx, const float* written, size_t count, const std::optional<DepthRange>& range) {
+    PreviewRange p;
+    p.units = ctx.normalizer->units();
+    if (range) {
+        float ends[2] = {static_cast<float>(range->near_value), static_cast<float>(range->far_value)};
+        ctx.normalizer->apply(ends, 2, &*range);
+        p.near_value = ends[0], p.far_value = ends[1];
+        return p;
+    }
+    const auto [lo, hi] = percentile_pair(std::vector<float>(written, written + count), 2.0, 98.0);
+    const DepthConvention kind = ctx.normalizer->kind();
+    const bool larger_is_nearer = kind == DepthConvention::Inverse ||
+                                  (kind == DepthConvention::Raw && ctx.contract().kind == DepthKind::RelativeInverseDepth) ||
+                                  (kind == DepthConvention::Normalized && ctx.job.depth.near_is == 1);
+    p.near_value = larger_is_nearer ? hi : lo;
+    p.far_value = larger_is_nearer ? lo : hi;
+    return p;
+}
+
+/// model.tiles: each tile's depth at its rectangle of the plate, aligned to the global `depth` there (relative
+/// models) and blended into it (tiling.h). `depth`: plate-size float, replaced by the blend.
+void blend_tiles(const JobContext& ctx, FrameWork& w, OIIO::ImageBuf& depth) {
+    const int W = depth.spec().width, H = depth.spec().height;
+    const float* global = static_cast<const float*>(depth.localpixels());
+    const bool align = ctx.contract().kind != DepthKind::MetricDepth;
+    TileBlender blender(W, H, ctx.job.model.tiles.overlap);
+    for (TileWork& t : w.tiles) {
+        OIIO::ImageBuf tile = t.plan.restore(t.raw, ctx.job.depth.upsample, t.guide ? &*t.guide : nullptr);
+        std::vector<float> values(static_cast<size_t>(t.rect.width) * t.rect.height);
+        std::memcpy(values.data(), tile.localpixels(), values.size() * sizeof(float));
+        if (align) {
+            std::vector<float> under(values.size());
+            for (int y = 0; y < t.rect.height; ++y)
+                std::memcpy(&under[static_cast<size_t>(y) * t.rect.width], global + static_cast<size_t>(t.rect.y + y) * W + t.rect.x,
+                            static_cast<size_t>(t.rect.width) * sizeof(float));
+            const auto [scale, shift] = align_to_global(values, under, std::max<size_t>(1, values.size() / 20000));
+            for (float& v : values) v = static_cast<float>(scale * v + shift);
+        }
+        blender.add(t.rect, values);
+        t = TileWork();
+    }
+    const Plane blended = blender.result();
+    std::memcpy(depth.localpixels(), blended.data.data(), blended.data.size() * sizeof(float));
+    w.tiles.clear();
+}
+
+/// restore + depth convention + write.
+void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range,
+            const Metadata& job_meta) {
+    if (w.failed() || !w.write) return;
+    try {
+        auto t0 = Clock::now();
+        std::optional<DepthRange> range = sequence_range;
+        if (ctx.normalizer->needs_frame_range()) {
+            const auto [lo, hi] = percentile_pair(w.raw.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
+            range = ctx.normalizer->range_from_percentiles(lo, hi);
+        }
+        if (w.raw.negative)
+            log_warning("frame ", w.result.frame, ": the model returned ", w.raw.negative, " negative metric depth values (min ",
+                        w.raw.negative_min, " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()), ")");
+        OIIO::ImageBuf depth = w.plan.restore(w.raw, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
+        w.raw = DepthImage();
+        w.guide.reset();
+        if (!w.tiles.empty()) blend_tiles(ctx, w, depth);
+        float* values = static_cast<float*>(depth.localpixels());
+        w.result.depth_clamped =
+            ctx.normalizer->apply(values, static_cast<size_t>(depth.spec().width) * depth.spec().height, range ? &*range : nullptr);
+        w.result.times.restore_ms = ms_since(t0);
+
+        t0 = Clock::now();
+        Metadata meta = job_meta;
+        for (auto& kv : ctx.normalizer->metadata(range ? &*range : nullptr)) meta.push_back(kv);
+        meta.push_back({"depthbatch/source", w.result.input_path});
+        meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
+        if (!w.plate_identity.empty()) meta.push_back({"depthbatch/plate_identity", w.plate_identity});
+        if (!w.temporal_cut.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut});
+        if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
+        ExrWriteOptions options = ctx.job.output;
+        if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
+        write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
+        w.result.times.write_ms = ms_since(t0);
+        if (ctx.preview) {
+            const std::string path = ctx.preview->path(w.result.frame);
+            try {
+                const size_t n = static_cast<size_t>(depth.spec().width) * depth.spec().height;
+                write_depth_preview(path, depth, preview_range(ctx, values, n, range), *ctx.colormap,
+                                    ctx.job.output.preview.size, "frame " + std::to_string(w.result.frame));
+            } catch (const std::exception& e) {   // a preview never fails a frame
+                log_warning("frame ", w.result.frame, ": preview ", path, " not written: ", e.what());
+            }
+        }
+    } catch (const Error& e) {
+        w.fail(e);
+    }
+    w.plate.reset();
+}
+
+
+/// The job's stage chain (sequence_stage.h): per-batch inference through the model, then the centred stabilizer
+/// when depth.stabilize asks for it. `report` gathers the time spent in forward passes.
+StageChain make_stage_chain(const JobContext& ctx, JobReport& report) {
+    StageChain chain;
+    const JobContext* c = &ctx;
+    JobReport* r = &report;
+    chain.add(std::make_unique<BatchInferenceStage>(ctx.job.model.batch, [c, r](std::vector<StageFrame*>& frames) {
+        const auto t0 = Clock::now();
+        std::vector<FrameWork*> works;
+        for (StageFrame* f : frames) {
+            auto* w = static_cast<FrameWork*>(f->owner);
+            w->input = std::move(f->input);
+            works.push_back(w);
+        }
+        infer(*c, works);
+        for (StageFrame* f : frames) {
+            auto* w = static_cast<FrameWork*>(f->owner);
+            f->input = std::move(w->input);   // the stabilizer reads the model input's colour
+            f->depth = std::move(w->raw);
+            f->failed = w->failed();
+        }
+        r->infer_busy_ms += ms_since(t0);
+    }));
+    if (ctx.job.depth.stabilize)
+        chain.add(std::make_unique<StabilizerStage>(stabilize_radius(ctx.job), static_cast<int>(ctx.shot.size())));
+    return chain;
+}
+
+/// The report's closing figures: frames in order, Interrupted when a cancel left frames undone, Partial when
+/// on_error: continue let frames fail, wall time, and the JSON summary when pipeline.summary asks for one.
+}  // namespace depthbatch::detail

@@ -1,0 +1,172 @@
+// depthbatch (internal) — what the rooms of a job run share: the job's context (model, colour, normalizer, output
+// guard, built once and read-only while frames flow), one frame's work as it travels through the pipeline, and the
+// phases' results. The rooms, in the order a job runs them:
+//   job_plan.cpp      open the job, select and plan the frames, sequence statistics, job metadata; validate_job
+//   frame_stages.cpp  one frame's stages: prepare (read, colour, reformat), infer (and tiles), finish (restore,
+//                     convention, write, preview); the job's stage chain (sequence_stage.h)
+//   run_job.cpp       the tbb::parallel_pipeline that drives them, and run_job's list of phases
+//   job_report.cpp    each frame's line and place in the report, the closing figures, the JSON summary
+#pragma once
+
+#include "output_guard.h"
+
+#include "depthbatch/color_transform.h"
+#include "depthbatch/depth_model.h"
+#include "depthbatch/depth_normalizer.h"
+#include "depthbatch/depth_preview.h"
+#include "depthbatch/exr_depth_writer.h"
+#include "depthbatch/frame_sequence.h"
+#include "depthbatch/plate.h"
+#include "depthbatch/reformat.h"
+#include "depthbatch/run_job.h"
+#include "depthbatch/sequence_stage.h"
+#include "depthbatch/sequence_stats.h"
+#include "depthbatch/tiling.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace depthbatch::detail {
+
+using Clock = std::chrono::steady_clock;
+inline double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+inline std::string list_some(const std::vector<std::string>& items, size_t most = 5) {
+    std::ostringstream s;
+    for (size_t i = 0; i < items.size() && i < most; ++i) s << "\n  " << items[i];
+    if (items.size() > most) s << "\n  ... and " << items.size() - most << " more";
+    return s.str();
+}
+
+
+/// One tile of a tiled frame (model.tiles, tiling.h): a plate of its own to the model.
+struct TileWork {
+    TileRect rect;                ///< in the plate's data window, origin at its top-left pixel
+    ReformatPlan plan;
+    ModelInput input;
+    DepthImage raw;
+    std::optional<UpsampleGuide> guide;
+};
+
+/// One frame travelling through the pipeline.
+struct FrameWork {
+    FrameResult result;
+    bool write = true;            ///< false for stabilization warm-up frames (inferred, not written)
+    int plan_index = 0;           ///< position in the job's plan (the stabilizer's handle for the frame)
+    int shot_pos = 0;             ///< position in the shot's frames (the stabilizer's window is counted there)
+    std::string plate_identity;   ///< plate_identity() of the plate as read (EXR depthbatch/plate_identity)
+    std::string temporal_cut;     ///< frames missing from its stabilizer window ("" = the full window); the EXR
+                                  ///< says so (depthbatch/temporal_context) and --skip-existing re-renders it
+    Clock::time_point started;
+    std::optional<Plate> plate;
+    ReformatPlan plan;
+    ModelInput input;
+    DepthImage raw;
+    std::optional<UpsampleGuide> guide;   ///< the plate's luma, for depth.upsample guided / edge_hard
+    std::vector<TileWork> tiles;          ///< model.tiles: the frame's tiles (empty = untiled)
+    bool failed() const { return result.status != ExitCode::Ok; }
+    void fail(const Error& e) {
+        result.status = e.code();
+        result.message = e.what();
+    }
+};
+
+/// Everything a job shares across frames; built once, read-only while the pipeline runs.
+struct JobContext {
+    const JobConfig& job;
+    FrameSequence input, output;
+    std::vector<int> shot;                      ///< the shot's frames (input.frames or on disk)
+    int workers = 1;
+    int torch_threads = 1;
+    std::unique_ptr<DepthModel> model;
+    std::shared_ptr<const ColorTransform> color;
+    std::optional<DepthNormalizer> normalizer;
+    ReformatPlan first_plan;
+    int first_frame = 0;                        ///< the frame the plate kind and colour were decided from
+    std::string first_kind;                     ///< plate_kind() of that frame: every frame must match it
+    std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
+    std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
+    std::optional<Colormap> colormap;
+    OutputGuard guard;                          ///< every path the job writes (output_guard.h)
+
+    explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
+    const ModelContract& contract() const { return model->contract(); }
+};
+
+
+/// Which of the requested frames to render: every plate frame exists, no output is the plate itself, and
+/// outputs that exist follow output.overwrite (error: listed and thrown; skip: kept when they can stand for
+/// this render, else rendered again and replaced). Under on_error: continue, missing plates become failed
+/// frames instead of stopping the job.
+struct FrameSelection {
+    std::vector<int> todo;                    ///< sorted
+    std::map<int, std::string> rerender;      ///< frames of todo whose existing output is replaced, and why
+    std::vector<SkippedFrame> skipped;
+    std::vector<FrameResult> missing;         ///< on_error: continue only
+};
+
+/// The frames the pipeline computes, in order. With a stage chain that needs context (the stabilizer), the
+/// shot's frames from `context` before the first frame to render to `context` after the last (inferred, not
+/// written), so that a chunk gets what a whole render gets; throws ConfigError for a frame outside the shot.
+struct PlannedFrame {
+    int frame;
+    bool write;
+    std::string replace_reason;   ///< why its existing output is replaced (FrameSelection::rerender); "" = none
+};
+
+/// The range depth.normalize: sequence uses, from the job's sequence statistics (nullopt otherwise).
+struct SequenceRange {
+    std::optional<DepthRange> range;
+    SequenceStats stats;
+};
+
+// ---- job_plan.cpp ---------------------------------------------------------------------------------------------
+
+/// Frames, model, colour, normalizer and the output guard: everything that can fail before a frame is read.
+std::unique_ptr<JobContext> open_job(const JobConfig& job);
+/// The pixel aspect the model's sizes are computed for (input.pixel_aspect, else the file's, else 1).
+double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec);
+/// model.tiles' grid for a plate (empty when tiles are off or one tile covers the plate).
+std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height);
+/// Colour transform, plate kind and reformat plan from frame `frame`'s header, then a dry run of the model.
+void plan_from_first_frame(JobContext& ctx, int frame);
+/// The job's sequence statistics (sidecar reused or computed).
+SequenceStats sequence_stats(const JobContext& ctx);
+/// Which of `frames` to render (see FrameSelection); throws for missing plates, existing or foreign outputs.
+FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames);
+/// The output folders can be written (checked before any frame is read); `sweep`: remove stale temporaries.
+void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, bool sweep = true);
+/// depth.stabilize_window W: R = W / 2 frames on each side (at least 1).
+int stabilize_radius(const JobConfig& job);
+/// The frames the pipeline computes, with `context` warm-up frames on each side (see PlannedFrame).
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, int context);
+/// The range depth.normalize: sequence uses.
+SequenceRange sequence_range(const JobContext& ctx);
+/// What every EXR of the job carries in its metadata; `stages`: the stage chain's entries.
+Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata stages);
+
+// ---- frame_stages.cpp -----------------------------------------------------------------------------------------
+
+/// read + colour + reformat (+ tiles). Never throws: failures are recorded in the FrameWork.
+void prepare(const JobContext& ctx, FrameWork& w);
+/// Inference for prepared frames, in frame order; frames of one size share a forward pass. Never throws.
+void infer(const JobContext& ctx, std::vector<FrameWork*>& frames);
+/// restore + depth convention + write (+ preview). Never throws.
+void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
+/// The job's stage chain: per-batch inference, then the centred stabilizer when depth.stabilize asks for it.
+StageChain make_stage_chain(const JobContext& ctx, JobReport& report);
+
+// ---- job_report.cpp -------------------------------------------------------------------------------------------
+
+/// One frame's log line and its place in the report (called once per finished frame, under a lock).
+void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report);
+/// The report's closing figures and the JSON summary when the job asks for one.
+void close_report(JobReport& report, const JobConfig& job, const std::atomic<bool>* cancel, Clock::time_point t_start);
+
+}  // namespace depthbatch::detail

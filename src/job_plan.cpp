@@ -1,0 +1,454 @@
+// The job's plan (job_context.h): open the job, this run's frames and what exists of them, the plan from the first
+// frame, sequence statistics, the frames with their warm-up, the job's metadata; and validate_job, which runs the
+// same phases and stops before the first frame.
+#include "job_context.h"
+
+#include "depthbatch/log.h"
+#include "atomic_file.h"
+
+#include "depthbatch/error.h"
+#include "depthbatch/sha256.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace depthbatch {
+namespace detail {
+
+/// Frames, model, colour and a dry run: everything that can fail before a frame is read.
+std::unique_ptr<JobContext> open_job(const JobConfig& job) {
+    auto ctx = std::make_unique<JobContext>(job);
+    ctx->shot = job.input.frames;
+    if (ctx->shot.empty()) {
+        ctx->shot = ctx->input.frames_on_disk();
+        if (ctx->shot.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
+        // A hole in a sequence taken from disk is worth a warning (a failed copy, a missing frame):
+        // frames missing from the shot's most common step.
+        const std::vector<int>& s = ctx->shot;
+        if (s.size() > 2) {
+            std::map<int, int> steps;
+            for (size_t i = 1; i < s.size(); ++i) ++steps[s[i] - s[i - 1]];
+            const int step = std::max_element(steps.begin(), steps.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+            std::vector<int> holes;
+            for (size_t i = 1; i < s.size() && holes.size() < 1000; ++i)
+                for (int f = s[i - 1] + step; f < s[i] && holes.size() < 1000; f += step) holes.push_back(f);
+            if (!holes.empty())
+                log_warning("input.frames not set: rendering the ", s.size(), " frames on disk (", format_frame_spec(s),
+                            "); frames ", format_frame_spec(holes), " are missing from that sequence");
+        }
+    }
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    ctx->workers = job.pipeline.threads > 0 ? job.pipeline.threads : static_cast<int>(cores);
+    ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
+
+    ctx->model = DepthModel::load(job.model);
+    ctx->settings_sha256 = sha256_text(output_settings_text(job) + "model.precision=" +
+                                       option_name(ctx->model->precision()) + "\n");
+    const ModelContract& contract = ctx->contract();
+    log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
+             contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
+    log_info("device ", ctx->model->device_name(), " (", ctx->model->device_reason(), ")");
+    ctx->normalizer.emplace(job.depth, contract.kind);
+    ctx->guard = OutputGuard::for_job(job, ctx->shot, ctx->model->path());
+    if (!job.output.preview.path.empty()) {
+        ctx->preview.emplace(job.output.preview.path);   // a pattern without a frame token: ConfigError here
+        try {
+            ctx->colormap = load_colormap(job.output.preview.colormap);
+        } catch (const Error& e) {   // previews are a convenience: the depth pass renders without them
+            log_warning("output.preview: no previews: ", e.what());
+            ctx->preview.reset();
+        }
+    }
+    if (contract.reference_focal_px > 0 && !job.depth.focal_px)
+        throw ConfigError("depth.focal_px: " + ctx->model->path() + " outputs metric depth for a " +
+                          std::to_string(static_cast<int>(contract.reference_focal_px)) +
+                          " px focal length; set depth.focal_px to the plate's focal length in plate pixels "
+                          "(focal_mm / sensor_width_mm x plate width)");
+    return ctx;
+}
+
+/// The pixel aspect the model's sizes are computed for: input.pixel_aspect, else the file's PixelAspectRatio
+/// (EXR pixelAspectRatio, DPX pixel aspect), 1 when it has none or a nonsensical one.
+double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec) {
+    if (job.input.pixel_aspect) return *job.input.pixel_aspect;
+    const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f);
+    return std::isfinite(a) && a > 0.01f && a < 100.0f ? a : 1.0;
+}
+
+/// model.tiles' grid for a plate (empty when tiles are off or one tile would cover the whole plate).
+std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height) {
+    const auto& t = job.model.tiles;
+    if (t.size <= 0 || (width <= t.size && height <= t.size)) return {};
+    return tile_grid(width, height, t.size, t.overlap);
+}
+
+/// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
+/// model that cannot run fails here with the model exit code, before any frame is read.
+void plan_from_first_frame(JobContext& ctx, int frame) {
+    const JobConfig& job = ctx.job;
+    const std::string first = ctx.input.path(frame);
+    const PlateInfo plate = probe_plate(first, frame, job.input);   // part/view, deep, channels: fails here
+    const OIIO::ImageSpec& spec = plate.file_spec;
+    ctx.first_frame = frame;
+    ctx.first_kind = plate_kind(plate);
+    log_info("plate ", plate.describe());
+    ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
+    log_info(describe_output(plate, job.output));
+    // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
+    // them, stay lossless.
+    if (job.output.compression == Compression::Dwaa && job.output.channels != OutputChannels::Depth)
+        log_warning("output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
+                    "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
+                    "for a bit-exact passthrough");
+    ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
+    // A fixed-size (traced) model is tried at its one size; any other at a small size (64 px rounded up to
+    // its multiple), which catches a file that is not a depth model without paying for a full-size forward
+    // (a full Depth Anything forward is seconds on a CPU).
+    ModelInput probe;
+    const int m = std::max(1, ctx.contract().multiple);
+    const int small = (64 + m - 1) / m * m;
+    probe.width = ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
+    probe.height = ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
+    probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
+    try {
+        ctx.model->infer({&probe});
+    } catch (const RenderError& e) {
+        throw ModelError(e.what());
+    }
+    const ReformatPlan& fp = ctx.first_plan;
+    std::ostringstream aspect;
+    if (fp.pixel_aspect != 1.0)
+        aspect << " (pixel aspect " << fp.pixel_aspect << ": desqueezed for the model, written on the stored grid)";
+    log_info("reformat ", spec.width, "x", spec.height, aspect.str(), " -> ", fp.scaled_width, "x", fp.scaled_height,
+             " -> model input ", fp.input_width, "x", fp.input_height, ", depth ", option_name(job.depth.upsample.method),
+             fp.guided(job.depth.upsample) || job.depth.upsample.method == DepthUpsample::Bilinear ? "" : " (bilinear here: no enlargement)");
+    if (const auto tiles = tiles_for(job, spec.width, spec.height); !tiles.empty()) {
+        const ReformatPlan tp = ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
+        const int per_batch = std::max(1, job.model.batch);
+        log_info("tiles: ", tiles.size(), " of ", tiles[0].width, "x", tiles[0].height, " px (overlap >= ",
+                 job.model.tiles.overlap, " px), each at model input ", tp.input_width, "x", tp.input_height, ": ",
+                 1 + tiles.size(), " forwards a frame (", 1 + (tiles.size() + per_batch - 1) / per_batch, " passes at batch ",
+                 per_batch, ")");
+    }
+}
+
+
+// ---- sequence statistics ------------------------------------------------------------------------
+
+std::string processing_key(const JobContext& ctx) {
+    std::ostringstream s;
+    s << ctx.first_plan.input_width << "x" << ctx.first_plan.input_height << " " << ctx.color->from() << "->"
+      << ctx.color->to() << " " << option_name(ctx.job.model.precision);
+    return s.str();
+}
+
+SequenceStats sequence_stats(const JobContext& ctx) {
+    const JobConfig& job = ctx.job;
+    SequenceStats want;
+    want.model_sha256 = ctx.model->sha256();
+    want.input_pattern = job.input.path;
+    want.shot_frames = format_frame_spec(ctx.shot);
+    want.processing = processing_key(ctx);
+    want.percentile_low = job.depth.percentile_low;
+    want.percentile_high = job.depth.percentile_high;
+    // Under on_error: continue a missing plate fails its frame, not the job: sample the frames whose plates exist
+    // (and say which were left out). Under stop the sample is the shot's, and a missing one stops the job.
+    std::vector<int> sampled_from = ctx.shot;
+    if (job.pipeline.on_error == OnError::Continue) {
+        std::vector<int> present, absent;
+        for (int f : ctx.shot) (fs::is_regular_file(ctx.input.path(f)) ? present : absent).push_back(f);
+        if (!absent.empty() && !present.empty()) {
+            log_warning("sequence statistics: plates ", format_frame_spec(absent), " are missing; sampling the ",
+                        present.size(), " frames that exist (pipeline.on_error: continue)");
+            sampled_from = present;
+        }
+    }
+    want.sample_frames = sample_frames(sampled_from, job.depth.stats_frames);
+    const std::string path = job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file;
+    log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
+    // The raw model output of one sampled frame: read, colour, reformat and infer, as the pipeline does.
+    const auto frame_values = [&ctx](int frame) {
+        FrameWork w;
+        w.write = false;
+        w.result.frame = frame;
+        w.result.input_path = ctx.input.path(frame);
+        prepare(ctx, w);
+        std::vector<FrameWork*> one{&w};
+        if (!w.failed()) infer(ctx, one);
+        if (w.failed()) throw Error(w.result.status, "sequence statistics: " + w.result.message);
+        return std::move(w.raw.data);
+    };
+    return reuse_or_compute_sequence_stats(path, want, job.output.overwrite == OverwritePolicy::Overwrite, frame_values);
+}
+
+
+// ---- the phases of run_job, in order --------------------------------------------------------------
+
+/// Beyond settings and model: the plate the output was made from was re-delivered since (size or modification
+/// time differ from depthbatch/plate_identity), or its stabilizer window was cut by frames that failed or were
+/// missing and whose plates exist now (depthbatch/temporal_context). "" when neither.
+std::string why_plate_or_context_changed(const JobContext& ctx, const std::string& out, const std::string& plate) {
+    const std::string was = exr_text_attribute(out, "depthbatch/plate_identity");
+    if (!was.empty()) {   // outputs of depthbatch 0.2 recorded none: nothing to compare
+        const std::string now = plate_identity(plate);
+        if (now != was) return "made from a plate that has changed since (" + was + "; now " + now + ")";
+    }
+    const std::string context = exr_text_attribute(out, "depthbatch/temporal_context");
+    if (context.rfind("cut: ", 0) == 0) {
+        std::vector<int> lacked;
+        try {
+            lacked = parse_frame_spec(context.substr(5));
+        } catch (const ConfigError&) {
+            return "stabilized with a cut window (" + context + ")";
+        }
+        std::vector<int> back;
+        for (int f : lacked)
+            if (fs::is_regular_file(ctx.input.path(f))) back.push_back(f);
+        if (!back.empty())
+            return "stabilized without frames " + format_frame_spec(back) + ", whose plates exist now";
+    }
+    return "";
+}
+
+FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames) {
+    const JobConfig& job = ctx.job;
+    std::vector<std::string> missing, existing, foreign;
+    FrameSelection sel;
+    for (int f : frames) {
+        const std::string in = ctx.input.path(f), out = ctx.output.path(f);
+        if (!fs::is_regular_file(in)) {
+            missing.push_back("frame " + std::to_string(f) + ": " + in);
+            FrameResult r;
+            r.frame = f, r.status = ExitCode::Input, r.input_path = in, r.output_path = out;
+            r.message = "frame " + std::to_string(f) + ": plate missing: " + in;
+            sel.missing.push_back(r);
+            continue;
+        }
+        std::error_code same_ec;
+        if (fs::exists(out) && fs::equivalent(in, out, same_ec))
+            throw ConfigError("output.path: frame " + std::to_string(f) + "'s output " + out +
+                              " is the plate itself (through a link or another name); refusing to overwrite the plate");
+        if (fs::exists(out)) {
+            if (job.output.overwrite == OverwritePolicy::Error) existing.push_back(out);
+            // A file that is no depth frame is never replaced, whatever the policy: not an OpenEXR file at all,
+            // or (to be re-rendered under skip) an EXR that depthbatch did not write.
+            if (job.output.overwrite != OverwritePolicy::Error && !kind_marker_holds(out, OutputRole::DepthFrame)) {
+                foreign.push_back(out + " (not an OpenEXR file)");
+                continue;
+            }
+            if (job.output.overwrite == OverwritePolicy::Skip) {
+                std::string why = why_output_is_stale(out, ctx.settings_sha256, ctx.model->sha256());
+                if (why.rfind("not written by depthbatch", 0) == 0) {
+                    foreign.push_back(out + " (an OpenEXR file depthbatch did not write)");
+                    continue;
+                }
+                if (why.empty()) why = why_plate_or_context_changed(ctx, out, in);
+                if (why.empty()) {
+                    sel.skipped.push_back({f, out, "complete, same settings and model"});
+                    continue;
+                }
+                log_info("frame ", f, ": rendering again, the existing ", out, " is ", why);
+                sel.rerender[f] = why;
+            }
+        }
+        sel.todo.push_back(f);
+    }
+    if (!missing.empty() && (job.pipeline.on_error == OnError::Stop || sel.todo.empty()))
+        throw InputError(std::to_string(missing.size()) + " of " + std::to_string(frames.size()) +
+                         " plate frames are missing:" + list_some(missing));
+    if (!missing.empty())
+        log_error(missing.size(), " of ", frames.size(), " plate frames are missing (pipeline.on_error: continue "
+                  "renders the rest):", list_some(missing));
+    if (!foreign.empty())
+        throw OutputExistsError(std::to_string(foreign.size()) + " file(s) at output.path are not depthbatch depth "
+                                "frames and are never replaced (move them away or choose another output.path):" +
+                                list_some(foreign));
+    if (!existing.empty())
+        throw OutputExistsError(std::to_string(existing.size()) + " output frames already exist (set "
+                                "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
+                                list_some(existing));
+    return sel;
+}
+
+/// The output folders can be written before any frame is read (not after the first frames ran); hidden
+/// temporaries that killed earlier runs on this host left there are removed. Nothing is created yet: the
+/// nearest existing folder must let us create the rest. Throws RenderError.
+void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, bool sweep) {
+    const fs::path first_dir = fs::path(ctx.output.path(todo.front())).parent_path();
+    if (sweep && fs::is_directory(first_dir.empty() ? "." : first_dir))
+        if (const int n = detail::remove_stale_temporaries(first_dir.string()); n > 0)
+            log_info("removed ", n, " temporary file(s) left in ", first_dir.string(), " by an interrupted earlier run");
+    for (int f : todo) {
+        const fs::path dir = fs::path(ctx.output.path(f)).parent_path();
+        fs::path existing = dir.empty() ? fs::path(".") : dir;
+        std::error_code ec;
+        while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
+            existing = existing.parent_path();
+        if (!fs::is_directory(existing, ec))
+            throw RenderError("output folder " + dir.string() + ": " + existing.string() + " is not a folder");
+        if (::access(existing.c_str(), W_OK) != 0)   // what the OS says: Permission denied, Read-only file system
+            throw RenderError("output folder " + dir.string() + ": cannot write in " + existing.string() + " (" +
+                              std::strerror(errno) + ")");
+        if (f != todo.front() && dir == first_dir) break;   // one pattern: one folder, checked once
+    }
+}
+
+/// depth.stabilize_window W: R = W / 2 frames on each side (at least 1), a centred window of 2R + 1 frames.
+int stabilize_radius(const JobConfig& job) { return std::max(1, job.depth.stabilize_window / 2); }
+
+std::string rerender_reason(const FrameSelection& sel, int frame) {
+    const auto it = sel.rerender.find(frame);
+    return it == sel.rerender.end() ? std::string() : it->second;
+}
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, int context) {
+    const std::vector<int>& todo = sel.todo;
+    std::vector<PlannedFrame> plan;
+    if (context <= 0) {
+        for (int f : todo) plan.push_back({f, true, rerender_reason(sel, f)});
+        return plan;
+    }
+    for (int f : todo)
+        if (!std::binary_search(ctx.shot.begin(), ctx.shot.end(), f))
+            throw ConfigError("depth.stabilize: frame " + std::to_string(f) + " is not in input.frames (" +
+                              format_frame_spec(ctx.shot) + "); stabilization follows the shot's frame order");
+    // Warm-up on both sides: the stabilizer is centred, frame i depends on the shot's frames i-R..i+R.
+    const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
+    const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
+    const int warmup = context;
+    const auto start = first - std::min<std::ptrdiff_t>(warmup, first - ctx.shot.begin());
+    const auto end = last + std::min<std::ptrdiff_t>(warmup, ctx.shot.end() - 1 - last);
+    for (auto it = start; it <= end; ++it)
+        plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it), rerender_reason(sel, *it)});
+    log_info("temporal stabilization: centred window of ", 2 * warmup + 1, " frames (", warmup, " on each side), ",
+             plan.size() - todo.size(), " warm-up frames");
+    return plan;
+}
+
+SequenceRange sequence_range(const JobContext& ctx) {
+    SequenceRange r;
+    if (!ctx.normalizer->needs_sequence_range()) return r;
+    r.stats = sequence_stats(ctx);
+    r.range = ctx.normalizer->range_from_percentiles(r.stats.low, r.stats.high);
+    return r;
+}
+
+/// What every EXR of the job carries in its metadata (per-frame entries are added by finish()).
+Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata stages) {
+    const JobConfig& job = ctx.job;
+    Metadata meta = {
+        {"depthbatch/version", DEPTHBATCH_VERSION},
+        {"depthbatch/model", ctx.contract().name},
+        {"depthbatch/model_sha256", ctx.model->sha256()},
+        {"depthbatch/settings_sha256", ctx.settings_sha256},
+        {"depthbatch/model_output_kind", depth_kind_name(ctx.contract().kind)},
+        {"depthbatch/device", ctx.model->device_name()},
+        {"depthbatch/colorspace_in", ctx.color->from()},
+        {"depthbatch/colorspace_model", ctx.color->to()},
+    };
+    if (seq.range) {
+        meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(seq.stats.sample_frames)});
+        meta.push_back({"depthbatch/stats_percentiles",
+                        std::to_string(seq.stats.percentile_low) + "," + std::to_string(seq.stats.percentile_high)});
+    }
+    if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
+    for (auto& kv : stages) meta.push_back(std::move(kv));
+    if (ctx.contract().reference_focal_px > 0) meta.push_back({"depthbatch/focal_px", std::to_string(*job.depth.focal_px)});
+    return meta;
+}
+
+/// One frame's log line and its place in the report (called once per finished frame, under a lock).
+
+}  // namespace detail
+
+using namespace detail;
+
+SequenceStats job_sequence_stats(const JobConfig& job) {
+    auto ctx = open_job(job);
+    plan_from_first_frame(*ctx, ctx->shot.front());
+    return sequence_stats(*ctx);
+}
+
+
+ValidationResult validate_job(const JobConfig& job) {
+    ValidationResult v;
+    const auto line = [&v](const std::string& key, const std::string& value) {
+        v.plan.push_back(key + std::string(key.size() < 11 ? 11 - key.size() : 1, ' ') + value);
+    };
+    const std::unique_ptr<JobContext> ctx = open_job(job);
+    const ModelContract& c = ctx->contract();
+    line("job", job.job_file.empty() ? "(built in code)" : job.job_file);
+    line("model", ctx->model->path() + " (" + c.name + ", " + depth_kind_name(c.kind) + ", sha256 " +
+                      ctx->model->sha256().substr(0, 12) + ")");
+    line("device", ctx->model->device_name() + " (" + ctx->model->device_reason() + ")");
+    const std::vector<int> requested = select_render_frames(job.render, ctx->shot);
+    ctx->guard.preflight(requested);
+    line("shot", std::to_string(ctx->shot.size()) + " frames (" + format_frame_spec(ctx->shot) + ")");
+    if (requested.empty()) {
+        line("frames", "none: this run's share of the job is empty (nothing to do)");
+        return v;
+    }
+    const FrameSelection sel = select_frames(*ctx, requested);
+    for (const FrameResult& r : sel.missing) v.warnings.push_back(r.message);
+    if (!sel.missing.empty()) v.exit_code = ExitCode::Partial;
+    line("frames", std::to_string(sel.todo.size()) + " to render (" + (sel.todo.empty() ? "none" : format_frame_spec(sel.todo)) +
+                       ")" + (sel.skipped.empty() ? "" : ", " + std::to_string(sel.skipped.size()) + " kept (complete, same settings)") +
+                       (sel.rerender.empty() ? "" : ", " + std::to_string(sel.rerender.size()) + " to render again"));
+    if (sel.todo.empty()) return v;
+    check_output_folders(*ctx, sel.todo, false);
+    plan_from_first_frame(*ctx, sel.todo.front());
+    // Every plate of the run: there, its header readable, of the kind the first frame decided.
+    std::vector<int> plates = sel.todo;
+    if (job.depth.stabilize) {
+        plates.clear();
+        JobReport scratch;
+        for (const PlannedFrame& p : plan_frames(*ctx, sel, make_stage_chain(*ctx, scratch).context_frames()))
+            plates.push_back(p.frame);
+    }
+    for (int f : plates) {
+        const std::string path = ctx->input.path(f);
+        if (!fs::is_regular_file(path)) continue;   // missing plates: reported by select_frames above
+        const PlateInfo info = probe_plate(path, f, job.input);
+        if (job.input.colorspace == "auto" && plate_kind(info) != ctx->first_kind)
+            throw InputError("frame " + std::to_string(f) + " (" + path + ") is " + info.format + " with " + plate_kind(info) + ", but frame " +
+                             std::to_string(ctx->first_frame) + " was " + ctx->first_kind + ": input.colorspace auto "
+                             "is decided from one frame; re-export the frame like the others, or set input.colorspace");
+    }
+    line("plates", std::to_string(plates.size()) + " checked: " + ctx->first_kind);
+    // One forward at the processing size (the dry run above used a small one).
+    const ReformatPlan& fp = ctx->first_plan;
+    ModelInput probe;
+    probe.width = fp.input_width, probe.height = fp.input_height;
+    probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
+    const auto t0 = Clock::now();
+    try {
+        ctx->model->infer({&probe});
+    } catch (const RenderError& e) {
+        throw ModelError(e.what());
+    }
+    line("forward", "one pass at the processing size " + std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) +
+                        ": " + std::to_string(std::lround(ms_since(t0))) + " ms");
+    line("reformat", std::to_string(fp.plate_width) + "x" + std::to_string(fp.plate_height) + " -> model input " +
+                         std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) + ", depth back at plate size (" +
+                         option_name(job.depth.upsample.method) + ")");
+    line("depth", std::string("depth.Z ") + option_name(job.depth.kind) + ", normalize " + option_name(job.depth.normalize) +
+                      (job.depth.stabilize ? ", stabilized" : ""));
+    line("output", job.output.path + " (" + option_name(job.output.channels) + ", " + option_name(job.output.compression) +
+                       ", overwrite " + option_name(job.output.overwrite) + ")");
+    if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
+    if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
+    if (job.depth.normalize == Normalization::Sequence)
+        line("stats", job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file);
+    if (!job.pipeline.review.empty()) line("review", job.pipeline.review);
+    return v;
+}
+
+
+}  // namespace depthbatch

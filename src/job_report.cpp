@@ -1,0 +1,139 @@
+// The job's report (job_context.h): each finished frame's log line and counts, the closing figures, and the JSON
+// summary (README "Summary JSON"), written through the output guard.
+#include "job_context.h"
+
+#include "depthbatch/log.h"
+
+#include "depthbatch/error.h"
+#include "depthbatch/sha256.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+namespace depthbatch {
+namespace detail {
+
+void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report) {
+    if (w.failed()) {
+        ++report.failed;
+        if (report.exit_code == ExitCode::Ok) report.exit_code = w.result.status;
+        log_error(w.result.message);
+    } else {
+        ++report.rendered;
+        const StageTimes& t = w.result.times;
+        StageTimes& sum = report.totals;
+        sum.read_ms += t.read_ms, sum.color_ms += t.color_ms, sum.reformat_ms += t.reformat_ms;
+        sum.infer_ms += t.infer_ms, sum.restore_ms += t.restore_ms, sum.write_ms += t.write_ms;
+        log_info("frame ", w.result.frame, " -> ", w.result.output_path, "  read ", std::lround(t.read_ms),
+                 " ms, colour ", std::lround(t.color_ms), ", reformat ", std::lround(t.reformat_ms), ", infer ",
+                 std::lround(t.infer_ms), ", restore ", std::lround(t.restore_ms), ", write ", std::lround(t.write_ms),
+                 w.result.nonfinite_pixels ? ", " + std::to_string(w.result.nonfinite_pixels) + " NaN/Inf plate pixels replaced by 0" : "",
+                 w.result.out_of_range_pixels ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" + option_name(ctx.color->hdr()) + ")" : "",
+                 w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
+    }
+    report.frames.push_back(w.result);
+}
+
+/// The pipeline itself: source (serial, in order) -> read + colour + reformat (parallel) -> inference and
+/// stabilization (serial, in order) -> restore + convention + write (parallel), at most
+/// report.frames_in_flight frames at once. Fills report's counts, frames and timings.
+
+void close_report(JobReport& report, const JobConfig& job, const std::atomic<bool>* cancel, Clock::time_point t_start) {
+    std::sort(report.frames.begin(), report.frames.end(),
+              [](const FrameResult& a, const FrameResult& b) { return a.frame < b.frame; });
+    const bool undone = report.rendered + report.skipped + report.failed < static_cast<int>(report.requested.size());
+    if (cancel && cancel->load() && undone) report.exit_code = ExitCode::Interrupted;
+    else if (job.pipeline.on_error == OnError::Continue && report.failed > 0) report.exit_code = ExitCode::Partial;
+    report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+    if (job.pipeline.summary.empty()) return;
+    try {   // the frames are published: a summary that cannot be written never turns the render into a failure
+        write_summary_json(report, job.pipeline.summary);
+    } catch (const Error& e) {
+        log_error("pipeline.summary not written: ", e.what());
+    }
+}
+
+
+}  // namespace detail
+
+using namespace detail;
+
+void write_failure_summary(const JobConfig& job, ExitCode code, const std::string& message) {
+    if (job.pipeline.summary.empty()) return;
+    try {
+        const FrameSequence plates(job.input.path);
+        const std::vector<int> shot = job.input.frames.empty() ? plates.frames_on_disk() : job.input.frames;
+        OutputGuard::for_job(job, shot, job.model.path).check(job.pipeline.summary, OutputRole::Summary, "pipeline.summary");
+        JobReport report;
+        report.job_file = job.job_file;
+        report.exit_code = code;
+        report.error = message;
+        write_summary_json(report, job.pipeline.summary);
+    } catch (const std::exception& e) {   // e.g. the guard refused the summary path itself: the error says why
+        log_debug("no failure summary: ", e.what());
+    }
+}
+
+
+void write_summary_json(const JobReport& r, const std::string& path) {
+    using json = nlohmann::ordered_json;
+    auto stages = [](const StageTimes& t) {
+        return json{{"read_ms", t.read_ms}, {"color_ms", t.color_ms}, {"reformat_ms", t.reformat_ms},
+                    {"infer_ms", t.infer_ms}, {"restore_ms", t.restore_ms}, {"write_ms", t.write_ms}};
+    };
+    std::string job_sha256;
+    if (!r.job_file.empty()) {
+        try {
+            job_sha256 = sha256_file(r.job_file);
+        } catch (const Error&) {   // the job file went away since it was read: say so in the summary
+        }
+    }
+    json frames = json::array(), failed = json::array(), skipped = json::array();
+    for (const FrameResult& f : r.frames) {
+        json frame = {{"frame", f.frame}, {"status", f.status == ExitCode::Ok ? "rendered" : "failed"},
+                      {"exit_class", exit_code_name(f.status)}, {"message", f.message},
+                      {"input", f.input_path}, {"output", f.output_path}, {"seconds", f.seconds},
+                      {"times", stages(f.times)}, {"nonfinite_plate_pixels", f.nonfinite_pixels},
+                      {"out_of_range_pixels", f.out_of_range_pixels}, {"depth_values_clamped", f.depth_clamped}};
+        if (!f.rerender_reason.empty()) frame["replaced_existing_because"] = f.rerender_reason;
+        frames.push_back(frame);
+        if (f.status != ExitCode::Ok) failed.push_back({{"frame", f.frame}, {"reason", f.message}});
+    }
+    for (const SkippedFrame& f : r.skipped_frames)
+        skipped.push_back({{"frame", f.frame}, {"output", f.output_path}, {"reason", f.reason}});
+    const json j = {
+        {"schema", "depthbatch-summary/1"},
+        {"depthbatch_version", DEPTHBATCH_VERSION},
+        {"job", {{"file", r.job_file}, {"sha256", job_sha256}, {"settings_sha256", r.settings_sha256}}},
+        {"model", {{"name", r.model_name}, {"path", r.model_path}, {"sha256", r.model_sha256}}},
+        {"device", r.device},
+        {"exit_code", static_cast<int>(r.exit_code)},
+        {"exit_name", exit_code_name(r.exit_code)},
+        {"error", r.error},
+        {"frames_requested", {{"count", r.requested.size()}, {"spec", r.requested.empty() ? "" : format_frame_spec(r.requested)}}},
+        {"rendered", r.rendered}, {"skipped", r.skipped}, {"failed", r.failed},
+        {"failed_frames", failed}, {"skipped_frames", skipped},
+        {"wall_s", r.wall_s}, {"render_s", r.render_s}, {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0},
+        {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
+        {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
+        {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms}, {"frames", frames}};
+    // Paths are bytes: one that is not UTF-8 (a Latin-1 plate name) is written with U+FFFD in its place rather
+    // than failing the summary (nlohmann's type_error 316).
+    const std::string text = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    Publication pub = Publication::open(path, OutputRole::Summary, "pipeline.summary");
+    {
+        std::ofstream out(pub.temp_path());
+        out << text << "\n";
+        out.close();
+        if (!out) throw RenderError(path + ": cannot write the JSON summary (" + std::strerror(errno) + ")");
+    }
+    pub.publish(true);
+}
+
+
+}  // namespace depthbatch

@@ -1,0 +1,186 @@
+#include "depthbatch/sequence_stage.h"
+
+#include "depthbatch/temporal_stabilizer.h"
+
+#include <algorithm>
+#include <map>
+
+namespace depthbatch {
+
+// ---- StageChain -------------------------------------------------------------------------------------------
+
+void StageChain::add(std::unique_ptr<SequenceStage> stage) { stages_.push_back(std::move(stage)); }
+
+void StageChain::push(StageFrame frame) {
+    if (!frame.failed) {
+        if (open_ && (frame.input.width != width_ || frame.input.height != height_)) {
+            size_changes_.push_back(frame.frame);
+            end_from(0, SegmentEnd::SizeChange, {});
+        }
+        open_ = true;
+        width_ = frame.input.width, height_ = frame.input.height;
+    } else {
+        open_ = false;
+    }
+    feed(0, std::move(frame));
+}
+
+void StageChain::feed(size_t stage, StageFrame frame) {
+    if (stage == stages_.size()) {
+        out_.push_back(std::move(frame));
+        return;
+    }
+    if (frame.failed) {   // a gap: the stages from here on end their segment before it, then it passes
+        end_from(stage, SegmentEnd::Gap, {frame.frame});
+        out_.push_back(std::move(frame));
+        return;
+    }
+    stages_[stage]->push(std::move(frame));
+    drain(stage);
+}
+
+void StageChain::drain(size_t stage) {
+    for (StageFrame& f : stages_[stage]->pop_ready()) feed(stage + 1, std::move(f));
+}
+
+void StageChain::end_from(size_t stage, SegmentEnd why, const std::vector<int>& gap) {
+    for (size_t k = stage; k < stages_.size(); ++k) {
+        stages_[k]->end_segment(why, gap);
+        drain(k);   // what it finished belongs to the segment that ends in the stages after it
+    }
+}
+
+void StageChain::end_segment(SegmentEnd why) {
+    end_from(0, why, {});
+    open_ = false;
+}
+
+std::vector<StageFrame> StageChain::pop_ready() { return std::move(out_); }
+
+int StageChain::context_frames() const {
+    int n = 0;
+    for (const auto& s : stages_) n += s->context_frames();
+    return n;
+}
+
+int StageChain::max_held() const {
+    int n = 0;
+    for (const auto& s : stages_) n += s->max_held();
+    return n;
+}
+
+std::vector<std::pair<std::string, std::string>> StageChain::metadata() const {
+    std::vector<std::pair<std::string, std::string>> all;
+    for (const auto& s : stages_)
+        for (auto& kv : s->metadata()) all.push_back(std::move(kv));
+    return all;
+}
+
+// ---- BatchInferenceStage ----------------------------------------------------------------------------------
+
+BatchInferenceStage::BatchInferenceStage(int batch, Forward forward) : batch_(std::max(1, batch)), forward_(std::move(forward)) {}
+
+void BatchInferenceStage::push(StageFrame frame) {
+    pending_.push_back(std::move(frame));
+    if (static_cast<int>(pending_.size()) >= batch_) run();
+}
+
+void BatchInferenceStage::end_segment(SegmentEnd, const std::vector<int>&) { run(); }
+
+void BatchInferenceStage::run() {
+    if (pending_.empty()) return;
+    std::vector<StageFrame*> frames;
+    for (StageFrame& f : pending_) frames.push_back(&f);
+    forward_(frames);
+    for (StageFrame& f : pending_) ready_.push_back(std::move(f));
+    pending_.clear();
+}
+
+std::vector<StageFrame> BatchInferenceStage::pop_ready() { return std::move(ready_); }
+
+// ---- StabilizerStage --------------------------------------------------------------------------------------
+
+struct StabilizerStage::Impl {
+    TemporalStabilizer stabilizer;
+    int radius, shot_size;
+    std::map<int, StageFrame> held;   ///< frames inside the stabilizer (their depth moved into it), by id
+    std::vector<StageFrame> ready;
+    // The current segment: shot positions of its first and last frames, and why it started.
+    bool open = false;
+    int start_pos = 0, last_pos = 0;
+    SegmentEnd start = SegmentEnd::End;   ///< End: the job's frames start here (nothing is missing before)
+    std::vector<int> start_gap;
+    Impl(int r, int n) : stabilizer(r), radius(r), shot_size(n) {}
+};
+
+StabilizerStage::StabilizerStage(int radius, int shot_size) : impl_(std::make_unique<Impl>(std::max(1, radius), shot_size)) {}
+StabilizerStage::~StabilizerStage() = default;
+
+int StabilizerStage::context_frames() const { return impl_->stabilizer.warmup_frames(); }
+int StabilizerStage::max_held() const { return impl_->radius + 1; }
+
+void StabilizerStage::push(StageFrame frame) {
+    Impl& s = *impl_;
+    if (!s.open) {
+        s.open = true;
+        s.start_pos = frame.shot_pos;
+    }
+    s.last_pos = frame.shot_pos;
+    s.stabilizer.push(frame.id, std::move(frame.depth), frame.input);
+    const int id = frame.id;
+    s.held.emplace(id, std::move(frame));
+    take(false, SegmentEnd::End, {});
+}
+
+void StabilizerStage::end_segment(SegmentEnd why, const std::vector<int>& gap) {
+    Impl& s = *impl_;
+    const bool had_frames = s.open;
+    if (s.open) {
+        s.stabilizer.flush();
+        take(true, why, gap);
+        s.open = false;
+    }
+    // What the next segment starts after: consecutive failed frames (no frame between them) add up to one gap.
+    if (why == SegmentEnd::Gap) {
+        if (had_frames || s.start != SegmentEnd::Gap) s.start_gap.clear();
+        s.start_gap.insert(s.start_gap.end(), gap.begin(), gap.end());
+    } else {
+        s.start_gap.clear();
+    }
+    s.start = why;
+}
+
+void StabilizerStage::take(bool flushing, SegmentEnd why, const std::vector<int>& gap) {
+    Impl& s = *impl_;
+    const int r = s.radius;
+    for (auto& [id, depth] : s.stabilizer.pop_ready()) {
+        auto it = s.held.find(id);
+        StageFrame f = std::move(it->second);
+        s.held.erase(it);
+        f.depth = std::move(depth);
+        // Its window in an uninterrupted whole render: min(R, p, N - 1 - p) on each side; here: as far as the
+        // segment reaches. Shorter on a side the segment ends by a gap or a stop means the window was cut.
+        const int p = f.shot_pos;
+        const bool short_before = p - s.start_pos < std::min(r, p);
+        const bool short_after = flushing && s.last_pos - p < std::min(r, s.shot_size - 1 - p);
+        std::vector<int> lacked;
+        if (short_before && s.start == SegmentEnd::Gap) lacked = s.start_gap;
+        if (short_after && why == SegmentEnd::Gap) lacked.insert(lacked.end(), gap.begin(), gap.end());
+        if (short_after && why == SegmentEnd::Stop) {
+            f.abandoned = true;
+        } else if (!lacked.empty()) {
+            std::sort(lacked.begin(), lacked.end());
+            lacked.erase(std::unique(lacked.begin(), lacked.end()), lacked.end());
+            f.lacked = std::move(lacked);
+        }
+        s.ready.push_back(std::move(f));
+    }
+}
+
+std::vector<StageFrame> StabilizerStage::pop_ready() { return std::move(impl_->ready); }
+
+std::vector<std::pair<std::string, std::string>> StabilizerStage::metadata() const {
+    return {{"depthbatch/stabilize", "centred: " + std::to_string(impl_->radius) + " frames on each side"}};
+}
+
+}  // namespace depthbatch

@@ -1,0 +1,139 @@
+// Unit tests for include/depthbatch/sequence_stage.h: the chain's contract (each frame out exactly once, in order;
+// batches; a size change and a failed frame end segments), and the stabilizer stage's knowledge of its windows
+// (a gap marks the frames whose window lacked it, a stop abandons those it cut).
+#include "depthbatch/sequence_stage.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace depthbatch;
+
+namespace {
+
+StageFrame frame_at(int pos, int w = 4, int h = 4, bool failed = false) {
+    StageFrame f;
+    f.id = pos, f.frame = 1001 + pos, f.shot_pos = pos, f.failed = failed;
+    f.input.width = w, f.input.height = h;
+    f.input.chw.assign(static_cast<size_t>(3) * w * h, 0.5f);
+    return f;
+}
+
+/// A forward that records its groups and writes depth = frame number.
+struct Recorder {
+    std::vector<std::vector<int>> groups;
+    BatchInferenceStage::Forward forward() {
+        return [this](std::vector<StageFrame*>& frames) {
+            groups.emplace_back();
+            for (StageFrame* f : frames) {
+                groups.back().push_back(f->frame);
+                f->depth.width = f->input.width, f->depth.height = f->input.height;
+                f->depth.data.assign(static_cast<size_t>(f->input.width) * f->input.height, static_cast<float>(f->frame));
+            }
+        };
+    }
+};
+
+std::vector<int> frames_of(const std::vector<StageFrame>& out) {
+    std::vector<int> v;
+    for (const auto& f : out) v.push_back(f.frame);
+    return v;
+}
+
+}  // namespace
+
+TEST(StageChain, BatchesOfOneSizeEachFrameOutOnceInOrder) {
+    Recorder rec;
+    StageChain chain;
+    chain.add(std::make_unique<BatchInferenceStage>(3, rec.forward()));
+    std::vector<StageFrame> out;
+    for (int p = 0; p < 8; ++p) {
+        chain.push(frame_at(p, p < 5 ? 4 : 6));   // the size changes at 1006
+        for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    }
+    chain.end_segment(SegmentEnd::End);
+    for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    EXPECT_EQ(frames_of(out), (std::vector<int>{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}));
+    EXPECT_EQ(rec.groups, (std::vector<std::vector<int>>{{1001, 1002, 1003}, {1004, 1005}, {1006, 1007, 1008}}));
+    EXPECT_EQ(chain.size_changes(), (std::vector<int>{1006}));
+    EXPECT_EQ(out[6].depth.data.at(0), 1007.0f);
+    EXPECT_EQ(chain.max_held(), 2);
+    EXPECT_EQ(chain.context_frames(), 0);
+}
+
+TEST(StageChain, AFailedFramePassesAroundTheStagesAndEndsTheirSegment) {
+    Recorder rec;
+    StageChain chain;
+    chain.add(std::make_unique<BatchInferenceStage>(4, rec.forward()));
+    for (int p = 0; p < 6; ++p) chain.push(frame_at(p, 4, 4, p == 2));
+    chain.end_segment(SegmentEnd::End);
+    const auto out = chain.pop_ready();
+    EXPECT_EQ(frames_of(out), (std::vector<int>{1001, 1002, 1003, 1004, 1005, 1006}));
+    EXPECT_TRUE(out[2].failed);
+    EXPECT_TRUE(out[2].depth.data.empty()) << "a failed frame never reaches the model";
+    EXPECT_EQ(rec.groups, (std::vector<std::vector<int>>{{1001, 1002}, {1004, 1005, 1006}}));
+}
+
+TEST(StabilizerStage, AGapMarksTheFramesWhoseWindowLackedItAndAStopAbandonsWhatItCut) {
+    constexpr int R = 2, N = 12;
+    // Frame 1006 (position 5) fails: positions 3,4 lack it after, 6,7 before. The first and last frames of the
+    // shot have short windows in any render: not cut.
+    {
+        Recorder rec;
+        StageChain chain;
+        chain.add(std::make_unique<BatchInferenceStage>(1, rec.forward()));
+        chain.add(std::make_unique<StabilizerStage>(R, N));
+        EXPECT_EQ(chain.context_frames(), R);
+        EXPECT_EQ(chain.max_held(), R + 1);
+        for (int p = 0; p < N; ++p) chain.push(frame_at(p, 4, 4, p == 5));
+        chain.end_segment(SegmentEnd::End);
+        std::map<int, std::vector<int>> lacked;
+        const auto out = chain.pop_ready();
+        EXPECT_EQ(out.size(), static_cast<size_t>(N));
+        for (const auto& f : out) {
+            EXPECT_FALSE(f.abandoned) << f.frame;
+            if (!f.lacked.empty()) lacked[f.frame] = f.lacked;
+        }
+        EXPECT_EQ(lacked, (std::map<int, std::vector<int>>{{1004, {1006}}, {1005, {1006}}, {1007, {1006}}, {1008, {1006}}}));
+    }
+    // Two failed frames in a row are one gap for the frames after them.
+    {
+        Recorder rec;
+        StageChain chain;
+        chain.add(std::make_unique<BatchInferenceStage>(1, rec.forward()));
+        chain.add(std::make_unique<StabilizerStage>(R, N));
+        for (int p = 0; p < N; ++p) chain.push(frame_at(p, 4, 4, p == 5 || p == 6));
+        chain.end_segment(SegmentEnd::End);
+        std::map<int, std::vector<int>> lacked;
+        for (const auto& f : chain.pop_ready())
+            if (!f.lacked.empty()) lacked[f.frame] = f.lacked;
+        EXPECT_EQ(lacked.at(1008), (std::vector<int>{1006, 1007}));
+        EXPECT_EQ(lacked.at(1009), (std::vector<int>{1006, 1007}));
+        EXPECT_EQ(lacked.at(1005), (std::vector<int>{1006}));
+    }
+    // A stop after position 6 of 12: frames 5 and 6 lack successors the stop never read: abandoned; 0-4 are whole.
+    {
+        Recorder rec;
+        StageChain chain;
+        chain.add(std::make_unique<BatchInferenceStage>(1, rec.forward()));
+        chain.add(std::make_unique<StabilizerStage>(R, N));
+        for (int p = 0; p <= 6; ++p) chain.push(frame_at(p));
+        chain.end_segment(SegmentEnd::Stop);
+        std::vector<int> abandoned;
+        const auto out = chain.pop_ready();
+        EXPECT_EQ(out.size(), 7u);
+        for (const auto& f : out)
+            if (f.abandoned) abandoned.push_back(f.frame);
+        EXPECT_EQ(abandoned, (std::vector<int>{1006, 1007}));
+    }
+    // The same frames ending at the shot's end (N = 7) are whole: nothing is abandoned.
+    {
+        Recorder rec;
+        StageChain chain;
+        chain.add(std::make_unique<BatchInferenceStage>(1, rec.forward()));
+        chain.add(std::make_unique<StabilizerStage>(R, 7));
+        for (int p = 0; p <= 6; ++p) chain.push(frame_at(p));
+        chain.end_segment(SegmentEnd::Stop);
+        for (const auto& f : chain.pop_ready()) EXPECT_FALSE(f.abandoned) << f.frame;
+    }
+}

@@ -2,6 +2,7 @@
 
 #include "atomic_file.h"
 #include "output_guard.h"
+#include "review_tools.h"
 #include "subprocess.h"
 
 #include "depthbatch/error.h"
@@ -22,24 +23,18 @@
 namespace fs = std::filesystem;
 
 namespace depthbatch {
+namespace detail {
+
 namespace {
-
 const char* const kModules = "matplotlib, numpy, OpenEXR and PIL";
-
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? v : "";
 }
 
-/// tools/review.py: in $DEPTHBATCH_TOOLS (a folder holding review.py, or a checkout holding tools/review.py),
-/// else in the data folder beside the executable (P/share/depthbatch/tools/review.py; in the build tree a link
-/// into the source tree). No path of the source tree is compiled in.
-fs::path review_script() {
+fs::path find_review_script(const std::string& tools_env) {
     std::error_code ec;
-    if (const std::string tools = env("DEPTHBATCH_TOOLS"); !tools.empty()) {
-        for (const fs::path& p : {fs::path(tools) / "review.py", fs::path(tools) / "tools" / "review.py"})
+    if (!tools_env.empty()) {
+        for (const fs::path& p : {fs::path(tools_env) / "review.py", fs::path(tools_env) / "tools" / "review.py"})
             if (fs::is_regular_file(p, ec)) return p;
-        throw RenderError("review: $DEPTHBATCH_TOOLS (" + tools + ") holds no review.py (nor tools/review.py)");
+        throw RenderError("review: $DEPTHBATCH_TOOLS (" + tools_env + ") holds no review.py (nor tools/review.py)");
     }
     const fs::path p = find_data_file("tools/review.py");
     if (!fs::is_regular_file(p, ec))
@@ -48,31 +43,21 @@ fs::path review_script() {
     return p;
 }
 
-struct Python {
-    std::string exe;
-    std::string origin;  ///< how it was chosen, for messages
-};
-
-/// The Python that draws the sheet: $DEPTHBATCH_PYTHON, else the tools venv this build was configured with if
-/// it still exists, else python3 on PATH. Which modules it lacks, review.py itself says (exit 3).
-Python review_python() {
-    if (const std::string py = env("DEPTHBATCH_PYTHON"); !py.empty()) return {py, "$DEPTHBATCH_PYTHON"};
+ReviewPython find_review_python(const std::string& python_env, const std::string& configured, const std::string& path) {
+    if (!python_env.empty()) return {python_env, "$DEPTHBATCH_PYTHON"};
     std::error_code ec;
-    const std::string configured = DEPTHBATCH_TOOLS_PYTHON;
     if (!configured.empty() && fs::exists(configured, ec)) return {configured, "the tools venv"};
-    std::istringstream path(env("PATH"));
-    for (std::string dir; std::getline(path, dir, ':');) {
+    std::istringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
         if (dir.empty()) continue;
         const fs::path p = fs::path(dir) / "python3";
         if (::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p, ec)) return {p.string(), "python3 on PATH"};
     }
-    throw RenderError(std::string("review: no Python to draw the sheet: DEPTHBATCH_PYTHON is not set, the tools venv "
-                                  "this build was configured with (") + configured +
+    throw RenderError("review: no Python to draw the sheet: DEPTHBATCH_PYTHON is not set, the tools venv this build "
+                      "was configured with (" + (configured.empty() ? std::string("none") : configured) +
                       ") is gone and there is no python3 on PATH; set DEPTHBATCH_PYTHON to a Python with " + kModules);
 }
 
-/// The line of `said` that tells what went wrong: the last "review: " line (review.py's own), else the last
-/// non-empty line (Python could not start, or died before review.py could speak).
 std::string last_meaningful_line(const std::string& said, bool& from_script) {
     std::istringstream in(said);
     std::string last, review;
@@ -85,6 +70,13 @@ std::string last_meaningful_line(const std::string& said, bool& from_script) {
     return from_script ? review : last;
 }
 
+}  // namespace detail
+
+namespace {
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
 }  // namespace
 
 std::string default_review_path(const JobConfig& job) {
@@ -127,8 +119,8 @@ void write_review(const JobConfig& job, const std::string& png, const std::vecto
                                       {"status", status}, {"reason", reason}});
     }
     // The script and its Python before anything is written: a missing one leaves nothing behind.
-    const fs::path script = review_script();
-    const Python python = review_python();
+    const fs::path script = detail::find_review_script(env("DEPTHBATCH_TOOLS"));
+    const detail::ReviewPython python = detail::find_review_python(env("DEPTHBATCH_PYTHON"), DEPTHBATCH_TOOLS_PYTHON, env("PATH"));
     Publication png_out = Publication::open(png, OutputRole::ReviewSheet, key);
     Publication html_out = Publication::open(html, OutputRole::ReviewSheet, key);
     const fs::path manifest_path = fs::temp_directory_path() / ("depthbatch-review-" + std::to_string(::getpid()) + ".json");
@@ -156,7 +148,7 @@ void write_review(const JobConfig& job, const std::string& png, const std::vecto
     fs::remove(manifest_path, ec);
     const std::string all = said.substr(0, said.find_last_not_of("\n") + 1);
     bool from_script = false;
-    const std::string line = last_meaningful_line(said, from_script);
+    const std::string line = detail::last_meaningful_line(said, from_script);
     if (status != 0) {
         log_debug("review: ", python.exe, " ", script.string(), " exited ", status, "; it printed:\n", all);
         throw RenderError("review: cannot make " + png + " with " + python.origin + " (" + python.exe + "): " +

@@ -5,6 +5,8 @@
 #                                            OpenEXR, TBB, yaml-cpp come from the system's packages)
 #   P/share/depthbatch/models/               the prepared default model (fastdepth-nyu.pt)
 #   P/share/depthbatch/ocio/config.ocio      the shipped OCIO config
+#   P/share/depthbatch/tools/review.py       the review sheet's script (`depthbatch review`; needs a Python with
+#                                            matplotlib, numpy, OpenEXR and PIL: $DEPTHBATCH_PYTHON)
 #   P/share/doc/depthbatch/                  README.md and the licences (FastDepth's MIT notice, LibTorch's)
 #
 # The binary finds its data relative to itself (include/depthbatch/install_layout.h); nothing of the build or
@@ -12,6 +14,8 @@
 
 install(TARGETS depthbatch RUNTIME DESTINATION bin)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/ocio/" DESTINATION share/depthbatch/ocio)
+# review.py imports nothing else of tools/ and is run by its path (src/review.cpp): the one file is enough.
+install(FILES "${PROJECT_SOURCE_DIR}/tools/review.py" DESTINATION share/depthbatch/tools)
 install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION share/doc/depthbatch)
 
 # The default model and its licence notice are made by `tools/fastdepth.py prepare` (scripts/setup), after

@@ -2,10 +2,12 @@
 
 #include "atomic_file.h"
 #include "output_guard.h"
+#include "review_tools.h"
 #include "subprocess.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
+#include "depthbatch/install_layout.h"
 #include "depthbatch/log.h"
 
 #include <nlohmann/json.hpp>
@@ -15,11 +17,67 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace depthbatch {
+namespace detail {
+
+namespace {
+const char* const kModules = "matplotlib, numpy, OpenEXR and PIL";
+}
+
+fs::path find_review_script(const std::string& tools_env) {
+    std::error_code ec;
+    if (!tools_env.empty()) {
+        for (const fs::path& p : {fs::path(tools_env) / "review.py", fs::path(tools_env) / "tools" / "review.py"})
+            if (fs::is_regular_file(p, ec)) return p;
+        throw RenderError("review: $DEPTHBATCH_TOOLS (" + tools_env + ") holds no review.py (nor tools/review.py)");
+    }
+    const fs::path p = find_data_file("tools/review.py");
+    if (!fs::is_regular_file(p, ec))
+        throw RenderError("review: " + p.string() + " is missing: this install is incomplete (cmake --install puts "
+                          "it there), or set DEPTHBATCH_TOOLS to a folder holding review.py");
+    return p;
+}
+
+ReviewPython find_review_python(const std::string& python_env, const std::string& configured, const std::string& path) {
+    if (!python_env.empty()) return {python_env, "$DEPTHBATCH_PYTHON"};
+    std::error_code ec;
+    if (!configured.empty() && fs::exists(configured, ec)) return {configured, "the tools venv"};
+    std::istringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        if (dir.empty()) continue;
+        const fs::path p = fs::path(dir) / "python3";
+        if (::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p, ec)) return {p.string(), "python3 on PATH"};
+    }
+    throw RenderError("review: no Python to draw the sheet: DEPTHBATCH_PYTHON is not set, the tools venv this build "
+                      "was configured with (" + (configured.empty() ? std::string("none") : configured) +
+                      ") is gone and there is no python3 on PATH; set DEPTHBATCH_PYTHON to a Python with " + kModules);
+}
+
+std::string last_meaningful_line(const std::string& said, bool& from_script) {
+    std::istringstream in(said);
+    std::string last, review;
+    for (std::string line; std::getline(in, line);) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        last = line;
+        if (line.rfind("review: ", 0) == 0) review = line.substr(8);
+    }
+    from_script = !review.empty();
+    return from_script ? review : last;
+}
+
+}  // namespace detail
+
+namespace {
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+}  // namespace
 
 std::string default_review_path(const JobConfig& job) {
     return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png")).string();
@@ -60,30 +118,47 @@ void write_review(const JobConfig& job, const std::string& png, const std::vecto
         manifest["frames"].push_back({{"frame", f}, {"plate", plates.path(f)}, {"depth", depths.path(f)},
                                       {"status", status}, {"reason", reason}});
     }
+    // The script and its Python before anything is written: a missing one leaves nothing behind.
+    const fs::path script = detail::find_review_script(env("DEPTHBATCH_TOOLS"));
+    const detail::ReviewPython python = detail::find_review_python(env("DEPTHBATCH_PYTHON"), DEPTHBATCH_TOOLS_PYTHON, env("PATH"));
+    Publication png_out = Publication::open(png, OutputRole::ReviewSheet, key);
+    Publication html_out = Publication::open(html, OutputRole::ReviewSheet, key);
     const fs::path manifest_path = fs::temp_directory_path() / ("depthbatch-review-" + std::to_string(::getpid()) + ".json");
     {
         std::ofstream out(manifest_path);
         out << manifest.dump();
-        if (!out) throw RenderError(manifest_path.string() + ": cannot write the review manifest");
+        if (!out) {
+            std::error_code ec;
+            fs::remove(manifest_path, ec);
+            throw RenderError(manifest_path.string() + ": cannot write the review manifest");
+        }
     }
-    const char* python_env = std::getenv("DEPTHBATCH_PYTHON");
-    const char* tools_env = std::getenv("DEPTHBATCH_TOOLS");
-    const std::string python = python_env && *python_env ? python_env : DEPTHBATCH_TOOLS_PYTHON;
-    const std::string tools = tools_env && *tools_env ? tools_env : DEPTHBATCH_TOOLS_DIR;
-    Publication png_out = Publication::open(png, OutputRole::ReviewSheet, key);
-    Publication html_out = Publication::open(html, OutputRole::ReviewSheet, key);
+    // Run by its path, never as tools.review: nothing else of tools/ is needed, and -B with
+    // PYTHONDONTWRITEBYTECODE writes no __pycache__ into an install or a checkout. PYTHONPATH is left as it is
+    // (a studio's Python may find matplotlib through it).
+    const std::vector<std::string> argv = {python.exe, "-B", script.string(), manifest_path.string(),
+                                           png_out.temp_path(), html_out.temp_path()};
+    std::vector<std::string> extra_env = {"MPLBACKEND=Agg", "PYTHONDONTWRITEBYTECODE=1"};
+    const bool debug = log_level() >= LogLevel::Debug;
+    if (debug) extra_env.push_back("DEPTHBATCH_REVIEW_TRACEBACK=1");
+    log_debug("review: ", python.exe, " (", python.origin, ") -B ", script.string());
     int status = 0;
-    const std::string said = detail::run_capture({python, "-m", "tools.review", manifest_path.string(), png_out.temp_path(),
-                                                  html_out.temp_path()},
-                                                 status, {"PYTHONPATH=" + tools, "MPLBACKEND=Agg"});
+    const std::string said = detail::run_capture(argv, status, extra_env);
     std::error_code ec;
     fs::remove(manifest_path, ec);
-    if (status != 0)
-        throw RenderError("review " + png + ": " + python + " -m tools.review failed (exit " + std::to_string(status) +
-                          "; the tools venv comes from scripts/setup, or set DEPTHBATCH_PYTHON):\n" + said);
+    const std::string all = said.substr(0, said.find_last_not_of("\n") + 1);
+    bool from_script = false;
+    const std::string line = detail::last_meaningful_line(said, from_script);
+    if (status != 0) {
+        log_debug("review: ", python.exe, " ", script.string(), " exited ", status, "; it printed:\n", all);
+        throw RenderError("review: cannot make " + png + " with " + python.origin + " (" + python.exe + "): " +
+                          (line.empty() ? "no output" : line) +
+                          (from_script || status < 0 ? "" : " (exit " + std::to_string(status) + "; -v shows all it printed)"));
+    }
+    if (!all.empty()) log_debug("review: ", script.string(), " printed:\n", all);
     png_out.publish(true);
     html_out.publish(true);
-    log_info("review: ", png, " and ", html, " (", said.substr(0, said.find_last_not_of('\n') + 1), ")");
+    log_info("review: ", png, " and ", html, " (", line, ")");
 }
 
 }  // namespace depthbatch

@@ -1,8 +1,10 @@
 """The review sheet of a depthbatch job: a contact sheet and per-frame depth statistics, as PNG and HTML.
 
-    python -m tools.review MANIFEST.json OUT.png [OUT.html]
+    python -B tools/review.py MANIFEST.json OUT.png [OUT.html]      (or python -m tools.review ...)
 
-`depthbatch review JOB` (and `pipeline.review`) writes the manifest and runs this with the tools venv. The
+`depthbatch review JOB` (and `pipeline.review`) writes the manifest and runs this file by its path with a
+Python that has matplotlib, numpy, OpenEXR and PIL; it imports nothing else of tools/, so an installed prefix
+ships this one file (P/share/depthbatch/tools/review.py). The
 manifest: {"title", "colormap", "frames": [{"frame", "plate", "depth", "status", "reason"}]}; status is
 "rendered" (the EXR exists), "failed", "skipped" or "missing", from the job's summaries when given. Everything
 is read from the files: depth.Z and the metadata depthbatch wrote (convention, units), so a sheet can be made
@@ -12,15 +14,31 @@ OUT.png: up to 12 frames spread over the shot (plate thumbnail above its depth, 
 numbers), then depth.Z's 2nd/50th/98th percentiles per frame and the frame-to-frame mean absolute difference
 (flicker) over time, failed, skipped and missing frames marked. OUT.html beside it: the same, self-contained
 (the PNG inlined) with a table per frame. Drawn with matplotlib (Agg).
+
+Errors are one line on stderr, "review: ...": exit 3 when this Python lacks one of the modules (named), 1 for
+any other error (its type and message); the traceback too when DEPTHBATCH_REVIEW_TRACEBACK is set
+(`depthbatch -v` sets it and shows it as debug output).
 """
+from __future__ import annotations  # annotations name np, which may be missing until run() says so
+
 import base64
 import html
+import importlib
 import json
+import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Dict, List, Optional
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # said in one line by run() below
+    np = None
+
+NEEDS = ("matplotlib", "numpy", "OpenEXR", "PIL")
+PIP_NAMES = "matplotlib numpy OpenEXR Pillow"
+EXIT_MISSING_MODULES = 3
 
 CONTACT_FRAMES = 12
 HAS_DEPTH = ("rendered", "skipped")   # skipped: a run found its output there already
@@ -191,8 +209,43 @@ window.addEventListener("load", function () {{
     return 0
 
 
-if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4):
+def missing_modules() -> List[str]:
+    """The modules of NEEDS this Python cannot import (a broken install counts as missing)."""
+    missing = []
+    for name in NEEDS:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - ImportError, or a module that fails while importing
+            missing.append(name)
+    return missing
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as one line: 'PATH: reason' for a file error, else 'Type: message'."""
+    if isinstance(e, OSError) and e.filename and e.strerror:
+        text = f"{e.filename}: {e.strerror}"
+    else:
+        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return " ".join(text.split())
+
+
+def run(argv: List[str]) -> int:
+    if len(argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) == 4 else None))
+        return 2
+    missing = missing_modules()
+    if missing:
+        print(f"review: cannot import {', '.join(missing)}; set DEPTHBATCH_PYTHON to a Python with "
+              f"{', '.join(NEEDS[:-1])} and {NEEDS[-1]} (pip install {PIP_NAMES})", file=sys.stderr)
+        return EXIT_MISSING_MODULES
+    try:
+        return main(Path(argv[1]), Path(argv[2]), Path(argv[3]) if len(argv) == 4 else None)
+    except Exception as e:  # noqa: BLE001 - every error is one line for depthbatch to show
+        if os.environ.get("DEPTHBATCH_REVIEW_TRACEBACK"):
+            traceback.print_exc()
+        print(f"review: {one_line(e)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv))

@@ -8,10 +8,11 @@
 //   P/lib/libtorch*.so, libc10.so, ...                 LibTorch, installed beside it
 //   P/share/depthbatch/models/fastdepth-nyu.pt         the default model
 //   P/share/depthbatch/ocio/config.ocio                the shipped OCIO config
+//   P/share/depthbatch/tools/review.py                 the review sheet's script (review.h)
 //   P/share/doc/depthbatch/                            README.md and licences
 //
-// The build tree mirrors it: build/share/depthbatch/{models,ocio} are links into the source tree, made by
-// CMake, so build/depthbatch and the test executables in build/tests/ find the same files.
+// The build tree mirrors it: build/share/depthbatch/{models,ocio,tools/review.py} are links into the source
+// tree, made by CMake, so build/depthbatch and the test executables in build/tests/ find the same files.
 #pragma once
 
 #include <filesystem>

@@ -4,9 +4,13 @@
 // marked; and the same as a self-contained HTML page beside it. Made from the files on disk (the EXRs and the
 // metadata depthbatch wrote), so it works after a farm render of many chunks.
 //
-// The sheet is drawn by tools/review.py with matplotlib, run with the tools venv: $DEPTHBATCH_PYTHON, else the
-// venv this build was configured with (CMake DEPTHBATCH_PYTHON); the script from $DEPTHBATCH_TOOLS, else the
-// source tree this build came from.
+// The sheet is drawn by tools/review.py with matplotlib. The script is found like the model
+// (install_layout.h): P/share/depthbatch/tools/review.py beside the executable (in the build tree a link to
+// tools/review.py), or in $DEPTHBATCH_TOOLS (a folder holding review.py, or a checkout); no source-tree path is
+// compiled in. The Python: $DEPTHBATCH_PYTHON, else the venv this build was configured with (CMake
+// DEPTHBATCH_PYTHON) while it exists, else python3 on PATH; it must have matplotlib, numpy, OpenEXR and PIL.
+// The script runs by its path with -B and PYTHONDONTWRITEBYTECODE=1 (no __pycache__ anywhere) and says what
+// went wrong in one "review: ..." line, which is what the RenderError shows (-v: all it printed, traceback too).
 #pragma once
 
 #include "depthbatch/job_config.h"
@@ -18,8 +22,9 @@ namespace depthbatch {
 
 /// Write the review sheet of `job` to `png` (and the .html beside it). `summaries`: JSON summaries of the job's
 /// runs (run_job.h), whose failed and skipped frames are marked with their reasons. Frames come from
-/// input.frames (else the plate frames on disk). Throws RenderError with the script's own message when the
-/// sheet cannot be made (no tools venv, matplotlib missing, an unwritable path).
+/// input.frames (else the plate frames on disk). Throws RenderError (exit 5) with the script's own one-line
+/// message when the sheet cannot be made (no Python, a module missing, the script missing, an unwritable path);
+/// nothing is published then.
 /// The sheet goes through the job's output guard (src/output_guard.h): `png` and its .html may be neither a
 /// plate frame, the job file, the model nor another output of the job, and replace only an earlier review sheet
 /// (ConfigError naming `key`, before anything is made). A job none of whose depth frames exist is an InputError

@@ -2,12 +2,14 @@
 // installed, moved elsewhere as a whole, run with no LD_LIBRARY_PATH, $OCIO or $DEPTHBATCH_DEFAULT_MODEL, it
 // renders the sample job with the default model and the shipped OCIO config found next to the binary.
 // Also: a checkout reached through a symbolic link renders the sample job (paths with `..` in the job file
-// are resolved on the file system).
+// are resolved on the file system); and the moved prefix makes a review sheet with its own script (issue 22 §8).
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
+#include <vector>
 
 using namespace depthbatch::test;
 
@@ -86,4 +88,75 @@ TEST(Install, CheckoutReachedThroughASymbolicLinkRendersTheSampleJob) {
     const auto s = run_cli({(t / "home/main/samples/sintel.toml").string(), "--frames", "1001",
                             "--output", (t / "out2/sintel.####.exr").string()});
     EXPECT_EQ(s.exit_code, 0) << s.output;
+}
+
+// Issue 22 §8: `depthbatch review` from a moved prefix uses the prefix's own share/depthbatch/tools/review.py,
+// never the checkout's tools/: no path of the source tree is compiled in (only the configured venv, which the
+// test replaces with DEPTHBATCH_PYTHON). Proved by behaviour: with PATH and PYTHONPATH free of the checkout the
+// sheet is made and -v names the prefix's script; with that script removed the review fails naming it (no
+// fallback reaches the checkout); $DEPTHBATCH_TOOLS pointing at a copy of tools/ in a temporary folder works;
+// and no __pycache__ appears under the prefix, the copy or the checkout's tools/.
+TEST(Install, RelocatedPrefixMakesTheReviewSheetWithItsOwnScript) {
+    TempDir t;
+    const auto start = fs::file_time_type::clock::now() - std::chrono::seconds(2);
+    const fs::path first = t / "software/depthbatch/0.2", moved = t / "elsewhere/depthbatch-0.2";
+    const auto inst = run_program(DEPTHBATCH_CMAKE_COMMAND, {"--install", DEPTHBATCH_BUILD_DIR, "--prefix", first.string()});
+    ASSERT_EQ(inst.exit_code, 0) << inst.output;
+    const fs::path installed_script = first / "share/depthbatch/tools/review.py";
+    ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(installed_script))) << "a copy, not a link into the checkout";
+    EXPECT_EQ(read_bytes(installed_script), read_bytes(DEPTHBATCH_SOURCE_DIR "/tools/review.py"));
+    EXPECT_EQ(list_dir(first / "share/depthbatch/tools"), std::vector<std::string>{"review.py"});
+    fs::create_directories(moved.parent_path());
+    fs::rename(first, moved);
+
+    // The tools venv by its own path (the checkout's .venv may be a link to it), the checkout nowhere on PATH.
+    const fs::path venv_python = fs::canonical(fs::path(DEPTHBATCH_TEST_PYTHON).parent_path()) / "python";
+    const std::string env = "env -u LD_LIBRARY_PATH -u OCIO -u DEPTHBATCH_DEFAULT_MODEL -u DEPTHBATCH_TOOLS -u PYTHONPATH "
+                            "PATH=/usr/bin:/bin DEPTHBATCH_PYTHON='" + venv_python.string() + "'";
+    fs::create_directories(t / "shot");
+    const fs::path job = write_job(t / "shot/shot.yaml", "input:\n  path: " +
+                                   (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                   "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
+    const fs::path bin = moved / "bin/depthbatch";
+    auto r = run_program(bin, {job.string(), "-q"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+
+    r = run_program(bin, {"review", job.string(), "--out", (t / "sheet/s.png").string(), "-v"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "review: " + venv_python.string() + " ($DEPTHBATCH_PYTHON) -B " +
+                                       (moved / "share/depthbatch/tools/review.py").string()))
+        << r.output;
+    EXPECT_FALSE(contains(r.output, DEPTHBATCH_SOURCE_DIR "/tools")) << r.output;
+    EXPECT_EQ(list_dir(t / "sheet"), (std::vector<std::string>{"s.html", "s.png"}));
+    EXPECT_EQ(file_spec(t / "sheet/s.png").width, 1800);
+    EXPECT_TRUE(contains(read_bytes(t / "sheet/s.html"), "2 of 2 frames rendered"));
+
+    // $DEPTHBATCH_TOOLS: a copy of the checkout's tools/ that nothing else points at.
+    fs::copy(DEPTHBATCH_SOURCE_DIR "/tools", t / "copied-tools", fs::copy_options::recursive);
+    std::vector<fs::path> caches;   // pytest's, if the checkout ran it
+    for (const auto& e : fs::recursive_directory_iterator(t / "copied-tools"))
+        if (e.path().filename() == "__pycache__") caches.push_back(e.path());
+    for (const fs::path& c : caches) fs::remove_all(c);
+    r = run_program(bin, {"review", job.string(), "--out", (t / "sheet2/s.png").string(), "-v"},
+                    env + " DEPTHBATCH_TOOLS='" + (t / "copied-tools").string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, " -B " + (t / "copied-tools/review.py").string())) << r.output;
+    EXPECT_EQ(list_dir(t / "sheet2"), (std::vector<std::string>{"s.html", "s.png"}));
+
+    // Without the prefix's script there is nothing to fall back on: one line naming it, exit 5, nothing made.
+    fs::remove(moved / "share/depthbatch/tools/review.py");
+    r = run_program(bin, {"review", job.string(), "--out", (t / "sheet3/s.png").string()}, env);
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_EQ(r.output, "depthbatch: error: review: " + (moved / "share/depthbatch/tools/review.py").string() +
+                            " is missing: this install is incomplete (cmake --install puts it there), or set "
+                            "DEPTHBATCH_TOOLS to a folder holding review.py\n");
+    EXPECT_FALSE(fs::exists(t / "sheet3"));
+
+    // No bytecode written anywhere: not in the prefix, not in the copy, not in the checkout's tools/.
+    for (const fs::path& root : {t.path, fs::path(DEPTHBATCH_SOURCE_DIR "/tools")})
+        for (const auto& e : fs::recursive_directory_iterator(root)) {
+            if (root == t.path) EXPECT_NE(e.path().filename(), "__pycache__") << e.path();
+            if (e.path().extension() == ".pyc" && contains(e.path().filename().string(), "review"))
+                EXPECT_LT(e.last_write_time(), start) << e.path() << " was written by this test";
+        }
 }

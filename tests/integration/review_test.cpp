@@ -96,3 +96,65 @@ TEST(Review, PageLoadsInAHeadlessBrowser) {
     EXPECT_EQ(shot.width, 1400);
     EXPECT_GT(fs::file_size(dir / "shot.png"), 50000u) << "a blank page compresses to almost nothing";
 }
+
+// A job none of whose frames were rendered: exit 3 before anything is made (no sheet, no page, no folder).
+TEST(Review, JobNeverRenderedExits3AndMakesNothing) {
+    TempDir dir;
+    const fs::path job = bedroom(dir.path, "shot");
+    auto r = run_cli({"review", job.string(), "--out", (dir / "sheet/s.png").string()});
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: review: none of the job's 9 depth frames exist (" +
+                                       (dir / "shot/out/d.####.exr").string() + "): render the job first; nothing written"))
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir / "sheet"));
+    r = run_cli({"review", job.string()});   // the default path, OUTPUT_FOLDER/JOB.review.png
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_EQ(list_dir(dir / "shot"), (std::vector<std::string>{"shot.yaml"}));
+}
+
+// A review that fails says so in one line, review.py's own, never a traceback; -v shows everything it printed.
+TEST(Review, FailureIsOneLineAndVerboseShowsTheTraceback) {
+    TempDir dir;
+    const fs::path job = bedroom(dir.path, "shot");
+    ASSERT_EQ(run_cli({job.string(), "--frames", "1001-1002", "-q"}).exit_code, 0);
+    const std::string sheet = (dir / "sheet/s.png").string();
+    fs::create_directories(dir / "sheet");
+
+    // A Python without the modules (the tools venv without its site-packages).
+    const fs::path bare = write_file(dir / "bare-python", "#!/bin/sh\nexec '" DEPTHBATCH_TEST_PYTHON "' -S \"$@\"\n");
+    fs::permissions(bare, fs::perms::owner_all);
+    auto r = run_cli({"review", job.string(), "--out", sheet}, "env DEPTHBATCH_PYTHON='" + bare.string() + "'");
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_EQ(r.output, "depthbatch: error: review: cannot make " + sheet + " with $DEPTHBATCH_PYTHON (" + bare.string() +
+                            "): cannot import matplotlib, numpy, OpenEXR, PIL; set DEPTHBATCH_PYTHON to a Python with "
+                            "matplotlib, numpy, OpenEXR and PIL (pip install matplotlib numpy OpenEXR Pillow)\n");
+    EXPECT_EQ(list_dir(dir / "sheet"), std::vector<std::string>{}) << "nothing published, no temporary left";
+
+    // An error inside the script (here a full disk while the page is made, faked by a sitecustomize).
+    fs::create_directories(dir / "stub");
+    write_file(dir / "stub/sitecustomize.py",
+               "import base64\n"
+               "def _full(*a, **k):\n"
+               "    raise OSError(28, 'No space left on device', '/stub/s.html')\n"
+               "base64.b64encode = _full\n");
+    const std::string env = "env PYTHONPATH='" + (dir / "stub").string() + "' DEPTHBATCH_PYTHON='" DEPTHBATCH_TEST_PYTHON "'";
+    r = run_cli({"review", job.string(), "--out", sheet}, env);
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_EQ(r.output, "depthbatch: error: review: cannot make " + sheet + " with $DEPTHBATCH_PYTHON (" DEPTHBATCH_TEST_PYTHON
+                        "): /stub/s.html: No space left on device\n");
+    EXPECT_EQ(list_dir(dir / "sheet"), std::vector<std::string>{});
+    r = run_cli({"review", job.string(), "--out", sheet, "-v"}, env);
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_TRUE(contains(r.output, "Traceback (most recent call last)")) << r.output;
+    EXPECT_TRUE(contains(r.output, "in _full")) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: review: cannot make " + sheet)) << r.output;
+    EXPECT_EQ(list_dir(dir / "sheet"), std::vector<std::string>{});
+
+    // A Python that is not there.
+    r = run_cli({"review", job.string(), "--out", sheet}, "env DEPTHBATCH_PYTHON=/nonexistent/python3");
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: review: cannot make " + sheet +
+                                       " with $DEPTHBATCH_PYTHON (/nonexistent/python3): /nonexistent/python3: No such file or directory"))
+        << r.output;
+    EXPECT_FALSE(contains(r.output, "Traceback")) << r.output;
+}

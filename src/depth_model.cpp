@@ -20,10 +20,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace fs = std::filesystem;
 
@@ -135,6 +139,28 @@ bool read_traced_input_size(const std::string& path, int* w, int* h) {
     return traced;
 }
 
+/// Gives the free heap back to the system when the CPU input shape is new (issue 22 §7, bench/shapes). Called by
+/// Impl::forward before a forward whose shape is not among the last 8 distinct ones, so a job of one size (or a
+/// tiled job's 2-3 shapes a frame) never pays for it. Why: each new shape makes oneDNN build and cache primitives
+/// (up to ONEDNN_PRIMITIVE_CACHE_CAPACITY, 128 in depthbatch), small blocks that stay live among the large
+/// activation buffers of that shape's forward. Those buffers are freed after it, but free() gives back only the
+/// top of a heap, so with a new size every frame they stayed resident (mallinfo2 after 60 sizes of a 2-layer
+/// conv, ~500x400: 89 MB in use, 559 MB free; primitive cache capacity 8: 87 and 86).
+/// API: glibc's malloc_trim(0) (<malloc.h>; malloc_trim(3): since glibc 2.8 it releases the whole free pages of
+/// every arena, anywhere in the heap, with madvise(MADV_DONTNEED)). oneDNN's own dnnl_set_primitive_cache_capacity
+/// (0 and back flushes the cache) cannot be called: LibTorch links oneDNN with hidden visibility (a local 't'
+/// symbol of libtorch_cpu.so 2.13, which dlsym does not see). DEPTHBATCH_MALLOC_TRIM=0 turns this off (bench/shapes'
+/// "before"); without glibc it does nothing.
+void release_free_heap() {
+#if defined(__GLIBC__)
+    static const bool off = [] {
+        const char* v = std::getenv("DEPTHBATCH_MALLOC_TRIM");
+        return v && std::strcmp(v, "0") == 0;
+    }();
+    if (!off) malloc_trim(0);
+#endif
+}
+
 }  // namespace
 
 struct DepthModel::Impl {
@@ -151,6 +177,11 @@ struct DepthModel::Impl {
     /// CUDA only: the batch's page-locked staging buffer [N,3,H,W] (infer() runs one batch at a time, and
     /// Impl::forward's synchronize ends each batch's use of it before the next overwrites it).
     mutable torch::Tensor pinned_batch;
+    /// The last 8 distinct input shapes of CPU forwards, most recently used first, and how many forwards came with
+    /// a shape not among them after the first (each calls release_free_heap; DepthModelTestSeam). Eight, so that a tiled
+    /// job's global, tile and last-tile batches (2-3 shapes a frame, every frame) never count as new.
+    mutable std::vector<std::vector<int64_t>> cpu_shapes;
+    mutable int cpu_new_shapes = 0;
 
     /// One forward on `device`; returns [N,H,W] float32 on the CPU. Throws c10::Error.
     torch::Tensor forward(torch::jit::Module& m, const torch::Tensor& cpu_batch, torch::Device dev,
@@ -269,6 +300,8 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     return m;
 }
 
+int DepthModelTestSeam::cpu_new_shapes(const DepthModel& model) { return model.impl_->cpu_new_shapes; }
+
 void DepthModelTestSeam::set_fault_injector(DepthModel& model,
                                            std::function<bool(size_t, const std::string&)> injector) {
     model.impl_->fault = std::move(injector);
@@ -295,6 +328,17 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     // block the host; the forward is queued behind it on the same stream.
     torch::Tensor x = cpu_batch.to(dev, cpu_batch.scalar_type(), /*non_blocking=*/dev.is_cuda() && cpu_batch.is_pinned());
     if (channels_last && dev == device) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    if (!dev.is_cuda()) {   // a CPU shape not among the last 8: release_free_heap
+        const auto seen = std::find_if(cpu_shapes.begin(), cpu_shapes.end(),
+                                       [&](const std::vector<int64_t>& s) { return x.sizes() == c10::IntArrayRef(s); });
+        if (seen != cpu_shapes.end()) {
+            std::rotate(cpu_shapes.begin(), seen, seen + 1);
+        } else {
+            if (!cpu_shapes.empty()) ++cpu_new_shapes, release_free_heap();
+            cpu_shapes.insert(cpu_shapes.begin(), x.sizes().vec());
+            if (cpu_shapes.size() > 8) cpu_shapes.pop_back();
+        }
+    }
     torch::jit::IValue result;
     if (precision != at::kFloat && dev.is_cuda()) {
         at::autocast::set_autocast_enabled(at::kCUDA, true);

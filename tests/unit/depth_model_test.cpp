@@ -94,6 +94,28 @@ TEST(DepthModel, OutOfMemorySplitsTheBatchThenFallsBackToCpu) {
     EXPECT_NE(log.text.str().find("running it on the CPU"), std::string::npos) << log.text.str();
 }
 
+// Issue 22 §7: the free heap is given back (release_free_heap) before a CPU forward of a new input shape only:
+// not while the shape stays, not for a shape among the last 8 (a tiled job's global and tile batches), and the
+// batch size is part of the shape.
+TEST(DepthModel, NewInputShapeReleasesTheFreeHeapOnlyWhenTheShapeIsNew) {
+    auto model = fastdepth();
+    const auto a = random_inputs(2, 64, 64, 3), b = random_inputs(1, 96, 64, 4);
+    const auto first = model->infer({&a[0]});
+    model->infer({&a[0]});
+    EXPECT_EQ(DepthModelTestSeam::cpu_new_shapes(*model), 0) << "one shape: never";
+    model->infer({&b[0]});
+    EXPECT_EQ(DepthModelTestSeam::cpu_new_shapes(*model), 1) << "96x64 is new";
+    const auto again = model->infer({&a[0]});
+    EXPECT_EQ(DepthModelTestSeam::cpu_new_shapes(*model), 1) << "64x64 is among the last 8";
+    EXPECT_EQ(max_abs_diff(first[0], again[0]), 0.0f);
+    model->infer({&a[0], &a[1]});
+    EXPECT_EQ(DepthModelTestSeam::cpu_new_shapes(*model), 2) << "[2,3,64,64] is new";
+    for (int i = 1; i <= 8; ++i) model->infer({&random_inputs(1, 64 + 32 * i, 32, 5)[0]});
+    EXPECT_EQ(DepthModelTestSeam::cpu_new_shapes(*model), 10);
+    model->infer({&b[0]});
+    EXPECT_EQ(DepthModelTestSeam::cpu_new_shapes(*model), 11) << "96x64 fell out of the last 8";
+}
+
 TEST(DepthModel, HalfPrecisionOnCpuFallsBackToFp32WithOneWarning) {
     LogCapture log;
     auto half = fastdepth(Precision::Fp16);

@@ -1,3 +1,5 @@
+// Reading a job: the located tree (job_text.h) checked against the key table's schema (job_schema.h) and read,
+// key by key with the rules between keys, into a JobConfig; load_job and parse_job.
 #include "depthbatch/job_config.h"
 
 #include "job_schema.h"
@@ -13,17 +15,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
-#include <sstream>
 
 namespace fs = std::filesystem;
 

@@ -15,10 +15,10 @@ PLATES = {  # name: (pattern under samples/, first, count)
     "bedroom": ("plates/bedroom/bedroom.####.jpg", 1001, 24),
     "carshadow": ("plates/carshadow/carshadow.####.jpg", 1001, 16),
 }
-MODES = {  # label: depth.* settings (depth.kind normalized: t in [0,1], 0 = near)
-    "frame": {"depth.kind": "normalized", "depth.normalize": "frame"},
-    "sequence": {"depth.kind": "normalized", "depth.normalize": "sequence"},
-    "sequence+stabilize": {"depth.kind": "normalized", "depth.normalize": "sequence", "depth.stabilize": True},
+MODES = {  # label: depth.* settings (depth.convention normalized: t in [0,1], 0 = near)
+    "frame": {"depth.convention": "normalized", "depth.normalize": "frame"},
+    "sequence": {"depth.convention": "normalized", "depth.normalize": "sequence"},
+    "sequence+stabilize": {"depth.convention": "normalized", "depth.normalize": "sequence", "depth.stabilize": True},
 }
 TARGET_REDUCTION = 0.40   # sequence and stabilization: >= 40% less flicker than frame
 ACCURACY_TOLERANCE = 0.02  # RMSE within 2% of frame mode
@@ -57,7 +57,7 @@ def flicker(out: Path, masks: List[np.ndarray]) -> Dict[str, float]:
 
 
 def normalize_like_depthbatch(depth: np.ndarray, lo_p: float = 2.0, hi_p: float = 98.0) -> np.ndarray:
-    """depth.kind normalized of metric depth: (d - p2) / (p98 - p2) clamped to [0, 1], 0 = near; percentiles
+    """depth.convention normalized of metric depth: (d - p2) / (p98 - p2) clamped to [0, 1], 0 = near; percentiles
     as depthbatch takes them (nearest rank on (n - 1) * p / 100 over the finite values)."""
     v = depth[np.isfinite(depth)]
     lo, hi = np.percentile(v, [lo_p, hi_p], method="nearest")
@@ -71,7 +71,7 @@ def main() -> int:
     a = p.parse_args()
     t_start = time.perf_counter()
     lines = ["depthbatch bench/flicker — temporal flicker of normalized depth, one run (not a test)"] + B.machine_lines()
-    lines += [f"model: {a.model} ({B.DEFAULT_MODEL if a.model == 'default' else a.model}); depth.kind normalized, "
+    lines += [f"model: {a.model} ({B.DEFAULT_MODEL if a.model == 'default' else a.model}); depth.convention normalized, "
               "percentiles 2/98, default processing size; flicker = mean over consecutive frame pairs of "
               "mean |depth_i - depth_(i-1)| (written depth.Z in [0,1], plate resolution)", ""]
     print("\n".join(lines), flush=True)

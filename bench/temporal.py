@@ -60,7 +60,7 @@ def main() -> int:
     p.add_argument("--model", default="default", help="model.path (default: FastDepth, metric)")
     p.add_argument("--sequence", action="append", default=[], metavar="NAME:RGB:GT:FIRST-LAST:GT_SCALE",
                    help="a further sequence: plate pattern, ground-truth pattern (####), frames, metres per GT unit")
-    p.add_argument("--window", type=int, default=8, help="depth.stabilize_window")
+    p.add_argument("--radius", type=int, default=4, help="depth.stabilize_radius: R frames on each side")
     a = p.parse_args()
     samples = B.SAMPLES
     seqs: List[Tuple[str, str, str, int, int, float]] = [
@@ -81,13 +81,13 @@ def main() -> int:
             gts = [load_gt(gt_pattern, f, scale) for f in range(first, last + 1)]
             runs = {}
             for label, settings in {"raw": {}, "stabilized": {"depth.stabilize": True,
-                                                              "depth.stabilize_window": a.window}}.items():
+                                                              "depth.stabilize_radius": a.radius}}.items():
                 t = time.perf_counter()
                 out = B.render_depth_only(work, f"{name}-{label}", rgb, frames, settings, a.model)
                 runs[label] = ([B.read_depth(out / f"depth.{f:04d}.exr").astype(np.float64)
                                 for f in range(first, last + 1)], time.perf_counter() - t)
             print(f"\n{name}: frames {frames}, {len(gts)} frames, ground truth x {scale} m, border {BORDER} px eroded, "
-                  f"stabilize_window {a.window}")
+                  f"stabilize_radius {a.radius} (window {2 * a.radius + 1})")
             for mode in ("metric", "relative"):
                 res = {}
                 for label, (preds, secs) in runs.items():

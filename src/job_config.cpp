@@ -1,26 +1,27 @@
+// Reading a job: the located tree (job_text.h) checked against the key table's schema (job_schema.h) and read,
+// key by key with the rules between keys, into a JobConfig; load_job and parse_job.
 #include "depthbatch/job_config.h"
+
+#include "job_schema.h"
+#include "job_text.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/install_layout.h"
+#include "depthbatch/job_keys.h"
 #include "depthbatch/log.h"
 
-#include <toml++/toml.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -62,318 +63,12 @@ const char* name_of(E v) {
     return "?";
 }
 
-// The schema: section -> allowed keys. One table, so unknown keys are caught in one place.
-const std::map<std::string, std::set<std::string>>& schema() {
-    static const std::map<std::string, std::set<std::string>> s = {
-        {"input", {"path", "frames", "colorspace", "part", "view", "layer", "pixel_aspect"}},
-        {"output", {"path", "overwrite", "compression", "zip_level", "channels", "existing_depth", "pixel_type", "preview"}},
-        {"model", {"path", "device", "size", "colorspace", "multiple", "kind", "units", "input_size",
-                   "fixed_size", "precision", "batch", "warmup", "freeze", "channels_last", "threads", "tiles"}},
-        {"color", {"config", "hdr", "display", "view", "look"}},
-        {"depth", {"kind", "normalize", "near_is", "near", "far", "percentiles", "stats_frames", "stats_file",
-                   "stabilize", "stabilize_window", "focal_px", "upsample", "guided_radius", "guided_epsilon",
-                   "edge_threshold"}},
-        {"pipeline", {"frames_in_flight", "threads", "report", "summary", "on_error", "grace_s", "review"}},
-    };
-    return s;
-}
-
-// Keys that hold a mapping of their own: key -> its allowed keys.
-const std::map<std::string, std::set<std::string>>& nested_schema() {
-    static const std::map<std::string, std::set<std::string>> s = {
-        {"output.preview", {"path", "colormap", "size"}},
-        {"model.tiles", {"size", "overlap"}},
-    };
-    return s;
-}
-
-std::string join(const std::set<std::string>& keys) {
-    std::string out;
-    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
-    return out;
-}
-
-// A parsed job: one YAML tree whatever the file format, plus where each key came from.
-struct Tree {
-    YAML::Node root = YAML::Node(YAML::NodeType::Map);
-    std::string origin;                          // the job file (or "<text>")
-    std::string base_dir;                        // resolves relative paths from the file
-    std::map<std::string, std::string> where;    // "model.batch" -> "job.yaml:12"
-    std::map<std::string, std::string> base;     // key -> folder its relative paths resolve against
-
-    std::string at(const std::string& key) const {
-        auto it = where.find(key);
-        return it != where.end() ? it->second : origin;
-    }
-};
-
-void record_yaml_marks(const YAML::Node& node, const std::string& prefix, Tree& tree) {
-    if (!node.IsMap()) return;
-    std::map<std::string, int> seen;  // yaml-cpp accepts repeated keys; YAML (and TOML) do not
-    for (const auto& kv : node) {
-        const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
-        const int line = kv.first.Mark().line + 1;
-        if (!seen.emplace(key, line).second)
-            throw ConfigError(tree.origin + ":" + std::to_string(line) + ": key '" + key +
-                              "' is repeated (first at line " + std::to_string(seen[key]) + ")");
-        tree.where[key] = tree.origin + ":" + std::to_string(line);
-        record_yaml_marks(kv.second, key, tree);
-    }
-}
-
-YAML::Node toml_to_yaml(const toml::node& node, const std::string& key, Tree& tree) {
-    if (!key.empty())
-        tree.where[key] = tree.origin + ":" + std::to_string(node.source().begin.line);
-    if (const auto* table = node.as_table()) {
-        YAML::Node out(YAML::NodeType::Map);
-        for (const auto& [k, v] : *table) {
-            const std::string child = key.empty() ? std::string(k.str()) : key + "." + std::string(k.str());
-            out[std::string(k.str())] = toml_to_yaml(v, child, tree);
-        }
-        return out;
-    }
-    if (const auto* array = node.as_array()) {
-        YAML::Node out(YAML::NodeType::Sequence);
-        for (const auto& v : *array) out.push_back(toml_to_yaml(v, key, tree));
-        tree.where[key] = tree.origin + ":" + std::to_string(node.source().begin.line);
-        return out;
-    }
-    std::ostringstream s;
-    if (const auto* str = node.as_string()) s << str->get();
-    else if (const auto* i = node.as_integer()) s << i->get();
-    else if (const auto* f = node.as_floating_point()) s << f->get();
-    else if (const auto* b = node.as_boolean()) s << (b->get() ? "true" : "false");
-    else throw ConfigError(tree.at(key) + ": key '" + key + "': dates and times are not job values");
-    return YAML::Node(s.str());
-}
-
-/// TOML allows characters beyond ASCII only inside strings and comments. toml++ 3.x reaches
-/// TOML_UNREACHABLE (undefined behaviour in a release build) on some of them elsewhere, e.g. a stray 'é' or
-/// 'â' after a key (found by scripts/fuzz): refuse those first, naming the line.
-void check_toml_bytes(const std::string& text, const std::string& origin) {
-    enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Code;
-    int line = 1;
-    // A quote opens a string only where TOML allows one (line start, after '=', '[', ',', '{' or '.'):
-    // in `x =0"é"` toml++ reads a bare value, so the 'é' is outside any string.
-    char last = '\n';
-    const auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char ch = text[i];
-        if (ch == '\n') {
-            ++line;
-            last = '\n';
-            if (in != In::MultiBasic && in != In::MultiLiteral) in = In::Code;  // (unterminated: toml++ says so)
-            continue;
-        }
-        switch (in) {
-        case In::Code: {
-            const bool opens = last != '\0' && std::strchr("\n=[,{.", last) != nullptr;
-            if (ch != ' ' && ch != '\t') last = ch;
-            if (ch == '#') in = In::Comment;
-            else if (opens && at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
-            else if (opens && at(i, "'''")) in = In::MultiLiteral, i += 2;
-            else if (opens && ch == '"') in = In::Basic;
-            else if (opens && ch == '\'') in = In::Literal;
-            else if (static_cast<unsigned char>(ch) >= 0x80)
-                throw ConfigError(origin + ":" + std::to_string(line) + ": TOML syntax error: a character beyond ASCII "
-                                  "outside a string or comment (quote the value: path = 'plate.####.exr')");
-            break;
-        }
-        case In::Comment: break;
-        case In::Basic:
-            if (ch == '\\') ++i;
-            else if (ch == '"') in = In::Code, last = ch;
-            break;
-        case In::Literal:
-            if (ch == '\'') in = In::Code, last = ch;
-            break;
-        case In::MultiBasic:
-            if (ch == '\\') ++i;
-            else if (at(i, "\"\"\"")) in = In::Code, i += 2, last = '"';
-            break;
-        case In::MultiLiteral:
-            if (at(i, "'''")) in = In::Code, i += 2, last = '\'';
-            break;
-        }
-    }
-}
-
-/// The 1-based number of the line holding byte `pos` of `text`.
-int line_of(const std::string& text, size_t pos) {
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(std::min(pos, text.size())), '\n'));
-}
-
-/// For a YAML syntax error on line `error_line` (1-based): the first line up to it whose indentation holds a
-/// tab, 0 if none. A tab after the indentation (`key:<TAB>value`) is not one. A blank or comment line with a
-/// tab at its start counts only as the error line itself (yaml-cpp refuses one inside a block, not at the top).
-int tab_indented_line(const std::string& text, int error_line) {
-    int line = 1;
-    for (size_t start = 0; start < text.size() && line <= error_line; ++line) {
-        const size_t nl = text.find('\n', start);
-        const std::string l = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-        const size_t content = l.find_first_not_of(" \t\r");
-        const bool tab = l.find('\t') < content;   // (npos: a blank line, all of it indentation)
-        if (tab && (line == error_line || (content != std::string::npos && l[content] != '#'))) return line;
-        if (nl == std::string::npos) break;
-        start = nl + 1;
-    }
-    return 0;
-}
-
-/// yaml-cpp events of one document: where it starts and whether it holds anything (a node other than null).
-struct DocumentProbe : YAML::EventHandler {
-    YAML::Mark start;
-    bool content = false;
-    void OnDocumentStart(const YAML::Mark& mark) override { start = mark, content = false; }
-    void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
-    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { content = true; }
-    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-        content = true;
-    }
-    void OnSequenceEnd() override {}
-    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-        content = true;
-    }
-    void OnMapEnd() override {}
-};
-
-/// YAML: the one document of a job. A second document (after `---`) would be dropped by a plain Load, so the
-/// documents are walked first (yaml-cpp's parser events) and any one past the first that holds something is an
-/// error naming the line it starts on. Not YAML::LoadAll: on a stray ',' where a document starts, yaml-cpp
-/// hands out empty documents at the same place forever (found by scripts/fuzz), and YAML::Load reads it as
-/// an empty job; a document that starts where the one before started is that, a syntax error.
-YAML::Node load_yaml_document(const std::string& text, const std::string& origin) {
-    const auto syntax_error = [&](int line, const std::string& msg) {
-        if (const int tab = tab_indented_line(text, line))
-            return ConfigError(origin + ":" + std::to_string(tab) + ": a tab character in the indentation; YAML "
-                               "indents with spaces (YAML syntax error: " + msg + ")");
-        return ConfigError(origin + ":" + std::to_string(line) + ": YAML syntax error: " + msg);
-    };
-    try {
-        std::istringstream in(text);
-        YAML::Parser parser(in);
-        DocumentProbe doc;
-        std::optional<int> last_start;   // Mark::pos of the document before
-        for (int index = 0; parser.HandleNextDocument(doc); ++index) {
-            if (last_start && doc.start.pos == *last_start) {
-                const size_t at = static_cast<size_t>(std::max(0, doc.start.pos));
-                throw syntax_error(doc.start.line + 1, "unexpected '" + printable(text.substr(at, 1)) +
-                                                           "' (a ',' outside [ ] or { }?)");
-            }
-            last_start = doc.start.pos;
-            if (index > 0 && doc.content)
-                throw ConfigError(origin + ":" + std::to_string(doc.start.line + 1) +
-                                  ": a second YAML document ('---'): a job file is one document, the rest would be "
-                                  "ignored (merge its keys into the first, or make it a job file of its own)");
-        }
-        return YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-        throw syntax_error(e.mark.line + 1, e.msg);
-    }
-}
-
-Tree parse_tree(const std::string& raw_text, const std::string& format, const std::string& origin,
-                const std::string& base_dir) {
-    Tree tree;
-    tree.origin = origin;
-    tree.base_dir = base_dir;
-    // A UTF-8 byte order mark (Windows editors write one) is not part of the job, in either format.
-    const std::string text = raw_text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? raw_text.substr(3) : raw_text;
-    if (const size_t nul = text.find('\0'); nul != std::string::npos)
-        throw ConfigError(origin + ": not a job file (a NUL byte on line " + std::to_string(line_of(text, nul)) +
-                          ": a binary file, or text saved as UTF-16; job files are UTF-8 text)");
-    if (format == "toml") {
-        check_toml_bytes(text, origin);
-        try {
-            toml::table table = toml::parse(text, origin);
-            tree.root = toml_to_yaml(table, "", tree);
-        } catch (const toml::parse_error& e) {
-            throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) +
-                              ": TOML syntax error: " + std::string(e.description()));
-        }
-    } else {
-        tree.root = load_yaml_document(text, origin);
-        if (tree.root.IsNull()) tree.root = YAML::Node(YAML::NodeType::Map);
-        if (!tree.root.IsMap()) throw ConfigError(origin + ": a job file is a mapping of sections (input, output, ...)");
-        record_yaml_marks(tree.root, "", tree);
-    }
-    return tree;
-}
-
-/// One --set "key=value" applied to the tree. The key is checked against the schema here, so an error about it
-/// names the flag ("--set key=value: ..."), never the job file; the value is checked later by the Reader, which
-/// finds "--set key=value" as the key's `where`.
-void apply_override(Tree& tree, const std::string& assignment) {
-    const auto eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0)
-        throw ConfigError("--set '" + assignment + "': expected key.path=value");
-    const std::string key = assignment.substr(0, eq);
-    const std::string value = assignment.substr(eq + 1);
-    const auto dot = key.find('.');
-    if (dot == std::string::npos)
-        throw ConfigError("--set '" + assignment + "': key must be section.key (e.g. model.device)");
-    const std::string flag = "--set " + assignment;
-    {
-        const auto sec = schema().find(key.substr(0, dot));
-        if (sec == schema().end()) {
-            std::set<std::string> sections;
-            for (const auto& kv : schema()) sections.insert(kv.first);
-            throw ConfigError(flag + ": unknown section '" + key.substr(0, dot) + "' (allowed: " + join(sections) + ")");
-        }
-        const auto inner = key.find('.', dot + 1);
-        const std::string first = key.substr(0, inner);   // section.key
-        if (!sec->second.count(first.substr(dot + 1)))
-            throw ConfigError(flag + ": unknown key '" + first + "' (allowed in '" + sec->first + "': " +
-                              join(sec->second) + ")");
-        if (inner != std::string::npos) {
-            const auto nested = nested_schema().find(first);
-            if (nested == nested_schema().end())
-                throw ConfigError(flag + ": '" + first + "' holds one value, not keys (--set " + first + "=VALUE)");
-            if (!nested->second.count(key.substr(inner + 1)))
-                throw ConfigError(flag + ": unknown key '" + key + "' (allowed in '" + first + "': " +
-                                  join(nested->second) + ")");
-        }
-    }
-    YAML::Node parsed;
-    try {
-        parsed = YAML::Load(value);
-    } catch (const YAML::Exception&) {
-        parsed = YAML::Node(value);
-    }
-    if (parsed.IsNull()) parsed = YAML::Node(value);
-    const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
-    if (tree.root[section] && !tree.root[section].IsNull() && !tree.root[section].IsMap())   // the file's error
-        throw ConfigError(tree.at(section) + ": section '" + section + "' must be a mapping of keys");
-    if (!tree.root[section] || !tree.root[section].IsMap()) {
-        tree.root[section] = YAML::Node(YAML::NodeType::Map);
-        if (!tree.where.count(section)) tree.where[section] = flag;
-    }
-    YAML::Node sec = tree.root[section];
-    if (const auto inner = leaf.find('.'); inner != std::string::npos) {   // output.preview.path=...
-        const std::string outer = leaf.substr(0, inner);
-        if (!sec[outer] || !sec[outer].IsMap()) {
-            YAML::Node map(YAML::NodeType::Map);
-            // A nested key's scalar form is its main key: "preview: p.jpg" is its path, "tiles: 1024" its size.
-            if (sec[outer] && sec[outer].IsScalar()) map[key.rfind("model.tiles", 0) == 0 ? "size" : "path"] = sec[outer];
-            else if (!tree.where.count(section + "." + outer)) tree.where[section + "." + outer] = flag;
-            sec[outer] = map;
-        }
-        YAML::Node holder = sec[outer];
-        holder[leaf.substr(inner + 1)] = parsed;
-    } else {
-        sec[leaf] = parsed;
-    }
-    tree.where[key] = flag;
-    tree.base[key] = fs::current_path().string();
-}
-
 // Typed, located access to the tree; every failure names file:line and key.
 class Reader {
 public:
-    explicit Reader(const Tree& t) : t_(t) {}
+    explicit Reader(const job_text::Tree& t) : t_(t) {}
 
+    std::string where(const std::string& key) const { return t_.at(key); }
     [[noreturn]] void fail(const std::string& key, const std::string& what) const {
         throw ConfigError(t_.at(key) + ": key '" + key + "': " + what);
     }
@@ -392,6 +87,11 @@ public:
             n.reset(child);
             start = dot + 1;
         }
+    }
+    /// The key that holds `nested` of `key` (a key holding keys, job_keys.h): `key` itself when the job gives
+    /// it as a bare scalar and `nested` is its scalar form ("output.preview: p.jpg" is output.preview.path).
+    std::string sub(const std::string& key, const std::string& nested) const {
+        return node(key).IsScalar() && nested == job_scalar_form(key) ? key : key + "." + nested;
     }
     bool has(const std::string& key) const {
         YAML::Node n = node(key);
@@ -442,7 +142,7 @@ public:
     std::string choice(const std::string& key, const std::set<std::string>& allowed, const std::string& fallback) const {
         if (!has(key)) return fallback;
         const std::string s = str(key);
-        if (!allowed.count(s)) fail(key, "'" + s + "' is not one of: " + join(allowed));
+        if (!allowed.count(s)) fail(key, "'" + s + "' is not one of: " + job_text::join(allowed));
         return s;
     }
     /// A closed option set: `value` is left as it is (the default) when the job does not set `key`.
@@ -458,7 +158,7 @@ public:
             }
             allowed.insert(name);
         }
-        fail(key, "'" + s + "' is not one of: " + join(allowed));
+        fail(key, "'" + s + "' is not one of: " + job_text::join(allowed));
     }
     /// `s` (the value of path key `key`) with a leading `~` (alone or before '/') replaced by $HOME and every
     /// `$NAME` / `${NAME}` (NAME = [A-Za-z_][A-Za-z0-9_]*) by that environment variable, in one pass (a value
@@ -545,17 +245,17 @@ public:
     }
 
 private:
-    const Tree& t_;
+    const job_text::Tree& t_;
 };
 
-void check_keys(const Tree& tree) {
+void check_keys(const job_text::Tree& tree) {
     for (const auto& section : tree.root) {
         const std::string name = section.first.Scalar();
-        auto it = schema().find(name);
-        if (it == schema().end()) {
+        auto it = job_sections().find(name);
+        if (it == job_sections().end()) {
             std::set<std::string> sections;
-            for (const auto& kv : schema()) sections.insert(kv.first);
-            throw ConfigError(tree.at(name) + ": unknown section '" + name + "' (allowed: " + join(sections) + ")");
+            for (const auto& kv : job_sections()) sections.insert(kv.first);
+            throw ConfigError(tree.at(name) + ": unknown section '" + name + "' (allowed: " + job_text::join(sections) + ")");
         }
         if (!section.second.IsMap())
             throw ConfigError(tree.at(name) + ": section '" + name + "' must be a mapping of keys");
@@ -563,14 +263,14 @@ void check_keys(const Tree& tree) {
             const std::string key = name + "." + kv.first.Scalar();
             if (!it->second.count(kv.first.Scalar()))
                 throw ConfigError(tree.at(key) + ": unknown key '" + key + "' (allowed in '" + name +
-                                  "': " + join(it->second) + ")");
-            const auto nested = nested_schema().find(key);
-            if (nested != nested_schema().end() && kv.second.IsMap())
+                                  "': " + job_text::join(it->second) + ")");
+            const auto nested = job_nested_keys().find(key);
+            if (nested != job_nested_keys().end() && kv.second.IsMap())
                 for (const auto& inner : kv.second)
                     if (!nested->second.count(inner.first.Scalar()))
                         throw ConfigError(tree.at(key + "." + inner.first.Scalar()) + ": unknown key '" + key + "." +
                                           inner.first.Scalar() + "' (allowed in '" + key + "': " +
-                                          join(nested->second) + ")");
+                                          job_text::join(nested->second) + ")");
         }
     }
 }
@@ -654,13 +354,11 @@ void read_output(const Reader& r, JobConfig& job) {
     r.option("output.pixel_type", job.output.pixel_type);
     // output.preview: a path, or {path, colormap, size}.
     if (r.has("output.preview")) {
-        if (r.node("output.preview").IsScalar()) {
-            job.output.preview.path = r.path("output.preview");
-        } else {
-            job.output.preview.path = r.path("output.preview.path");
-            job.output.preview.colormap = r.choice("output.preview.colormap", {"turbo", "viridis", "inferno"}, "turbo");
-            if (r.has("output.preview.size")) job.output.preview.size = r.integer("output.preview.size", 64, 16384);
-        }
+        const std::string path = r.sub("output.preview", "path"), colormap = r.sub("output.preview", "colormap"),
+                          size = r.sub("output.preview", "size");
+        job.output.preview.path = r.path(path);
+        job.output.preview.colormap = r.choice(colormap, {"turbo", "viridis", "inferno"}, "turbo");
+        if (r.has(size)) job.output.preview.size = r.integer(size, 64, 16384);
     }
 }
 
@@ -699,15 +397,14 @@ void read_model(const Reader& r, JobConfig& job) {
     // model.tiles: a tile size, or {size, overlap}.
     if (r.has("model.tiles")) {
         auto& t = job.model.tiles;
-        const bool nested = !r.node("model.tiles").IsScalar();
-        const std::string size_key = nested ? "model.tiles.size" : "model.tiles";
-        if (nested && !r.has(size_key)) r.fail("model.tiles", "needs size (the tile edge in plate pixels)");
+        const std::string size_key = r.sub("model.tiles", "size"), overlap_key = r.sub("model.tiles", "overlap");
+        if (!r.has(size_key)) r.fail("model.tiles", "needs size (the tile edge in plate pixels)");
         t.size = r.integer(size_key, 0, 65536);
         t.overlap = t.size / 4;
-        if (nested && r.has("model.tiles.overlap")) t.overlap = r.integer("model.tiles.overlap", 0, 65536);
+        if (r.has(overlap_key)) t.overlap = r.integer(overlap_key, 0, 65536);
         if (t.size > 0 && t.size < 32) r.fail(size_key, "a tile is at least 32 plate pixels (0 = no tiles)");
         if (t.size > 0 && 2 * t.overlap >= t.size)
-            r.fail(nested && r.has("model.tiles.overlap") ? "model.tiles.overlap" : size_key,
+            r.fail(r.has(overlap_key) ? overlap_key : size_key,
                    "the overlap (" + std::to_string(t.overlap) + " px) must be under half the tile size (" +
                        std::to_string(t.size) + " px)");
     }
@@ -730,7 +427,9 @@ void read_depth(const Reader& r, JobConfig& job) {
     r.option("depth.normalize", d.normalize);
     // A normalization without a kind means a normalized pass.
     if (d.normalize != Normalization::Raw) d.kind = DepthConvention::Normalized;
-    r.option("depth.kind", d.kind);
+    // depth.kind is the older name of depth.convention (build() refuses both at once and warns).
+    const std::string convention = r.has("depth.kind") ? "depth.kind" : "depth.convention";
+    r.option(convention, d.kind);
     if (r.has("depth.near_is")) {
         d.near_is = r.integer("depth.near_is", 0, 1);
     }
@@ -755,7 +454,9 @@ void read_depth(const Reader& r, JobConfig& job) {
     if (r.has("depth.stats_frames")) d.stats_frames = r.integer("depth.stats_frames", 1, 100000);
     if (r.has("depth.stats_file")) d.stats_file = r.path("depth.stats_file");
     if (r.has("depth.stabilize")) d.stabilize = r.boolean("depth.stabilize");
+    // Kept as the window W (run_job's stabilizer takes R = W / 2): depth.stabilize_radius R is W = 2R.
     if (r.has("depth.stabilize_window")) d.stabilize_window = r.integer("depth.stabilize_window", 1, 256);
+    if (r.has("depth.stabilize_radius")) d.stabilize_window = 2 * r.integer("depth.stabilize_radius", 1, 128);
     if (r.has("depth.focal_px")) {
         d.focal_px = r.number("depth.focal_px");
         if (!(*d.focal_px > 0)) r.fail("depth.focal_px", "must be > 0 (pixels)");
@@ -778,18 +479,16 @@ void read_depth(const Reader& r, JobConfig& job) {
     }
     if (d.normalize == Normalization::Fixed && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
     if (d.kind == DepthConvention::Normalized && d.normalize == Normalization::Raw)
-        r.fail("depth.kind", "'normalized' needs depth.normalize: frame, sequence or fixed");
+        r.fail(convention, "'normalized' needs depth.normalize: frame, sequence or fixed");
     if ((d.kind == DepthConvention::Raw || d.kind == DepthConvention::Inverse) && d.normalize != Normalization::Raw)
-        r.fail("depth.normalize", std::string("'") + option_name(d.normalize) + "' applies to depth.kind normalized "
-               "(or metric from a relative model); depth.kind is '" + option_name(d.kind) + "'");
+        r.fail("depth.normalize", std::string("'") + option_name(d.normalize) + "' applies to " + convention +
+               " normalized (or metric from a relative model); " + convention + " is '" + option_name(d.kind) + "'");
 }
 
 /// pipeline.*: threads, frames in flight, the JSON report.
 void read_pipeline(const Reader& r, JobConfig& job) {
     if (r.has("pipeline.frames_in_flight")) job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
     if (r.has("pipeline.threads")) job.pipeline.threads = r.integer("pipeline.threads", 0, 1024);
-    if (r.has("pipeline.report") && r.has("pipeline.summary"))
-        r.fail("pipeline.report", "is the older name of pipeline.summary: set one of them");
     if (r.has("pipeline.report")) job.pipeline.summary = r.path("pipeline.report");
     if (r.has("pipeline.summary")) job.pipeline.summary = r.path("pipeline.summary");
     r.option("pipeline.on_error", job.pipeline.on_error);
@@ -801,9 +500,29 @@ void read_pipeline(const Reader& r, JobConfig& job) {
     }
 }
 
-JobConfig build(const Tree& tree) {
+/// Older spellings (job_keys.h old_name_of): both at once is a mistake named as such; a deprecated one warns,
+/// once a process, naming the new key.
+void check_old_names(const Reader& r) {
+    static std::mutex mutex;
+    static std::set<std::string> warned;
+    for (const JobKey& k : job_keys()) {
+        if (!*k.old_name_of || !r.has(k.key)) continue;
+        if (r.has(k.old_name_of))
+            r.fail(k.key, std::string("is the older name of ") + k.old_name_of + ": set one of them");
+        if (!k.deprecated) continue;
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (warned.insert(k.key).second)
+            log_warning(r.where(k.key), ": key '", k.key, "' is deprecated: use ", k.old_name_of,
+                        std::string(k.key) == "depth.stabilize_window"
+                            ? " (R frames on each side; stabilize_window W is stabilize_radius W/2)"
+                            : " (same values)");
+    }
+}
+
+JobConfig build(const job_text::Tree& tree) {
     check_keys(tree);
     Reader r(tree);
+    check_old_names(r);
     JobConfig job;   // the defaults: JobConfig's member initialisers; each section overrides what the job states
     job.job_file = tree.origin;
     read_input(r, job);
@@ -836,88 +555,17 @@ std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, 
     return frames;
 }
 
-std::string output_settings_text(const JobConfig& job) {
-    std::ostringstream s;
-    s.precision(17);
-    const auto& i = job.input;
-    const auto& o = job.output;
-    const auto& m = job.model;
-    const auto& c = job.color;
-    const auto& d = job.depth;
-    const auto opt = [](const std::optional<double>& v) {
-        std::ostringstream t;
-        t.precision(17);
-        if (v) t << *v; else t << "-";
-        return t.str();
-    };
-    s << "input.path=" << i.path << "\ninput.colorspace=" << i.colorspace << "\ninput.part=" << i.part
-      << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\ninput.pixel_aspect=" << opt(i.pixel_aspect) << "\n";
-    // The shot's frames change the sequence statistics and the frames stabilization sees.
-    if (d.normalize == Normalization::Sequence || d.stabilize) s << "input.frames=" << format_frame_spec(i.frames) << "\n";
-    s << "output.compression=" << option_name(o.compression) << "\noutput.zip_level=" << o.zip_level << "\noutput.channels=" << option_name(o.channels)
-      << "\noutput.existing_depth=" << option_name(o.existing_depth) << "\noutput.pixel_type=" << option_name(o.pixel_type)
-      << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px << ","
-      << m.size.width_px << "," << m.size.height_px << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","
-      << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","
-      << m.contract.width_px.value_or(0) << "," << m.contract.height_px.value_or(0) << ","
-      << (m.contract.fixed_size ? (*m.contract.fixed_size ? "fixed" : "any") : "-") << "\n"
-      << "model.tiles=" << m.tiles.size << "," << m.tiles.overlap << "\n"
-      << "color.config=" << c.config << "\ncolor.hdr=" << option_name(c.hdr) << "\ncolor.display=" << c.display
-      << "\ncolor.view=" << c.view << "\ncolor.look=" << c.look << "\n"
-      << "depth.kind=" << option_name(d.kind) << "\ndepth.normalize=" << option_name(d.normalize)
-      << "\ndepth.near_is=" << d.near_is << "\ndepth.near=" << opt(d.near)
-      << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
-      << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
-      << "\ndepth.stabilize_window=" << d.stabilize_window
-      << "\ndepth.focal_px=" << opt(d.focal_px) << "\ndepth.upsample=" << option_name(d.upsample.method) << ","
-      << d.upsample.radius_px << "," << d.upsample.epsilon << "," << d.upsample.edge_threshold << "\n";
-    return s.str();
-}
-
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<std::string>& overrides) {
-    Tree tree = parse_tree(text, format, origin, base_dir);
-    for (const auto& o : overrides) apply_override(tree, o);
+    job_text::Tree tree = job_text::parse_tree(text, format, origin, base_dir);
+    for (const auto& o : overrides) job_text::apply_override(tree, o);
     return build(tree);
 }
 
 JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides) {
-    const fs::path p(job_path);
     std::string format;
-    std::string ext = p.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (ext == ".yaml" || ext == ".yml") format = "yaml";
-    else if (ext == ".toml") format = "toml";
-    else throw ConfigError(job_path + ": job files end in .yaml, .yml or .toml");
-    // What the name leads to is checked before it is opened: opening a FIFO waits for a writer, and a device
-    // (/dev/zero) or a huge file never ends; a job is a small regular file, read no further than kMaxJobBytes.
-    constexpr std::uintmax_t kMaxJobBytes = 4u << 20;
-    std::error_code ec;
-    const fs::file_status st = fs::status(p, ec);
-    if (!fs::exists(st)) throw ConfigError(job_path + ": job file not found");
-    if (fs::is_directory(st)) throw ConfigError(job_path + ": is a directory, not a job file");
-    if (!fs::is_regular_file(st))
-        throw ConfigError(job_path + ": not a job file (" +
-                          (fs::is_fifo(st)              ? "a FIFO (named pipe)"
-                           : fs::is_character_file(st) ? "a character device"
-                           : fs::is_block_file(st)     ? "a block device"
-                           : fs::is_socket(st)         ? "a socket"
-                                                       : "not a regular file") + ")");
-    const auto too_big = [&](const std::string& size) {
-        return ConfigError(job_path + ": not a job file (" + size + "; a job file is at most 4 MiB of text)");
-    };
-    if (const std::uintmax_t size = fs::file_size(p, ec); !ec && size > kMaxJobBytes)
-        throw too_big(std::to_string(size) + " bytes");
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw ConfigError(job_path + ": cannot open the job file (" + std::strerror(errno) + ")");
-    std::string text;
-    char chunk[65536];
-    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {   // bounded: the file may grow as it is read
-        text.append(chunk, static_cast<size_t>(in.gcount()));
-        if (text.size() > kMaxJobBytes) throw too_big("over 4 MiB");
-    }
-    if (in.bad()) throw ConfigError(job_path + ": cannot read the job file");
-    const fs::path base = fs::absolute(p).parent_path();
+    const std::string text = job_text::read_job_file(job_path, format);
+    const fs::path base = fs::absolute(fs::path(job_path)).parent_path();
     return parse_job(text, format, job_path, base.string(), overrides);
 }
 

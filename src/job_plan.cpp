@@ -50,8 +50,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
 
     ctx->model = DepthModel::load(job.model);
-    ctx->settings_sha256 = sha256_text(output_settings_text(job) + "model.precision=" +
-                                       option_name(ctx->model->precision()) + "\n");
+    ctx->settings_sha256 = sha256_text(output_settings_text(job, ctx->model->precision()));
     const ModelContract& contract = ctx->contract();
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");

@@ -6,6 +6,7 @@
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/install_layout.h"
 #include "depthbatch/job_config.h"
+#include "depthbatch/job_keys.h"
 #include "depthbatch/log.h"
 #include "depthbatch/progress.h"
 #include "depthbatch/review.h"
@@ -337,6 +338,8 @@ int main(int argc, char** argv) {
                  "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
                  "5 render failure, 6 outputs exist, 7 partial (pipeline.on_error: continue), 130 interrupted."};
     app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
+    app.add_flag_callback("--help-job", [] { std::cout << job_keys_help(); throw CLI::Success(); },
+                          "Print every job file key with its default and what it does, and exit");
     app.require_subcommand(0, 1);
 
     std::string job_path;

@@ -1,65 +1,13 @@
 // depthbatch — the job: one schema, read from YAML (.yaml/.yml) or TOML (.toml).
 //
-// Schema (README.md "Job file" is the user-facing copy). The defaults below live in one place, the member
-// initialisers of JobConfig; the parser only overrides what a job states.
-//   input.path         plate path pattern (####, %04d, $F4, @@@@)                       required
-//   input.frames       frame spec of the shot ("1001-1100", "1001-1100x2", "1001,1005")  default: on disk
-//   input.colorspace   OCIO colorspace of the plate, or "auto" (from the file type)      default auto
-//   input.part         EXR part (subimage) index or name                                 default 0
-//   input.view         multi-view EXR view name (e.g. "left")                           default: the part's
-//   input.layer        the layer whose R,G,B the model sees (e.g. "ViewLayer.DiffCol")   default: bare R,G,B,
-//                      else the only layer holding R,G,B (several: an input error listing them)
-//   input.pixel_aspect "auto" (the file's PixelAspectRatio: anamorphic plates are desqueezed for the model,
-//                      reformat.h) | "ignore" (treat pixels as square) | a number > 0    default auto
-//   output.path        output path pattern (.exr)                                        required
-//   output.overwrite   "error" | "skip" | "overwrite"                                    default error
-//   output.compression "zip" | "zips" | "piz" | "dwaa" | "none"                          default zip
-//   output.zip_level   zlib level of zip/zips: 1 (fastest to write) .. 9 (smallest)      default 4 (OpenEXR's)
-//   output.channels    "rgba" (RGBA passthrough + depth.Z) | "depth" | "all" (every input channel + depth.Z)
-//   output.existing_depth  "replace" (drop the plate's Z/depth.Z) | "rename" (keep it as depth.Z_plate/Z_plate)
-//   output.pixel_type  passthrough type: "keep" (half stays half; integer -> float) | "half" | "float"
-//   output.preview     8-bit colour-mapped previews: a path pattern, or {path, colormap: turbo | viridis |
-//                      inferno, size: long side px (default 960)} (depth_preview.h)
-//   model.path         TorchScript file, or "default" (the prepared FastDepth)           default default
-//   model.device       "auto" | "cpu" | "cuda" | "cuda:N"                               default auto
-//   model.size         processing size: "model" (the contract's), "plate" (no resize, pad only),
-//                      N (short side in px), or [width, height] in px                     default model
-//   model.colorspace / multiple / kind / units / input_size [w,h] / fixed_size
-//                      contract fields for a model file without depthbatch.json (or overriding it)
-//   model.precision    "fp32" | "fp16" | "bf16" (autocast, CUDA only)                   default fp32
-//   model.batch        frames per forward pass                                          default 1
-//   model.warmup       forward passes before the first frame (default 1 on CUDA, 0 on CPU)
-//   model.freeze       torch.jit.freeze + optimize_for_inference at load time (never saved)
-//   model.channels_last  NHWC memory format for the input and module
-//   model.threads      LibTorch intra-op threads (0 = decided by the pipeline)
-//   model.tiles        tiled detail for large plates (tiling.h): a tile size in plate px, or {size, overlap}
-//                      (overlap in plate px, default size / 4)                             default: no tiles
-//   color.config       OCIO config path; default $OCIO, else the shipped one (install_layout.h)
-//   color.hdr          "clamp" (values outside 0-1 clamp at the model input) | "view" (color.display/view)
-//   color.display / color.view / color.look   OCIO display, view and look for color.hdr: view
-//   depth.kind         "raw" (the model's output) | "metric" (m) | "inverse" (1/z) | "normalized" (0-1)
-//   depth.normalize    "raw" | "frame" | "sequence" | "fixed"
-//   depth.near_is      for normalized: 0 (near = 0, far = 1) or 1                       default 0
-//   depth.near / depth.far   fixed range or clip values (metres for metric models)
-//   depth.percentiles  [low, high] for frame/sequence ranges                            default [2, 98]
-//   depth.stats_frames frames sampled for sequence statistics                           default 16
-//   depth.stats_file   sequence statistics sidecar; default next to the output
-//   depth.stabilize    temporal stabilization, centred in time (temporal_stabilizer.h)  default false
-//   depth.stabilize_window  W: W/2 frames on each side of each frame (window 2*(W/2)+1)  default 8
-//   depth.focal_px     the plate's focal length in plate pixels (focal_mm / sensor_width_mm * plate width),
-//                      required by focal-dependent metric models (Depth Anything 3 metric)
-//   depth.upsample     "bilinear" | "guided" | "edge_hard": how depth is enlarged to the plate
-//                      (depth_upsample.h)                                                 default bilinear
-//   depth.guided_radius / depth.guided_epsilon / depth.edge_threshold   their parameters (depth_upsample.h)
-//   pipeline.frames_in_flight  frames held at once (bounds memory)                      default 2*cores
-//   pipeline.threads   worker threads for read/colour/write and LibTorch (0 = all cores)
-//   pipeline.summary   write the JSON summary (README "Summary JSON") to this path; "report" is the
-//                      older name of the same key
-//   pipeline.on_error  "stop" (no new frames after the first failure) | "continue" (render the rest;
-//                      exit 7, partial)                                                default stop
-//   pipeline.review    after the job, its review sheet (PNG + HTML, `depthbatch review`) at this path
-//   pipeline.grace_s   seconds a stop request (SIGTERM) may take: frames in flight finish if they can,
-//                      anything still running then is abandoned (temporaries removed)    default 20
+// The keys: one table, include/depthbatch/job_keys.h (src/job_keys.cpp): each key's default, doc, whether it
+// is in the settings fingerprint (and why not), older spellings. `depthbatch --help-job` prints it; README.md
+// "Job file" lists it. The defaults themselves live in one place, the member initialisers of JobConfig below;
+// the parser only overrides what a job states. Sections: input (the plate), output (the EXR and previews),
+// model (file, device, processing size, contract overrides, tiles, backend options), color (OCIO), depth (the
+// written convention, its range, stabilization, upsampling), pipeline (threads, memory, summary, errors).
+// Older names: depth.kind is depth.convention, depth.stabilize_window W is depth.stabilize_radius W/2 (both
+// warn, once), pipeline.report is pipeline.summary; a job giving both spellings is a ConfigError.
 // Relative paths resolve against the job file's folder; paths given on the command line (--output,
 // --set) resolve against the current folder.
 // Path keys (input.path, output.path, output.preview(.path), model.path, color.config, depth.stats_file,
@@ -91,7 +39,7 @@ enum class ExistingDepth { Replace, Rename };                     ///< output.ex
 enum class PassthroughType { Keep, Half, Float };                 ///< output.pixel_type
 enum class Precision { Fp32, Fp16, Bf16 };                        ///< model.precision
 enum class HdrMode { Clamp, View };                               ///< color.hdr
-enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.kind: what depth.Z holds
+enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
 enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
 enum class OnError { Stop, Continue };                            ///< pipeline.on_error
 
@@ -179,7 +127,8 @@ struct JobConfig {
     } color;
 
     struct Depth {
-        DepthConvention kind = DepthConvention::Raw;  ///< a job that sets only depth.normalize (not raw)
+        DepthConvention kind = DepthConvention::Raw;  ///< depth.convention (older name depth.kind); a job
+                                                      ///< that sets only depth.normalize (not raw)
                                                       ///< gets Normalized (parse_job)
         Normalization normalize = Normalization::Raw;
         int near_is = 0;                 ///< normalized: value written at the near end (0 or 1)
@@ -188,7 +137,8 @@ struct JobConfig {
         int stats_frames = 16;
         std::string stats_file;          ///< absolute path, "" = next to the output
         bool stabilize = false;
-        int stabilize_window = 8;        ///< W: W / 2 frames on each side
+        int stabilize_window = 8;        ///< W: R = W / 2 frames on each side; depth.stabilize_radius R
+                                         ///< is stored as W = 2R (depth.stabilize_window is its older name)
         std::optional<double> focal_px;  ///< plate focal length in plate pixels
         UpsampleSettings upsample;       ///< depth.upsample, guided_radius, guided_epsilon, edge_threshold
     } depth;
@@ -216,13 +166,14 @@ struct JobConfig {
 /// bad chunk index.
 std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, const std::vector<int>& shot);
 
-/// Every job setting that changes what an output EXR holds, one "key=value" per line in a fixed order (for
-/// the settings fingerprint that `--skip-existing` checks, exr metadata depthbatch/settings_sha256). Left
-/// out: paths of where things go (output.path, stats and summary files), threads, batch, device, warm-up
-/// and the render selection, which change how and where frames are made, not their values; and
-/// model.precision, whose effect depends on the device (fp16 asked of a CPU runs fp32): run_job adds the
-/// precision in force.
+/// Every job setting that changes what an output EXR holds, one "key=value" per line in the key table's order
+/// (job_keys.h: every key marked there as changing the pixels; the others say why not), for the settings
+/// fingerprint that `--skip-existing` checks (exr metadata depthbatch/settings_sha256). Left out: paths of
+/// where things go (output.path, stats and summary files), threads, batch, device, warm-up and the render
+/// selection, which change how and where frames are made, not their values. Its last line is model.precision
+/// as the job asks; the fingerprint has the precision in force (fp16 asked of a CPU runs fp32): the overload.
 std::string output_settings_text(const JobConfig& job);
+std::string output_settings_text(const JobConfig& job, Precision in_force);
 
 /// Read and validate a job file, then apply `overrides` ("key.path=value", the CLI's --set; values
 /// are read as YAML scalars or flow sequences). Throws ConfigError naming file, line and key for: an

@@ -102,6 +102,27 @@ TEST(BadInput, WrongTypeNamesKey) {
     EXPECT_TRUE(contains(flag.output, "--frames")) << flag.output;
 }
 
+// --help-job lists every key (the key table); the older names depth.kind and depth.stabilize_window still work,
+// with a warning naming the new key, and both spellings of one key at once are a configuration error.
+TEST(BadInput, OlderKeyNamesWarnAndHelpJobListsTheKeys) {
+    const auto help = run_cli({"--help-job"});
+    EXPECT_EQ(help.exit_code, 0) << help.output;
+    for (const char* key : {"input.path", "depth.convention", "depth.stabilize_radius", "output.preview.colormap"})
+        EXPECT_TRUE(contains(help.output, key)) << key << "\n" << help.output;
+    EXPECT_TRUE(contains(help.output, "deprecated: use depth.convention")) << help.output;
+    Scene s;
+    const auto both = run_cli({s.job("", "pmean.pt", "depth: {kind: inverse, convention: inverse}\n").string()});
+    EXPECT_EQ(both.exit_code, kConfig) << both.output;
+    EXPECT_TRUE(contains(both.output, "'depth.kind': is the older name of depth.convention: set one of them")) << both.output;
+    EXPECT_TRUE(s.outputs().empty());
+    const auto old = run_cli({s.job().string(), "--dry-run", "--set", "depth.stabilize_window=4", "-q"});
+    EXPECT_EQ(old.exit_code, 0) << old.output;
+    const std::string warning = "--set depth.stabilize_window=4: key 'depth.stabilize_window' is deprecated: use "
+                                "depth.stabilize_radius";
+    EXPECT_TRUE(contains(old.output, warning)) << old.output;
+    EXPECT_EQ(old.output.find(warning), old.output.rfind(warning)) << "once\n" << old.output;
+}
+
 TEST(BadInput, ModelThatIsNotTorchScript) {
     Scene s;
     write_file(s.dir / "notes.pt", "this is not a model\n");

@@ -251,62 +251,8 @@ TEST(JobConfig, FullTomlJob) {
     expect_full_job(j);
 }
 
-TEST(JobConfig, YamlAndTomlGiveEqualFields) {
-    const JobConfig y = yaml(kFullYaml), t = toml(kFullToml);
-    EXPECT_EQ(y.input.path, t.input.path);
-    EXPECT_EQ(y.input.frames, t.input.frames);
-    EXPECT_EQ(y.input.colorspace, t.input.colorspace);
-    EXPECT_EQ(y.input.part, t.input.part);
-    EXPECT_EQ(y.input.view, t.input.view);
-    EXPECT_EQ(y.input.layer, t.input.layer);
-    EXPECT_EQ(y.output.path, t.output.path);
-    EXPECT_EQ(y.output.overwrite, t.output.overwrite);
-    EXPECT_EQ(y.output.compression, t.output.compression);
-    EXPECT_EQ(y.output.channels, t.output.channels);
-    EXPECT_EQ(y.output.existing_depth, t.output.existing_depth);
-    EXPECT_EQ(y.output.pixel_type, t.output.pixel_type);
-    EXPECT_EQ(y.model.path, t.model.path);
-    EXPECT_EQ(y.model.device, t.model.device);
-    EXPECT_EQ(y.model.size.mode, t.model.size.mode);
-    EXPECT_EQ(y.model.size.short_side_px, t.model.size.short_side_px);
-    EXPECT_EQ(y.model.size.width_px, t.model.size.width_px);
-    EXPECT_EQ(y.model.size.height_px, t.model.size.height_px);
-    EXPECT_EQ(y.model.contract.colorspace, t.model.contract.colorspace);
-    EXPECT_EQ(y.model.contract.multiple, t.model.contract.multiple);
-    EXPECT_EQ(y.model.contract.kind, t.model.contract.kind);
-    EXPECT_EQ(y.model.contract.units, t.model.contract.units);
-    EXPECT_EQ(y.model.contract.width_px, t.model.contract.width_px);
-    EXPECT_EQ(y.model.contract.height_px, t.model.contract.height_px);
-    EXPECT_EQ(y.model.contract.fixed_size, t.model.contract.fixed_size);
-    EXPECT_EQ(y.model.precision, t.model.precision);
-    EXPECT_EQ(y.model.batch, t.model.batch);
-    EXPECT_EQ(y.model.warmup, t.model.warmup);
-    EXPECT_EQ(y.model.freeze, t.model.freeze);
-    EXPECT_EQ(y.model.channels_last, t.model.channels_last);
-    EXPECT_EQ(y.model.threads, t.model.threads);
-    EXPECT_EQ(y.color.config, t.color.config);
-    EXPECT_EQ(y.color.hdr, t.color.hdr);
-    EXPECT_EQ(y.color.display, t.color.display);
-    EXPECT_EQ(y.color.view, t.color.view);
-    EXPECT_EQ(y.color.look, t.color.look);
-    EXPECT_EQ(y.depth.kind, t.depth.kind);
-    EXPECT_EQ(y.depth.normalize, t.depth.normalize);
-    EXPECT_EQ(y.depth.near_is, t.depth.near_is);
-    EXPECT_EQ(y.depth.near, t.depth.near);
-    EXPECT_EQ(y.depth.far, t.depth.far);
-    EXPECT_EQ(y.depth.percentile_low, t.depth.percentile_low);
-    EXPECT_EQ(y.depth.percentile_high, t.depth.percentile_high);
-    EXPECT_EQ(y.depth.stats_frames, t.depth.stats_frames);
-    EXPECT_EQ(y.depth.stats_file, t.depth.stats_file);
-    EXPECT_EQ(y.depth.stabilize, t.depth.stabilize);
-    EXPECT_EQ(y.depth.stabilize_window, t.depth.stabilize_window);
-    EXPECT_EQ(y.pipeline.frames_in_flight, t.pipeline.frames_in_flight);
-    EXPECT_EQ(y.pipeline.threads, t.pipeline.threads);
-    EXPECT_EQ(y.pipeline.summary, t.pipeline.summary);
-    EXPECT_EQ(y.pipeline.on_error, t.pipeline.on_error);
-    EXPECT_EQ(y.pipeline.grace_s, t.pipeline.grace_s);
-    EXPECT_EQ(y.render.frames, t.render.frames);
-}
+// YAML and TOML giving equal jobs, key by key, is generated from the key table: job_keys_test.cpp
+// (JobConfigKeys.EachKeyChangesTheFingerprintIffItChangesThePixels).
 
 TEST(JobConfig, DefaultsOfAMinimalJob) {
     const JobConfig j = yaml(kMinimalYaml);

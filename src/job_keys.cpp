@@ -1,0 +1,321 @@
+// The job key table (job_keys.h) and what is generated from it: the schema (job_schema.h), the settings
+// fingerprint (output_settings_text), the statistics settings, --help-job.
+#include "depthbatch/job_keys.h"
+
+#include "job_schema.h"
+
+#include "depthbatch/frame_sequence.h"
+#include "depthbatch/model_contract.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+namespace depthbatch {
+namespace {
+
+using Value = std::string (*)(const JobConfig&);
+
+// A number as the fingerprint has always written it (17 significant digits), an unset one as "-".
+std::string num(double v) {
+    std::ostringstream s;
+    s.precision(17);
+    s << v;
+    return s.str();
+}
+std::string opt(const std::optional<double>& v) { return v ? num(*v) : "-"; }
+
+JobKey px(const char* key, const char* def, const char* doc, const char* example, const char* line, Value value) {
+    JobKey k;
+    k.key = key, k.default_text = def, k.doc = doc, k.example = example, k.fingerprint = line, k.value = value;
+    return k;
+}
+JobKey np(const char* key, const char* def, const char* doc, const char* example, const char* why, Value value) {
+    JobKey k;
+    k.key = key, k.default_text = def, k.doc = doc, k.example = example, k.not_pixels = why, k.value = value;
+    return k;
+}
+JobKey stats(JobKey k) { return k.affects_stats = true, k; }
+JobKey scalar(const char* nested, JobKey k) { return k.scalar_form = nested, k; }
+JobKey old_name_of(const char* key, bool deprecated, JobKey k) { return k.old_name_of = key, k.deprecated = deprecated, k; }
+JobKey when(bool (*condition)(const JobConfig&), JobKey k) { return k.fingerprint_if = condition, k; }
+
+#define V(expr) [](const JobConfig& j) -> std::string { return expr; }
+
+// Shared fingerprint lines: one value for all of their keys (the text of depthbatch 0.3, unchanged).
+std::string size_line(const JobConfig& j) {
+    const ProcessingSize& s = j.model.size;
+    return std::to_string(static_cast<int>(s.mode)) + "," + std::to_string(s.short_side_px) + "," +
+           std::to_string(s.width_px) + "," + std::to_string(s.height_px);
+}
+std::string contract_line(const JobConfig& j) {
+    const ContractOverrides& c = j.model.contract;
+    return c.colorspace.value_or("-") + "," + std::to_string(c.multiple.value_or(0)) + "," +
+           (c.kind ? depth_kind_name(*c.kind) : "-") + "," + c.units.value_or("-") + "," +
+           std::to_string(c.width_px.value_or(0)) + "," + std::to_string(c.height_px.value_or(0)) + "," +
+           (c.fixed_size ? (*c.fixed_size ? "fixed" : "any") : "-");
+}
+std::string tiles_line(const JobConfig& j) { return std::to_string(j.model.tiles.size) + "," + std::to_string(j.model.tiles.overlap); }
+std::string upsample_line(const JobConfig& j) {
+    const UpsampleSettings& u = j.depth.upsample;
+    return std::string(option_name(u.method)) + "," + num(u.radius_px) + "," + num(u.epsilon) + "," + num(u.edge_threshold);
+}
+// The shot's frames change the sequence statistics and the frames stabilization sees; otherwise a frame is
+// made from its own plate alone.
+bool frames_matter(const JobConfig& j) { return j.depth.normalize == Normalization::Sequence || j.depth.stabilize; }
+
+const char* const kWhere = "where or how files are written, not what a frame holds";
+const char* const kHow = "how (threads, batches, memory) frames are made, not their values";
+const char* const kPreview = "previews are files of their own; the EXR does not change";
+
+std::vector<JobKey> make_table() {
+    return {
+        // ---- input: the plate
+        stats(px("input.path", "(required)", "plate path pattern: ####, %04d, $F4 or @@@@", "other/plate.####.exr",
+                 "input.path", V(j.input.path))),
+        stats(px("input.colorspace", "auto", "OCIO colorspace of the plate; auto: float EXR -> scene_linear, 8/16-bit -> sRGB",
+                 "ACEScg", "input.colorspace", V(j.input.colorspace))),
+        stats(px("input.part", "0", "EXR part (subimage) index or name", "1", "input.part", V(j.input.part))),
+        stats(px("input.view", "the part's", "multi-view EXR view name (e.g. left)", "left", "input.view", V(j.input.view))),
+        stats(px("input.layer", "bare R,G,B, else the only layer holding them",
+                 "the layer whose R,G,B the model sees (e.g. ViewLayer.DiffCol)", "ViewLayer.DiffCol", "input.layer",
+                 V(j.input.layer))),
+        stats(px("input.pixel_aspect", "auto",
+                 "auto (the file's PixelAspectRatio: anamorphic plates are desqueezed for the model) | ignore (square) | "
+                 "a number > 0", "2", "input.pixel_aspect", V(opt(j.input.pixel_aspect)))),
+        stats(when(frames_matter, px("input.frames", "the frames on disk",
+                                     "frame spec of the shot: 1001-1100, 1001-1100x2, 1001,1005,1010-1020 (in the "
+                                     "fingerprint where it changes values: normalize sequence, stabilize)",
+                                     "1001-1010", "input.frames", V(format_frame_spec(j.input.frames))))),
+        // ---- output: the EXR
+        np("output.path", "(required)", "output path pattern (.exr)", "elsewhere/d.####.exr", kWhere, V(j.output.path)),
+        np("output.overwrite", "error", "error | skip (render only missing or stale frames) | overwrite", "skip", kWhere,
+           V(option_name(j.output.overwrite))),
+        px("output.compression", "zip", "zip | zips | piz | dwaa | none", "piz", "output.compression",
+           V(option_name(j.output.compression))),
+        px("output.zip_level", "4", "zip/zips: zlib level 1 (fastest to write) .. 9 (smallest); 4 is OpenEXR's", "9",
+           "output.zip_level", V(std::to_string(j.output.zip_level))),
+        px("output.channels", "rgba", "rgba (RGBA passthrough + depth.Z) | depth | all (every input channel + depth.Z)",
+           "depth", "output.channels", V(option_name(j.output.channels))),
+        px("output.existing_depth", "replace",
+           "replace (drop the plate's Z/depth.Z) | rename (keep it as depth.Z_plate/Z_plate)", "rename",
+           "output.existing_depth", V(option_name(j.output.existing_depth))),
+        px("output.pixel_type", "keep", "passthrough type: keep (half stays half; integer -> float) | half | float",
+           "float", "output.pixel_type", V(option_name(j.output.pixel_type))),
+        scalar("path", np("output.preview", "none",
+                          "8-bit colour-mapped previews: a path pattern (its path), or {path, colormap, size}",
+                          "previews/p.####.jpg", kPreview, V(j.output.preview.path))),
+        np("output.preview.path", "none", "preview path pattern (.jpg, .png, .tif)", "previews/p.####.jpg", kPreview,
+           V(j.output.preview.path)),
+        np("output.preview.colormap", "turbo", "turbo | viridis | inferno", "viridis", kPreview, V(j.output.preview.colormap)),
+        np("output.preview.size", "960", "long side in px (never enlarged)", "480", kPreview,
+           V(std::to_string(j.output.preview.size))),
+        // ---- model
+        stats(px("model.path", "default", "TorchScript file, or default (the prepared FastDepth)", "models/other.pt",
+                 "model.path", V(j.model.path))),
+        np("model.device", "auto", "auto | cpu | cuda | cuda:N", "cpu",
+           "which device computes; the precision in force (model.precision) is fingerprinted", V(j.model.device)),
+        stats(px("model.size", "model",
+                 "processing size: model (the contract's) | plate (no resize, pad only) | N (short side in px) | "
+                 "[width, height] in px", "518", "model.size", V(size_line(j)))),
+        stats(px("model.colorspace", "the contract's", "contract field (a model without depthbatch.json, or overriding "
+                 "it): the colorspace the model takes", "ACEScg", "model.contract", V(contract_line(j)))),
+        stats(px("model.multiple", "the contract's", "contract field: input sides are a multiple of this (px)", "32",
+                 "model.contract", V(contract_line(j)))),
+        stats(px("model.kind", "the contract's", "contract field: metric_depth | relative_inverse_depth | relative_depth",
+                 "relative_depth", "model.contract", V(contract_line(j)))),
+        stats(px("model.units", "the contract's", "contract field: the output's units (m for metric_depth)", "mm",
+                 "model.contract", V(contract_line(j)))),
+        stats(px("model.input_size", "the contract's", "contract field: [width, height] in px", "[640, 480]",
+                 "model.contract", V(contract_line(j)))),
+        stats(px("model.fixed_size", "the contract's", "contract field: the model takes input_size only", "true",
+                 "model.contract", V(contract_line(j)))),
+        stats(scalar("size", px("model.tiles", "no tiles",
+                                "tiled detail for large plates: a tile size in plate px (its size), or {size, overlap}",
+                                "1024", "model.tiles", V(tiles_line(j))))),
+        stats(px("model.tiles.size", "0 (no tiles)", "tile edge in plate px (at least 32)", "1024", "model.tiles",
+                 V(tiles_line(j)))),
+        stats(px("model.tiles.overlap", "size / 4", "overlap of neighbouring tiles in plate px (under half the size)",
+                 "64", "model.tiles", V(tiles_line(j)))),
+        np("model.batch", "1", "frames per forward pass", "4", kHow, V(std::to_string(j.model.batch))),
+        np("model.warmup", "1 on CUDA, 0 on CPU", "forward passes before the first frame", "2",
+           "passes before the first frame, whose results are dropped", V(std::to_string(j.model.warmup))),
+        np("model.freeze", "false", "torch.jit.freeze + optimize_for_inference at load time (never saved)", "true",
+           "the same module, optimised at load time", V(std::string(j.model.freeze ? "true" : "false"))),
+        np("model.channels_last", "false", "NHWC memory format for the input and module", "true",
+           "a memory layout, not a computation", V(std::string(j.model.channels_last ? "true" : "false"))),
+        np("model.threads", "0 (the pipeline decides)", "LibTorch intra-op threads", "2", kHow,
+           V(std::to_string(j.model.threads))),
+        // ---- color
+        stats(px("color.config", "$OCIO, else the shipped one", "OCIO config path", "ocio/other.ocio", "color.config",
+                 V(j.color.config))),
+        stats(px("color.hdr", "clamp", "clamp (values outside 0-1 clamp at the model input) | view (color.display/view)",
+                 "view", "color.hdr", V(option_name(j.color.hdr)))),
+        stats(px("color.display", "", "OCIO display for color.hdr: view", "ACES", "color.display", V(j.color.display))),
+        stats(px("color.view", "", "OCIO view for color.hdr: view", "Raw", "color.view", V(j.color.view))),
+        stats(px("color.look", "", "OCIO look for color.hdr: view", "Neutral", "color.look", V(j.color.look))),
+        // ---- depth: what depth.Z holds
+        px("depth.convention", "raw (normalized when only depth.normalize is set)",
+           "what depth.Z holds: raw (the model's output) | metric (m) | inverse (1/z) | normalized (0-1)", "metric",
+           "depth.kind", V(option_name(j.depth.kind))),
+        old_name_of("depth.convention", true,
+                    px("depth.kind", "raw", "older name of depth.convention", "metric", "depth.kind",
+                       V(option_name(j.depth.kind)))),
+        px("depth.normalize", "raw", "where the range comes from: raw | frame | sequence | fixed", "frame",
+           "depth.normalize", V(option_name(j.depth.normalize))),
+        px("depth.near_is", "0", "normalized: 0 (near = 0, far = 1) or 1", "1", "depth.near_is",
+           V(std::to_string(j.depth.near_is))),
+        px("depth.near", "none", "fixed range or clip values, with depth.far (metres for metric models)", "0.5",
+           "depth.near", V(opt(j.depth.near))),
+        px("depth.far", "none", "see depth.near", "50", "depth.far", V(opt(j.depth.far))),
+        stats(px("depth.percentiles", "[2, 98]", "[low, high] for frame/sequence ranges", "[5, 95]", "depth.percentiles",
+                 V(num(j.depth.percentile_low) + "," + num(j.depth.percentile_high)))),
+        stats(px("depth.stats_frames", "16", "frames sampled for sequence statistics", "32", "depth.stats_frames",
+                 V(std::to_string(j.depth.stats_frames)))),
+        np("depth.stats_file", "next to the output", "sequence statistics sidecar path", "stats/shot.json", kWhere,
+           V(j.depth.stats_file)),
+        px("depth.stabilize", "false", "temporal stabilization, centred in time (flicker out, no lag)", "true",
+           "depth.stabilize", V(std::string(j.depth.stabilize ? "centred" : "0"))),
+        px("depth.stabilize_radius", "4", "stabilization: R frames on each side of each frame, a window of 2R+1", "2",
+           "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window))),
+        old_name_of("depth.stabilize_radius", true,
+                    px("depth.stabilize_window", "8", "older name: W means depth.stabilize_radius W/2", "4",
+                       "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window)))),
+        px("depth.focal_px", "none",
+           "the plate's focal length in plate px (focal_mm / sensor_width_mm x plate width), for focal-dependent "
+           "metric models", "1200", "depth.focal_px", V(opt(j.depth.focal_px))),
+        px("depth.upsample", "bilinear", "how depth reaches the plate's size: bilinear | guided | edge_hard", "guided",
+           "depth.upsample", V(upsample_line(j))),
+        px("depth.guided_radius", "0 (two model pixels)", "guided: window radius in plate px (0 .. 1024)", "8",
+           "depth.upsample", V(upsample_line(j))),
+        px("depth.guided_epsilon", "1e-4", "guided: epsilon in squared luma (> 0, <= 1)", "0.01", "depth.upsample",
+           V(upsample_line(j))),
+        px("depth.edge_threshold", "0.05", "edge_hard: the depth jump that is an edge, a fraction of the range", "0.2",
+           "depth.upsample", V(upsample_line(j))),
+        // ---- pipeline
+        np("pipeline.frames_in_flight", "2 x threads", "frames held at once (bounds memory)", "4", kHow,
+           V(std::to_string(j.pipeline.frames_in_flight))),
+        np("pipeline.threads", "0 (all cores)", "worker threads for read/colour/write and LibTorch", "2", kHow,
+           V(std::to_string(j.pipeline.threads))),
+        np("pipeline.summary", "none", "write the JSON summary (README \"Summary JSON\") to this path",
+           "reports/shot.json", kWhere, V(j.pipeline.summary)),
+        old_name_of("pipeline.summary", false,
+                    np("pipeline.report", "none", "older name of pipeline.summary", "reports/shot.json", kWhere,
+                       V(j.pipeline.summary))),
+        np("pipeline.on_error", "stop", "stop (no new frames after a failure) | continue (render the rest; exit 7)",
+           "continue", "which frames are made after a failure, not what they hold", V(option_name(j.pipeline.on_error))),
+        np("pipeline.review", "none", "after the job, its review sheet (PNG + HTML) at this path", "review/shot.png",
+           kWhere, V(j.pipeline.review)),
+        np("pipeline.grace_s", "20", "seconds a stop request (SIGTERM) may take before frames in flight are abandoned",
+           "45", "how long a stop may take", V(num(j.pipeline.grace_s))),
+        // ---- last, as run_job has always written it: the precision the model runs at
+        stats(px("model.precision", "fp32",
+                 "fp32 | fp16 | bf16 (autocast, CUDA only; the fingerprint has the precision in force)", "fp16",
+                 "model.precision", V(option_name(j.model.precision)))),
+    };
+}
+#undef V
+
+std::string lines_of(const JobConfig& job, bool (*include)(const JobKey&)) {
+    std::string out;
+    std::set<std::string> written;
+    for (const JobKey& k : job_keys()) {
+        if (!include(k) || !written.insert(k.fingerprint).second) continue;
+        if (k.fingerprint_if && !k.fingerprint_if(job)) continue;
+        out += std::string(k.fingerprint) + "=" + k.value(job) + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+const std::vector<JobKey>& job_keys() {
+    static const std::vector<JobKey> table = make_table();
+    return table;
+}
+
+const JobKey* find_job_key(const std::string& key) {
+    for (const JobKey& k : job_keys())
+        if (key == k.key) return &k;
+    return nullptr;
+}
+
+const std::map<std::string, std::set<std::string>>& job_sections() {
+    static const auto sections = [] {
+        std::map<std::string, std::set<std::string>> s;
+        for (const JobKey& k : job_keys()) {
+            const std::string key = k.key;
+            const auto dot = key.find('.');
+            if (key.find('.', dot + 1) == std::string::npos) s[key.substr(0, dot)].insert(key.substr(dot + 1));
+        }
+        return s;
+    }();
+    return sections;
+}
+
+const std::map<std::string, std::set<std::string>>& job_nested_keys() {
+    static const auto nested = [] {
+        std::map<std::string, std::set<std::string>> s;
+        for (const JobKey& k : job_keys()) {
+            const std::string key = k.key;
+            const auto inner = key.find('.', key.find('.') + 1);
+            if (inner != std::string::npos) s[key.substr(0, inner)].insert(key.substr(inner + 1));
+        }
+        return s;
+    }();
+    return nested;
+}
+
+const char* job_scalar_form(const std::string& key) {
+    const JobKey* k = find_job_key(key);
+    return k ? k->scalar_form : "";
+}
+
+std::string output_settings_text(const JobConfig& job) {
+    return lines_of(job, [](const JobKey& k) { return k.affects_pixels(); });
+}
+
+std::string output_settings_text(const JobConfig& job, Precision in_force) {
+    JobConfig j = job;
+    j.model.precision = in_force;
+    return output_settings_text(j);
+}
+
+std::string stats_settings_text(const JobConfig& job) {
+    return lines_of(job, [](const JobKey& k) { return k.affects_stats; });
+}
+
+std::string job_settings_text(const JobConfig& job) {
+    std::string out;
+    for (const JobKey& k : job_keys()) out += std::string(k.key) + "=" + k.value(job) + "\n";
+    return out;
+}
+
+std::string job_keys_help() {
+    std::ostringstream s;
+    s << "Job file keys (YAML or TOML, one schema; README.md \"Job file\"). Nested keys (a.b.c) go in a mapping:\n"
+         "output: {preview: {path: p.####.jpg, size: 480}}; a bare value sets the one named.\n"
+         "* = not in the settings fingerprint (--skip-existing keeps outputs made with other values).\n";
+    std::vector<std::string> sections;   // in the order the table first names them
+    for (const JobKey& k : job_keys()) {
+        const std::string key = k.key, section = key.substr(0, key.find('.'));
+        if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(section);
+    }
+    for (const std::string& section : sections) {
+        s << "\n" << section << ":\n";
+        for (const JobKey& k : job_keys()) {
+            const std::string key = k.key;
+            if (key.compare(0, section.size() + 1, section + ".") != 0) continue;
+            std::string doc = k.doc;
+            if (k.holds_keys()) doc += " (a bare value is its " + std::string(k.scalar_form) + ")";
+            if (*k.old_name_of) doc += k.deprecated ? " (deprecated: use " + std::string(k.old_name_of) + ")" : "";
+            if (std::string(k.default_text) == "(required)") doc += "; required";
+            else if (*k.default_text) doc += std::string("; default: ") + k.default_text;
+            s << "  " << (k.affects_pixels() ? " " : "*") << std::left << std::setw(26) << key << " " << doc << "\n";
+        }
+    }
+    return s.str();
+}
+
+}  // namespace depthbatch

@@ -1,0 +1,49 @@
+// depthbatch — the job's text (internal to src/): a job file or string, YAML or TOML, becomes one located
+// YAML tree (every key with the file:line it came from), and --set overrides are applied to it. What the keys
+// mean, and which are allowed, is the key table's (job_keys.cpp, job_schema.h); reading the tree into a
+// JobConfig is job_config.cpp's.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace depthbatch::job_text {
+
+// A parsed job: one YAML tree whatever the file format, plus where each key came from.
+struct Tree {
+    YAML::Node root = YAML::Node(YAML::NodeType::Map);
+    std::string origin;                          // the job file (or "<text>")
+    std::string base_dir;                        // resolves relative paths from the file
+    std::map<std::string, std::string> where;    // "model.batch" -> "job.yaml:12"
+    std::map<std::string, std::string> base;     // key -> folder its relative paths resolve against
+
+    std::string at(const std::string& key) const {
+        auto it = where.find(key);
+        return it != where.end() ? it->second : origin;
+    }
+};
+
+/// "a, b, c": the allowed keys or sections in messages.
+std::string join(const std::set<std::string>& keys);
+
+/// `text` (UTF-8, a leading BOM dropped) in `format` ("yaml" or "toml") as a located tree. Throws ConfigError
+/// naming origin:line for a syntax error, a NUL byte, a repeated key, a second YAML document, a TOML date, and
+/// (TOML) a byte beyond ASCII outside a string or comment (check_toml_bytes).
+Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin, const std::string& base_dir);
+
+/// TOML allows characters beyond ASCII only inside strings and comments: throws ConfigError naming the line
+/// of one elsewhere (toml++ 3.x reaches undefined behaviour on some of them).
+void check_toml_bytes(const std::string& text, const std::string& origin);
+
+/// One --set "key=value" applied to the tree (the key checked against the schema here, the value later).
+void apply_override(Tree& tree, const std::string& assignment);
+
+/// The text of job file `job_path` and its format ("yaml" or "toml", from the extension in any case). Throws
+/// ConfigError for a wrong extension, a missing file, a directory, a FIFO/device/socket (never opened), a file
+/// over 4 MiB (never read whole) and a read failure.
+std::string read_job_file(const std::string& job_path, std::string& format);
+
+}  // namespace depthbatch::job_text

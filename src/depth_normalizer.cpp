@@ -112,11 +112,22 @@ std::string DepthNormalizer::units() const {
     return "";
 }
 
+bool DepthNormalizer::larger_is_nearer() const {
+    switch (kind_) {
+    case DepthConvention::Inverse: return true;   // 1/z, or a relative inverse model's own values
+    case DepthConvention::Raw: return model_kind_ == DepthKind::RelativeInverseDepth;
+    case DepthConvention::Normalized: return near_is_ == 1;
+    case DepthConvention::Metric: return false;
+    }
+    return false;
+}
+
 std::vector<std::pair<std::string, std::string>> DepthNormalizer::metadata(const DepthRange* range) const {
     std::vector<std::pair<std::string, std::string>> m = {
         {"depthbatch/depth_convention", option_name(kind_)},
         {"depthbatch/normalize", option_name(normalize_)},
         {"depthbatch/depth_units", units()},
+        {"depthbatch/larger_is_nearer", larger_is_nearer() ? "1" : "0"},
     };
     if (kind_ == DepthConvention::Normalized)
         m.push_back({"depthbatch/near_is", near_is_ == 1 ? "1 (near = 1, far = 0)" : "0 (near = 0, far = 1)"});

@@ -310,7 +310,7 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     FarmPlan plan;
     plan.name = fs::path(o.job_path).stem().string();
     plan.output_path = job.output.path;
-    plan.frames = job.input.frames.empty() ? FrameSequence(job.input.path).frames_on_disk() : job.input.frames;
+    plan.frames = shot_frames(job.input);
     if (plan.frames.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
     plan.needs_stats = job.depth.normalize == Normalization::Sequence;
     const long n = static_cast<long>(plan.frames.size());

@@ -158,4 +158,8 @@ std::vector<int> FrameSequence::frames_on_disk() const {
     return frames;
 }
 
+std::vector<int> shot_frames(const JobConfig::Input& input) {
+    return input.frames.empty() ? FrameSequence(input.path).frames_on_disk() : input.frames;
+}
+
 }  // namespace depthbatch

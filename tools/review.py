@@ -55,6 +55,20 @@ def read_depth(path: str):
         return None, {}
 
 
+def larger_is_nearer_of(header: Dict) -> bool:
+    """Whether larger depth.Z values are nearer the camera: the depthbatch/larger_is_nearer key ("1" or "0") that
+    depthbatch writes (DepthNormalizer::larger_is_nearer decides it once, for previews and this sheet alike). EXRs
+    of versions before the key: derived from the convention as those versions did (inverse; normalized with near_is
+    1; raw of a relative inverse depth model)."""
+    key = header.get("depthbatch/larger_is_nearer")
+    if key is not None:
+        return str(key).strip() == "1"
+    convention = str(header.get("depthbatch/depth_convention", ""))
+    return (convention == "inverse"
+            or (convention == "normalized" and str(header.get("depthbatch/near_is", "0")).startswith("1"))
+            or (convention == "raw" and header.get("depthbatch/model_output_kind") == "relative_inverse_depth"))
+
+
 def read_plate(path: str) -> Optional[np.ndarray]:
     """The plate as display RGB in 0-1 for a thumbnail: 8/16-bit images as they are, float EXRs clipped and
     encoded with the sRGB curve (a preview, not a colour-managed view)."""
@@ -115,9 +129,7 @@ def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int
     # inverse / disparity) takes the bright end of the map.
     lo = float(np.median([f["p2"] for f in rendered])) if rendered else 0.0
     hi = float(np.median([f["p98"] for f in rendered])) if rendered else 1.0
-    larger_is_nearer = (convention == "inverse"
-                        or (convention == "normalized" and str(first_header.get("depthbatch/near_is", "0")).startswith("1"))
-                        or (convention == "raw" and first_header.get("depthbatch/model_output_kind") == "relative_inverse_depth"))
+    larger_is_nearer = larger_is_nearer_of(first_header)
     cmap = matplotlib.colormaps[m.get("colormap", "turbo")]
     if not larger_is_nearer:
         cmap = cmap.reversed()

@@ -54,10 +54,16 @@ public:
     /// otherwise). Returns the number of values clamped (normalized, metric clip).
     size_t apply(float* values, size_t count, const DepthRange* range) const;
 
-    /// EXR metadata describing the written convention (depthbatch/depth_convention, .../near_is, ...).
+    /// EXR metadata describing the written convention (depthbatch/depth_convention, .../near_is,
+    /// .../larger_is_nearer, ...).
     std::vector<std::pair<std::string, std::string>> metadata(const DepthRange* range) const;
 
     DepthConvention kind() const { return kind_; }
+    /// Whether larger written values are nearer the camera: inverse (1/z, or a relative inverse model's own
+    /// values), raw of a relative inverse model, normalized with depth.near_is 1. False for metres, raw metric
+    /// or relative depth, normalized with near_is 0. Written as depthbatch/larger_is_nearer ("1" or "0") by
+    /// metadata(); previews and the review sheet put the near end of their colours where this says.
+    bool larger_is_nearer() const;
     /// Units of the written values: "m", "1/m", "" (normalized or relative).
     std::string units() const;
 

@@ -10,6 +10,8 @@
 //   output frame numbers are always the input frame numbers.
 #pragma once
 
+#include "depthbatch/job_config.h"
+
 #include <string>
 #include <vector>
 
@@ -53,5 +55,11 @@ private:
     std::string pattern_, prefix_, suffix_;
     int padding_ = 0;
 };
+
+/// The shot's frames: input.frames when the job sets it, else the frames of input.path on disk
+/// (FrameSequence::frames_on_disk; empty when none match). The one place that rule lives: the render, the
+/// review sheet and the farm plan take the shot from here. Without input.frames, throws ConfigError for an
+/// input.path that is no pattern (FrameSequence's constructor).
+std::vector<int> shot_frames(const JobConfig::Input& input);
 
 }  // namespace depthbatch

@@ -12,8 +12,6 @@ using namespace depthbatch::test;
 
 namespace {
 
-constexpr int kModel = 4;
-
 /// CASES.md 7 probe: sqrt((300 m)^2)/300 for channel mean m: m in fp32, +Inf in fp16 where m > 0.853.
 fs::path write_p_fp16(const fs::path& path) {
     return write_probe_model(path,
@@ -75,7 +73,7 @@ TEST(Backend, ModelTiedToCudaFailsCleanlyOnCpu) {
     write_job(dir / "job.yaml", "input: {path: h.####.exr, colorspace: sRGB}\n"
                                 "model: {path: cuda_probe.pt, device: cpu, size: plate}\noutput: {path: out/d.####.exr}\n");
     const auto r = run_cli({(dir / "job.yaml").string()}, "CUDA_VISIBLE_DEVICES=");
-    EXPECT_EQ(r.exit_code, kModel) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_NE(r.output.find("device mismatch"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("cuda_probe.pt"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("Exception raised from"), std::string::npos) << "no raw c10 trace\n" << r.output;

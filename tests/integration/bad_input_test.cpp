@@ -16,8 +16,6 @@ using namespace depthbatch::test;
 
 namespace {
 
-constexpr int kConfig = 2, kInput = 3, kModel = 4, kOutputExists = 6;
-
 /// A folder with P-mean, three 32x18 plates p.1001-1003.exr and a job writing out/d.####.exr.
 struct Scene {
     TempDir dir;
@@ -55,7 +53,7 @@ struct ScopedTmpfs {
 TEST(BadInput, MissingFrameInRangeFailsBeforeRendering) {
     Scene s;
     const auto r = run_cli({s.job(", frames: 1001-1004").string()});
-    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1004")) << r.output;
     EXPECT_TRUE(contains(r.output, "p.1004.exr")) << r.output;
     EXPECT_TRUE(s.outputs().empty()) << "nothing may be rendered when a frame of the range is missing";
@@ -70,7 +68,7 @@ TEST(BadInput, TruncatedJpegNamesFrameAndLeavesNoPartialFile) {
     write_job(s.dir / "j.yaml", "input: {path: j.####.jpg, frames: 1001-1002}\n"
                                 "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
     const auto r = run_cli({(s.dir / "j.yaml").string(), "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
-    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
     EXPECT_TRUE(contains(r.output, "j.1002.jpg")) << r.output;
     for (const auto& name : s.outputs()) {
@@ -83,7 +81,7 @@ TEST(BadInput, UnknownKeyNamesFileLineAndKey) {
     Scene s;
     const auto job = s.job("", "pmean.pt", "pipeline: {threads: 1, frames_in_flihgt: 2}\n");
     const auto r = run_cli({job.string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "job.yaml:4")) << r.output;
     EXPECT_TRUE(contains(r.output, "pipeline.frames_in_flihgt")) << r.output;
     EXPECT_TRUE(contains(r.output, "frames_in_flight")) << "the allowed keys are listed\n" << r.output;
@@ -93,12 +91,12 @@ TEST(BadInput, UnknownKeyNamesFileLineAndKey) {
 TEST(BadInput, WrongTypeNamesKey) {
     Scene s;
     const auto r = run_cli({s.job("", "pmean.pt", "pipeline: {threads: many}\n").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "job.yaml:4")) << r.output;
     EXPECT_TRUE(contains(r.output, "pipeline.threads")) << r.output;
     EXPECT_TRUE(contains(r.output, "expected an integer")) << r.output;
     const auto flag = run_cli({s.job().string(), "--frames", "1003-1001"});
-    EXPECT_EQ(flag.exit_code, kConfig) << flag.output;
+    EXPECT_EQ(flag.exit_code, exit_status(ExitCode::Config)) << flag.output;
     EXPECT_TRUE(contains(flag.output, "--frames")) << flag.output;
 }
 
@@ -127,7 +125,7 @@ TEST(BadInput, ModelThatIsNotTorchScript) {
     Scene s;
     write_file(s.dir / "notes.pt", "this is not a model\n");
     const auto r = run_cli({s.job("", "notes.pt").string()});
-    EXPECT_EQ(r.exit_code, kModel) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_TRUE(contains(r.output, "notes.pt")) << r.output;
     EXPECT_TRUE(contains(r.output, "not a TorchScript file")) << r.output;
     EXPECT_TRUE(s.outputs().empty());
@@ -141,7 +139,7 @@ TEST(BadInput, ModelWhoseOutputIsNotAnImage) {
     write_probe_model(s.dir / "list.pt", "def forward(self, x):\n    return [x]\n", contract);
     for (const std::string model : {"scalar.pt", "rgb.pt", "list.pt"}) {
         const auto r = run_cli({s.job("", model).string()});
-        EXPECT_EQ(r.exit_code, kModel) << model << "\n" << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << model << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, model)) << r.output;
         EXPECT_TRUE(contains(r.output, "not an image") || contains(r.output, "not a tensor")) << r.output;
         EXPECT_TRUE(s.outputs().empty()) << model;
@@ -161,7 +159,7 @@ TEST(BadInput, ModelThatCannotRunAtThePlateSizeIsAModelError) {
     const auto r = run_cli({write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
                                                          "model: {path: fixed64.pt, size: plate}\n"
                                                          "output: {path: out/d.####.exr}\n").string()});
-    EXPECT_EQ(r.exit_code, kModel) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_TRUE(contains(r.output, (dir / "fixed64.pt").string())) << r.output;
     EXPECT_TRUE(contains(r.output, "[1,3,80,96]")) << r.output;
     EXPECT_TRUE(contains(r.output, "model.input_size")) << r.output;
@@ -181,7 +179,7 @@ TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, " 8 worker threads") || contains(r.output, " worker threads (asked 8)")) << r.output;
     r = run_cli({s.job().string(), "--threads", "0x10"});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "pipeline.threads")) << r.output;
 }
 
@@ -201,7 +199,7 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
     const auto r = run_cli({write_job(s.dir / "full.yaml", "input: {path: big.####.exr, colorspace: sRGB}\n"
                                                             "model: {path: pmean.pt, size: plate}\n"
                                                             "output: {path: full/d.####.exr, overwrite: overwrite}\n").string()});
-    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Render)) << r.output;
     EXPECT_TRUE(contains(r.output, "No space left on device")) << r.output;
     EXPECT_TRUE(contains(r.output, (full / "d.1002.exr").string())) << r.output;
     EXPECT_EQ(list_dir(full), (std::vector<std::string>{"d.1001.exr"})) << "no temporary, no partial frame";
@@ -215,7 +213,7 @@ TEST(BadInput, ReadOnlyOutputFolderNamesTheOsError) {
     const ScopedTmpfs mount(ro, "ro,size=64k");
     if (!mount.mounted) GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root?): the read-only case is not exercised";
     const auto r = run_cli({s.job().string(), "--output", (ro / "d.####.exr").string()});
-    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Render)) << r.output;
     EXPECT_TRUE(contains(r.output, "cannot write in " + ro.string() + " (Read-only file system)")) << r.output;
     EXPECT_FALSE(contains(r.output, "frame 1001 ->")) << "no frame may be read first";
 }
@@ -234,7 +232,7 @@ TEST(BadInput, SeveralColourLayersNeedInputLayer) {
     const std::string job = "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
                             "output: {path: out/d.####.exr}\n";
     auto r = run_cli({write_job(dir / "job.yaml", job).string()});
-    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "ViewLayer.Combined, ViewLayer.DiffCol") ||
                 contains(r.output, "ViewLayer.Combined,ViewLayer.DiffCol")) << r.output;
     EXPECT_TRUE(contains(r.output, "input.layer")) << r.output;
@@ -245,7 +243,7 @@ TEST(BadInput, SeveralColourLayersNeedInputLayer) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NEAR(depth_at(dir / "out/d.1001.exr", 3, 2), 0.2f, 1e-5);
     r = run_cli({(dir / "job.yaml").string(), "--set", "input.layer=ViewLayer.Spec", "--overwrite"});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "input.layer 'ViewLayer.Spec'") && contains(r.output, "ViewLayer.DiffCol")) << r.output;
 }
 
@@ -278,7 +276,7 @@ TEST(BadInput, ModelFilesThatAreNotModels) {
         write_job(dir / "job.yaml", "input: {path: missing.####.exr, frames: 1-3}\n"
                                     "model: {path: " + model + "}\noutput: {path: out/d.####.exr}\n");
         const auto r = run_cli({(dir / "job.yaml").string()});
-        EXPECT_EQ(r.exit_code, kModel) << model << "\n" << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << model << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, (dir / model).string())) << r.output;
         EXPECT_FALSE(contains(r.output, "frame 1")) << "no frame may be touched before the model loads\n" << r.output;
         EXPECT_FALSE(fs::exists(dir / "out"));
@@ -293,7 +291,7 @@ TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     fs::create_directories(s.dir / "out");
     write_file(s.dir / "out/d.1002.exr", "precious");
     auto r = run_cli({s.job().string()});
-    EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_TRUE(contains(r.output, "d.1002.exr")) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1002.exr"})) << "nothing rendered when outputs exist";
     EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious");
@@ -301,7 +299,7 @@ TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     // own kind): --skip-existing and --overwrite stop before frame 1, naming it (exit 6).
     for (const char* flag : {"--skip-existing", "--overwrite"}) {
         r = run_cli({s.job().string(), flag});
-        EXPECT_EQ(r.exit_code, kOutputExists) << flag << "\n" << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << flag << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, (s.dir / "out/d.1002.exr").string() + " (not an OpenEXR file)")) << r.output;
         EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), "precious") << flag;
         EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1002.exr"})) << flag;
@@ -358,7 +356,7 @@ TEST(BadInput, OutputThatIsThePlateThroughALinkIsRefused) {
     write_job(s.dir / "link.yaml", "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
                                    "output: {path: alias/p.####.exr, overwrite: overwrite}\n");
     const auto r = run_cli({(s.dir / "link.yaml").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "output.path: " + (s.dir / "alias/p.1001.exr").string() + " is plate frame 1001"))
         << r.output;
     EXPECT_EQ(read_bytes(s.dir / "p.1001.exr"), before) << "the plate is untouched";
@@ -367,12 +365,12 @@ TEST(BadInput, OutputThatIsThePlateThroughALinkIsRefused) {
 TEST(BadInput, EmptyFramesFlagAndFolderAsJobAreConfigErrors) {
     Scene s;
     auto r = run_cli({s.job().string(), "--frames", ""});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("--frames is empty"), std::string::npos) << r.output;
     EXPECT_TRUE(s.outputs().empty());
     fs::create_directories(s.dir / "folder.yaml");
     r = run_cli({(s.dir / "folder.yaml").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("is a directory"), std::string::npos) << r.output;
 }
 
@@ -430,7 +428,7 @@ TEST(BadInput, ModelOutputThatCannotBeDepthIsAModelError) {
         const std::string model = "out" + std::to_string(++n) + ".pt";
         write_probe_model(s.dir / model, "def forward(self, x):\n    return " + expr + "\n", contract);
         const auto r = run_cli({s.job("", model).string()});
-        EXPECT_EQ(r.exit_code, kModel) << expr << "\n" << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << expr << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, expected)) << expr << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, model)) << r.output;
         EXPECT_FALSE(contains(r.output, "unexpected")) << r.output;
@@ -453,7 +451,7 @@ TEST(BadInput, ContractOutOfRangeIsAModelErrorNamingTheField) {
         write_probe_model(s.dir / model, "def forward(self, x):\n    return x.mean(1, keepdim=True)\n",
                           R"({"input": {)" + input + R"(}, "output": {"kind": "metric_depth", "units": "m"}})");
         const auto r = run_cli({s.job("", model).string(), "--set", "model.size=model"});
-        EXPECT_EQ(r.exit_code, kModel) << input << "\n" << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << input << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, expected)) << r.output;
         EXPECT_FALSE(contains(r.output, "unexpected")) << r.output;
         EXPECT_TRUE(s.outputs().empty());
@@ -524,7 +522,7 @@ TEST(BadInput, SetErrorsNameTheFlag) {
              {"model.batch=abc", "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'"},
              {"output.preview.path=", "--set output.preview.path=: key 'output.preview.path': path is empty"}}) {
         const auto r = run_cli({s.job().string(), "--set", set});
-        EXPECT_EQ(r.exit_code, kConfig) << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
         EXPECT_TRUE(contains(r.output, what)) << r.output;
         EXPECT_FALSE(contains(r.output, "job.yaml")) << r.output;
     }
@@ -542,7 +540,7 @@ TEST(BadInput, PathsTakeEnvironmentVariables) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(s.dir / "out" / "sh010"), (std::vector<std::string>{"d_$.1001.exr", "d_$.1002.exr"})) << r.output;
     r = run_cli({job.string(), "--frames", "1003"}, "env -u SHOT PLATE=p");
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "env.yaml:3: key 'output.path': environment variable SHOT is not set")) << r.output;
     // --output takes them too.
     r = run_cli({job.string(), "--frames", "1003", "--output", (s.dir / "o2/$SHOT.####.exr").string()}, "PLATE=p SHOT=x");
@@ -555,11 +553,11 @@ TEST(BadInput, WhatIsNotAJobFileIsRefusedWithoutReadingIt) {
     Scene s;
     ASSERT_EQ(::mkfifo((s.dir / "fifo.yaml").c_str(), 0600), 0);
     auto r = run_cli({(s.dir / "fifo.yaml").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "fifo.yaml: not a job file (a FIFO (named pipe))")) << r.output;
     fs::create_symlink("/dev/zero", s.dir / "zero.yml");
     r = run_cli({(s.dir / "zero.yml").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "zero.yml: not a job file (a character device)")) << r.output;
     fs::copy_file(s.job(), s.dir / "SHOT.YML");
     r = run_cli({(s.dir / "SHOT.YML").string(), "--frames", "1001"});

@@ -14,8 +14,6 @@ using namespace depthbatch::test;
 
 namespace {
 
-constexpr int kConfig = 2, kModel = 4;
-
 /// The fixture folder, made once per test binary run.
 const fs::path& fixture() {
     static TempDir dir;
@@ -86,16 +84,16 @@ TEST(DepthAnything, NukeStyleTracedModelRunsWhenTheJobStatesItsContract) {
     write_job(dir / "nuke_bare.yaml", "input: {path: n.####.exr, colorspace: sRGB}\nmodel: {path: nuke_style.pt}\n"
                                       "output: {path: out_bare/d.####.exr}\n");
     r = run_cli({(dir / "nuke_bare.yaml").string()});
-    EXPECT_EQ(r.exit_code, kModel) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_NE(r.output.find("model.kind"), std::string::npos) << r.output;
 
     // The wrong size: asked for another processing size, or the job claims another traced size.
     r = run_cli({(dir / "nuke.yaml").string(), "--set", "model.size=[224, 224]", "--set", "output.path=out_wrong/d.####.exr"});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("112x84"), std::string::npos) << "names the expected size\n" << r.output;
     r = run_cli({(dir / "nuke.yaml").string(), "--set", "model.input_size=[256, 256]", "--set", "model.fixed_size=true",
                  "--set", "output.path=out_wrong2/d.####.exr"});
-    EXPECT_EQ(r.exit_code, kModel) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_NE(r.output.find("traced at 112x84"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir / "out_wrong")) ;
     EXPECT_FALSE(fs::exists(dir / "out_wrong2"));

@@ -16,8 +16,6 @@ using namespace depthbatch::test;
 
 namespace {
 
-constexpr int kConfig = 2, kOutputExists = 6;
-
 std::string metadata(const fs::path& exr, const std::string& key) {
     return file_spec(exr).get_string_attribute(key);
 }
@@ -105,7 +103,7 @@ TEST(Depth, RelativeInverseModelConventions) {
     EXPECT_NEAR(depth_at(dir / "ramp_metric/d.1001.exr", 50, 0), 1.0f / (0.2f + 0.5f * 0.8f), 1e-5);
 
     r = run_cli({ramp_job("depth: {kind: metric}\n", "ramp_bad").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("depth.kind metric"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("depth.near"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir / "ramp_bad"));
@@ -122,7 +120,7 @@ TEST(Depth, RelativeDepthModelConventions) {
     EXPECT_NEAR(depth_at(dir / "norm/d.1001.exr", 1, 1), 0.5f, 1e-7);
     EXPECT_EQ(metadata(dir / "norm/d.1001.exr", "depthbatch/depth_convention"), "normalized");
     r = run_cli({const_job(dir, "c2.pt", "depth: {kind: metric}\n", "bad").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
 }
 
 // CASES.md 3: 50 frames, grey rising 0.1 -> 0.9; sequence normalization. Whole render vs two overlapping
@@ -205,7 +203,7 @@ TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
 
     // A sidecar made for another job (other percentiles) is refused, and recomputed with --overwrite.
     r = run_cli({(dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005"});
-    EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_NE(r.output.find("depth.percentiles"), std::string::npos) << r.output;
     r = run_cli({(dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005", "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -329,7 +327,7 @@ TEST(Depth, FocalDependentMetricModelUsesThePlateFocalLength) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NEAR(depth_at(dir / "half/d.1001.exr", 50, 50), 2.0f, 1e-5) << "2 * 300 / 300";
     r = run_cli({job("model: {path: focal.pt, size: plate}\n", "missing")});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("depth.focal_px"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir / "missing"));
 }

@@ -24,8 +24,6 @@ using namespace depthbatch::test;
 
 namespace {
 
-constexpr int kInterrupted = 130, kPartial = 7, kConfig = 2;
-
 /// A job on the bedroom plate (960x540 JPEG, FastDepth) writing into `dir`/out.
 fs::path bedroom_job(const fs::path& dir, const std::string& frames, const std::string& extra = "") {
     return write_job(dir / "shot.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
@@ -83,7 +81,7 @@ TEST(Farm, ChunkAndRangeRenderTheirShareOfTheJob) {
     EXPECT_TRUE(contains(r.output, "nothing to do")) << r.output;
     for (const std::string bad : {"/3", "0/3", "4/3", "2-3", "02/x"}) {
         r = run_cli({job.string(), "--chunk", bad});
-        EXPECT_EQ(r.exit_code, kConfig) << bad << "\n" << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << bad << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, "--chunk")) << r.output;
     }
     r = run_cli({job.string(), "--chunk", "010/12", "--overwrite"});   // decimal: the 10th of 12 chunks of 10 frames is frame 1015
@@ -147,11 +145,11 @@ TEST(Farm, SummaryListsEveryFrameWithItsReason) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run_cli({job.string(), "--skip-existing", "--set", "pipeline.on_error=continue", "--summary",
                  (dir / "summary.json").string()});
-    EXPECT_EQ(r.exit_code, kPartial) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1005)")) << r.output;
     const auto j = read_json(dir / "summary.json");
     EXPECT_EQ(j["schema"], "depthbatch-summary/1");
-    EXPECT_EQ(j["exit_code"], kPartial);
+    EXPECT_EQ(j["exit_code"], exit_status(ExitCode::Partial));
     EXPECT_EQ(j["exit_name"], "partial");
     EXPECT_EQ(j["job"]["file"], job.string());
     EXPECT_EQ(j["job"]["sha256"], depthbatch::sha256_file(job.string()));
@@ -201,7 +199,7 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
     write_file(out_frame(dir.path, 1005), "not an exr");
     // Files that are no depthbatch frame (a foreign EXR, a text file) are never replaced: nothing is touched.
     r = run_cli({job.string(), "--skip-existing"});
-    ASSERT_EQ(r.exit_code, 6) << r.output;
+    ASSERT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1003).string() + " (an OpenEXR file depthbatch did not write)")) << r.output;
     EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1005).string() + " (not an OpenEXR file)")) << r.output;
     EXPECT_EQ(read_bytes(out_frame(dir.path, 1005)), "not an exr");
@@ -276,7 +274,7 @@ TEST(Farm, SigtermFinishesFramesInFlightAndResumesIdentically) {
     p->signal(SIGTERM);
     const int rc = p->wait(60);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_EQ(rc, kInterrupted) << p->output();
+    EXPECT_EQ(rc, exit_status(ExitCode::Interrupted)) << p->output();
     EXPECT_LT(took, 20.0 + 5.0) << "exit within the grace (the watchdog ends it at 20 s)\n" << p->output();
     EXPECT_TRUE(contains(p->output(), "interrupted: rendered ")) << p->output();
     EXPECT_TRUE(contains(p->output(), "; not rendered ")) << p->output();
@@ -284,7 +282,7 @@ TEST(Farm, SigtermFinishesFramesInFlightAndResumesIdentically) {
     EXPECT_GE(done, 2u);
     EXPECT_LT(done, 24u) << "the stop came after the whole chunk";
     for (const auto& name : list_dir(dir / "out")) EXPECT_NE(name[0], '.') << "temporary left: " << name;
-    EXPECT_EQ(read_json(dir / "summary.json")["exit_code"], kInterrupted);
+    EXPECT_EQ(read_json(dir / "summary.json")["exit_code"], exit_status(ExitCode::Interrupted));
     const auto r = run_cli({job.string(), "--skip-existing", "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (int f = 1001; f <= 1024; ++f) EXPECT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "frame " << f;
@@ -307,13 +305,13 @@ TEST(Farm, SigtermAbandonsAForwardPassThatOverrunsTheGrace) {
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = p->wait(60);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_EQ(rc, kInterrupted) << p->output();
+    EXPECT_EQ(rc, exit_status(ExitCode::Interrupted)) << p->output();
     EXPECT_LT(took, 3.0) << p->output();
     EXPECT_TRUE(contains(p->output(), "grace period of 1 s over: abandoned the frames in flight")) << p->output();
     EXPECT_TRUE(temporaries(dir / "out").empty()) << "temporaries left";
     for (const auto& name : list_dir(dir / "out")) EXPECT_EQ(depth_values(dir / "out" / name).size(), 1024u * 1024u) << name;
     const auto j = read_json(dir / "summary.json");
-    EXPECT_EQ(j["exit_code"], kInterrupted);
+    EXPECT_EQ(j["exit_code"], exit_status(ExitCode::Interrupted));
     EXPECT_TRUE(contains(j["error"], "grace period")) << j;
 }
 
@@ -327,12 +325,12 @@ TEST(Farm, OnErrorContinueRendersTheRestAndExitsPartial) {
     const fs::path job = write_job(dir / "shot.yaml", "input:\n  path: p.####.jpg\n  frames: 1001-1004\n"
                                                       "output:\n  path: out/d.####.exr\npipeline:\n  threads: 1\n");
     auto r = run_cli({job.string(), "--set", "pipeline.on_error=continue"});
-    EXPECT_EQ(r.exit_code, kPartial) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1003.exr", "d.1004.exr"}));
     EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1002)")) << r.output;
     fs::remove_all(dir / "out");
     r = run_cli({job.string()});
-    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_FALSE(fs::exists(out_frame(dir.path, 1004))) << "the default stops at the first failure";
 }
 

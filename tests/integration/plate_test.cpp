@@ -24,8 +24,6 @@ using namespace depthbatch::test;
 
 namespace {
 
-constexpr int kConfig = 2, kInput = 3;
-
 /// A temporary folder with the P-mean probe (sRGB contract, any size) and helpers to run a job in it.
 struct Shot {
     TempDir dir;
@@ -291,7 +289,7 @@ TEST(SampleFiles, TrunksDeepIsRefusedWithTheDocumentedMessage) {
     Shot s;
     s.link_sample("Trunks.exr");
     const auto r = s.run(".exr", "o");
-    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_NE(r.output.find("deep images are not supported"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("frame 1001"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(s.dir / "o") && !list_dir(s.dir / "o").empty()) << "nothing written";
@@ -427,16 +425,16 @@ TEST(SampleFiles, MultipartDefaultsToTheFirstPartAndPicksByViewOrName) {
 
     // A part that does not exist: a config error listing the parts, before anything renders.
     r = s.run(".exr", "bad", "part: 12");
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("input.part 12: the file has 10 parts"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("9 'whitebarmask_right'"), std::string::npos) << r.output;
     r = s.run(".exr", "bad2", "part: rgba_middle");
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     r = s.run(".exr", "bad3", "view: middle");
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     // A part with nothing to make an image of (depth only).
     r = s.run(".exr", "zonly", "part: depth_left");
-    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_NE(r.output.find("no R,G,B or Y channels"), std::string::npos) << r.output;
 }
 

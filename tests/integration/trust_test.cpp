@@ -18,8 +18,6 @@ using namespace depthbatch::test;
 
 namespace {
 
-constexpr int kConfig = 2, kInput = 3, kOutputExists = 6;
-
 /// Four 32x18 JPEG plates pl/p.1001-1004.jpg, P-mean, and a job writing out/d.####.exr.
 struct Shot {
     TempDir dir;
@@ -80,21 +78,21 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
     for (const auto& [args, key] : cases) {
         if (key.empty()) continue;
         const auto r = run_cli(args);
-        EXPECT_EQ(r.exit_code, kConfig) << args.back() << "\n" << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << args.back() << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, "error: " + key + ": ")) << args.back() << "\n" << r.output;
         EXPECT_FALSE(fs::exists(s.dir / "out")) << args.back() << ": nothing may be rendered";
         s.expect_untouched(args.back());
     }
     // The review command's --out, and a review sheet whose .html would be the job file's neighbour of that name.
     auto r = run_cli({"review", job, "--out", d + "/pl/p.1001.jpg"});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "review --out: " + d + "/pl/p.1001.jpg is plate frame 1001")) << r.output;
     s.expect_untouched("review --out");
     // Farm files: never over an input, and into a folder only over what an earlier submit wrote.
     fs::create_directories(s.dir / "farm");
     write_file(s.dir / "farm/job.template.yaml", "# the studio's own template\n");
     r = run_cli({"submit", job, "--engine", "openjd", "--out", d + "/farm"});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "is not a depthbatch farm file")) << r.output;
     EXPECT_EQ(read_bytes(s.dir / "farm/job.template.yaml"), "# the studio's own template\n");
     fs::remove(s.dir / "farm/job.template.yaml");
@@ -119,13 +117,13 @@ TEST(Trust, SideOutputsReplaceOnlyTheirOwnKind) {
     // Someone else's file where the summary goes, someone else's image where a preview goes: refused, untouched.
     write_file(s.dir / "rep/notes.json", "{\"mine\": true}");
     r = run_cli({job, "--overwrite", "--summary", (s.dir / "rep/notes.json").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "rep/notes.json exists and is not a depthbatch JSON summary")) << r.output;
     EXPECT_EQ(read_bytes(s.dir / "rep/notes.json"), "{\"mine\": true}");
     write_image(s.dir / "prev/p.1003.png", 8, 8, {"R", "G", "B"}, "uint8", [](int, int, int) { return 0.5f; });
     const std::string foreign = read_bytes(s.dir / "prev/p.1003.png");
     r = run_cli({job, "--overwrite"});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "output.preview: " + (s.dir / "prev/p.1003.png").string() + " exists and is not a depthbatch preview"))
         << r.output;
     EXPECT_EQ(read_bytes(s.dir / "prev/p.1003.png"), foreign);
@@ -176,12 +174,12 @@ TEST(Trust, LongNamesRenderOrAreRefusedNamingTheKey) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{std::string(236, 'd') + ".1001.exr"}));
     r = run_cli({s.job().string(), "--output", (s.dir / "out" / (std::string(NAME_MAX, 'x') + ".####.exr")).string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "output.path: the name")) << r.output;
     std::string deep = (s.dir / "deep").string();
     while (deep.size() < PATH_MAX) deep += "/abcdefghijklmnop";
     r = run_cli({s.job().string(), "--summary", deep + "/s.json"});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "pipeline.summary: the path is")) << r.output;
     EXPECT_FALSE(contains(r.output, "unexpected")) << r.output;
 }
@@ -204,10 +202,10 @@ TEST(Trust, EveryFrameIsOfTheKindTheFirstFrameDecided) {
         const fs::path job = write_job(t / "job.yaml", "input: {path: " + pattern + "}\nmodel: {path: pmean.pt, size: plate}\n"
                                                        "output: {path: out/d.#.exr, overwrite: overwrite}\n");
         const auto v = run_cli({"validate", job.string()});
-        EXPECT_EQ(v.exit_code, kInput) << v.output;
+        EXPECT_EQ(v.exit_code, exit_status(ExitCode::Input)) << v.output;
         EXPECT_TRUE(contains(v.output, "frame " + std::to_string(bad) + " (")) << v.output;
         const auto r = run_cli({job.string(), "--set", "pipeline.on_error=continue"});
-        EXPECT_EQ(r.exit_code, 7) << r.output;
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
         EXPECT_TRUE(contains(r.output, "but frame 1 was integer colour") || contains(r.output, "but frame 1 was float colour"))
             << r.output;
         EXPECT_FALSE(fs::exists(t / ("out/d." + std::to_string(bad) + ".exr"))) << pattern;
@@ -255,16 +253,16 @@ TEST(Trust, ValidateChecksEverythingAndWritesNothing) {
     EXPECT_TRUE(contains(r.output, "frames     2 to render (1002,1003)")) << r.output;
     EXPECT_EQ(list_dir(s.dir.path), (std::vector<std::string>{"job.yaml", "pl", "pmean.pt"})) << "validate writes nothing";
     r = run_cli({"validate", job, "--summary", (s.dir / "pl/p.1001.jpg").string()});
-    EXPECT_EQ(r.exit_code, kConfig) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     fs::remove(s.dir / "pl/p.1004.jpg");
     r = run_cli({"validate", job});
-    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     r = run_cli({"validate", job, "--set", "pipeline.on_error=continue"});
-    EXPECT_EQ(r.exit_code, 7) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     EXPECT_TRUE(contains(r.output, "plate missing")) << r.output;
     ASSERT_EQ(run_cli({job, "--frames", "1001-1002"}).exit_code, 0);
     r = run_cli({"validate", job, "--frames", "1001-1003"});
-    EXPECT_EQ(r.exit_code, kOutputExists) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     r = run_cli({"validate", job, "--frames", "1001-1003", "--skip-existing"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "frames     1 to render (1003), 2 kept")) << r.output;
@@ -274,7 +272,7 @@ TEST(Trust, ValidateChecksEverythingAndWritesNothing) {
 TEST(Trust, ReviewOfAJobNeverRenderedCreatesNothing) {
     Shot s;
     const auto r = run_cli({"review", s.job().string(), "--out", (s.dir / "rev/sheet.png").string()});
-    EXPECT_EQ(r.exit_code, kInput) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "render the job first")) << r.output;
     EXPECT_FALSE(fs::exists(s.dir / "rev"));
 }
@@ -344,7 +342,7 @@ TEST(Trust, AGapInAStabilizedShotIsRenderedAgainOnceTheFrameExists) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     fs::remove(t / "pl/bedroom.1010.jpg");
     r = run_cli({job.string(), "--summary", (t / "s.json").string()});
-    EXPECT_EQ(r.exit_code, 7) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1010)")) << r.output;
     const auto s = read_json(t / "s.json");
     EXPECT_EQ(s["failed"], 1);
@@ -358,7 +356,7 @@ TEST(Trust, AGapInAStabilizedShotIsRenderedAgainOnceTheFrameExists) {
     }
     // Still missing: nothing to gain, the marked frames are kept (and the missing plate is the error).
     r = run_cli({job.string(), "--skip-existing"});
-    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_FALSE(contains(r.output, "rendering again")) << r.output;
     fs::create_symlink(samples_dir() / "plates/bedroom/bedroom.1010.jpg", t / "pl/bedroom.1010.jpg");
     r = run_cli({job.string(), "--skip-existing"});

@@ -3,6 +3,8 @@
 // CLI and the tools/ Python, reading images and the depth.Z channel of outputs.
 #pragma once
 
+#include "depthbatch/error.h"
+
 #include <gtest/gtest.h>
 #include <OpenImageIO/imagebuf.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,12 @@
 namespace depthbatch::test {
 
 namespace fs = std::filesystem;
+
+using depthbatch::ExitCode;
+
+/// The process exit status the CLI gives for `code` (error.h; README "Exit codes"), to compare with
+/// RunResult::exit_code: EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)).
+constexpr int exit_status(ExitCode code) { return static_cast<int>(code); }
 
 /// The shared sample plates: $DEPTHBATCH_SAMPLES, else ../shared/samples beside the source tree (as configured
 /// at build time; `..` there is resolved by the kernel, so a checkout reached through a link works).

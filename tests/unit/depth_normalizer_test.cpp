@@ -98,6 +98,60 @@ TEST(DepthNormalizer, MetadataNamesConventionAndDirection) {
     EXPECT_TRUE(saw_convention);
 }
 
+// Which end of the written range is near, decided once (DepthNormalizer::larger_is_nearer, written as
+// depthbatch/larger_is_nearer for previews and the review sheet), for every convention of every model kind, and
+// checked against what apply() writes for a near and a far point of the same frame.
+TEST(DepthNormalizer, LargerIsNearerForEveryConventionAndModelKind) {
+    struct Case {
+        const char* kind;
+        const char* normalize;
+        std::optional<double> near, far;
+        int near_is;
+        DepthKind model;
+        bool larger_is_nearer;
+    };
+    const std::vector<Case> cases = {
+        {"raw", "raw", {}, {}, 0, DepthKind::MetricDepth, false},
+        {"metric", "raw", {}, {}, 0, DepthKind::MetricDepth, false},
+        {"inverse", "raw", {}, {}, 0, DepthKind::MetricDepth, true},
+        {"normalized", "frame", {}, {}, 0, DepthKind::MetricDepth, false},
+        {"normalized", "fixed", 1.0, 5.0, 1, DepthKind::MetricDepth, true},
+        {"raw", "raw", {}, {}, 0, DepthKind::RelativeInverseDepth, true},
+        {"inverse", "raw", {}, {}, 0, DepthKind::RelativeInverseDepth, true},
+        {"normalized", "frame", {}, {}, 0, DepthKind::RelativeInverseDepth, false},
+        {"normalized", "sequence", {}, {}, 1, DepthKind::RelativeInverseDepth, true},
+        {"metric", "frame", 1.0, 5.0, 0, DepthKind::RelativeInverseDepth, false},
+        {"raw", "raw", {}, {}, 0, DepthKind::RelativeDepth, false},
+        {"inverse", "raw", {}, {}, 0, DepthKind::RelativeDepth, true},
+        {"normalized", "frame", {}, {}, 0, DepthKind::RelativeDepth, false},
+        {"normalized", "frame", {}, {}, 1, DepthKind::RelativeDepth, true},
+        {"metric", "sequence", 2.0, 10.0, 0, DepthKind::RelativeDepth, false},
+    };
+    for (const Case& c : cases) {
+        const std::string what = std::string(c.kind) + "/" + c.normalize + " near_is " + std::to_string(c.near_is) +
+                                 " of a " + depth_kind_name(c.model) + " model";
+        const DepthNormalizer n(depth(c.kind, c.normalize, c.near, c.far, c.near_is), c.model);
+        EXPECT_EQ(n.larger_is_nearer(), c.larger_is_nearer) << what;
+        // The metadata key, once, "1" or "0".
+        int keys = 0;
+        for (const auto& [k, v] : n.metadata(nullptr))
+            if (k == "depthbatch/larger_is_nearer") {
+                ++keys;
+                EXPECT_EQ(v, c.larger_is_nearer ? "1" : "0") << what;
+            }
+        EXPECT_EQ(keys, 1) << what;
+        // What apply() writes for the model's nearest and farthest raw values of a frame (the fixed range's
+        // ends for a fixed normalization): the near one is larger exactly when larger_is_nearer says so.
+        float near_raw = 1.0f, far_raw = 5.0f;   // metres, or relative depth (larger = farther)
+        if (c.model == DepthKind::RelativeInverseDepth) near_raw = 5.0f, far_raw = 1.0f;   // larger = nearer
+        const DepthRange range = n.range_from_percentiles(1.0, 5.0);
+        float v[2] = {near_raw, far_raw};
+        n.apply(v, 2, &range);
+        EXPECT_NE(v[0], v[1]) << what;
+        EXPECT_EQ(v[0] > v[1], c.larger_is_nearer) << what << ": near written as " << v[0] << ", far as " << v[1];
+    }
+}
+
 TEST(Percentiles, NearestRankIgnoringNonFinite) {
     std::vector<float> v;
     for (int i = 0; i <= 100; ++i) v.push_back(static_cast<float>(i));

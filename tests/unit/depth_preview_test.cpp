@@ -1,5 +1,6 @@
 // Unit tests for include/depthbatch/depth_preview.h: matplotlib's colour maps as written by tools/colormaps.py,
 // and a preview's size, colours (monotonic in depth, near bright) and legend.
+#include "depthbatch/depth_normalizer.h"
 #include "depthbatch/depth_preview.h"
 #include "depthbatch/error.h"
 #include "support/test_support.h"
@@ -7,7 +8,11 @@
 #include <gtest/gtest.h>
 #include <OpenImageIO/imagebufalgo.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 using namespace depthbatch;
 using test::contains;
@@ -82,4 +87,78 @@ TEST(DepthPreview, ColoursFollowDepthAndTheLegendIsDrawn) {
             light += rgb[0] > 0.9f && rgb[1] > 0.9f && rgb[2] > 0.9f;
         }
     EXPECT_GT(light, 100) << "no legend text drawn";
+}
+
+// The preview's direction for every convention: a frame whose left edge is the nearest point and right edge the
+// farthest, written by DepthNormalizer, previewed over its own range with the near end where
+// DepthNormalizer::larger_is_nearer puts it (as run_job's preview_range does without a job range). The nearest
+// pixel takes the bright end of the map and the colour bar's near end (right, under "near"), the farthest the
+// dark end and the bar's far end (left, under "far"), whichever way the written values run.
+TEST(DepthPreview, NearIsTheBrightEndOfTheColourBarForEveryConvention) {
+    struct Case {
+        DepthConvention kind;
+        Normalization normalize;
+        int near_is;
+        DepthKind model;
+    };
+    const std::vector<Case> cases = {
+        {DepthConvention::Raw, Normalization::Raw, 0, DepthKind::MetricDepth},
+        {DepthConvention::Inverse, Normalization::Raw, 0, DepthKind::MetricDepth},
+        {DepthConvention::Normalized, Normalization::Frame, 0, DepthKind::MetricDepth},
+        {DepthConvention::Normalized, Normalization::Frame, 1, DepthKind::MetricDepth},
+        {DepthConvention::Raw, Normalization::Raw, 0, DepthKind::RelativeInverseDepth},
+        {DepthConvention::Inverse, Normalization::Raw, 0, DepthKind::RelativeInverseDepth},
+        {DepthConvention::Normalized, Normalization::Frame, 0, DepthKind::RelativeInverseDepth},
+        {DepthConvention::Normalized, Normalization::Frame, 1, DepthKind::RelativeInverseDepth},
+        {DepthConvention::Raw, Normalization::Raw, 0, DepthKind::RelativeDepth},
+        {DepthConvention::Inverse, Normalization::Raw, 0, DepthKind::RelativeDepth},
+        {DepthConvention::Normalized, Normalization::Frame, 1, DepthKind::RelativeDepth},
+    };
+    test::TempDir dir;
+    const Colormap map = load_colormap("viridis");
+    constexpr int W = 64, H = 16;
+    for (const Case& c : cases) {
+        JobConfig::Depth job;
+        job.kind = c.kind;
+        job.normalize = c.normalize;
+        job.near_is = c.near_is;
+        const DepthNormalizer normalizer(job, c.model);
+        const std::string what = std::string(option_name(c.kind)) + " near_is " + std::to_string(c.near_is) + " of a " +
+                                 depth_kind_name(c.model) + " model";
+        // Raw model values from the nearest (x = 0) to the farthest (x = W - 1) point.
+        const bool raw_larger_is_nearer = c.model == DepthKind::RelativeInverseDepth;
+        std::vector<float> values(W * H);
+        for (int y = 0; y < H; ++y)
+            for (int x = 0; x < W; ++x) {
+                const float t = static_cast<float>(x) / (W - 1);   // 0 near .. 1 far
+                values[static_cast<size_t>(y) * W + x] = raw_larger_is_nearer ? 5.0f - 4.0f * t : 1.0f + 4.0f * t;
+            }
+        const DepthRange range = normalizer.range_from_percentiles(1.0, 5.0);
+        normalizer.apply(values.data(), values.size(), &range);
+        const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+        const bool larger_is_nearer = normalizer.larger_is_nearer();
+        const PreviewRange preview{larger_is_nearer ? *hi : *lo, larger_is_nearer ? *lo : *hi, normalizer.units()};
+
+        OIIO::ImageBuf depth(OIIO::ImageSpec(W, H, 1, OIIO::TypeDesc::FLOAT));
+        for (int y = 0; y < H; ++y)
+            for (int x = 0; x < W; ++x) depth.setpixel(x, y, &values[static_cast<size_t>(y) * W + x], 1);
+        const test::fs::path png = dir / (std::string(option_name(c.kind)) + std::to_string(c.near_is) + "_" +
+                                          depth_kind_name(c.model) + ".png");
+        write_depth_preview(png.string(), depth, preview, map, W, "");
+        OIIO::ImageBuf out(png.string());
+        ASSERT_TRUE(out.read(0, 0, true, OIIO::TypeDesc::FLOAT)) << what << ": " << out.geterror();
+        ASSERT_GT(out.spec().height, H) << what;
+        auto entry = [&](int x, int y) {
+            float rgb[3];
+            out.getpixel(x, y, rgb, 3);
+            return nearest_entry(map, rgb);
+        };
+        EXPECT_GT(entry(0, H / 2), 250) << what << ": the nearest pixel is the bright (near) end";
+        EXPECT_LT(entry(W - 1, H / 2), 5) << what << ": the farthest pixel is the dark (far) end";
+        // The colour bar in the legend strip (from x = W/20 to W - W/20, just below the image): far at its left
+        // end, near at its right end, as the labels say.
+        const int bar_y = H + 44 / 4, bar_left = W / 20, bar_right = W - W / 20 - 1;
+        EXPECT_LT(entry(bar_left, bar_y), 5) << what << ": the bar's far end";
+        EXPECT_GT(entry(bar_right, bar_y), 250) << what << ": the bar's near end";
+    }
 }

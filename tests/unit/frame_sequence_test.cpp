@@ -311,6 +311,24 @@ TEST(FramesOnDisk, EmptyFolderGivesNoFrames) {
     EXPECT_TRUE(FrameSequence((dir.path / "p.####.exr").string()).frames_on_disk().empty());
 }
 
+// shot_frames: input.frames when set (whatever is on disk, even nothing, and without parsing input.path),
+// else the plates on disk.
+TEST(FramesOnDisk, ShotFramesAreInputFramesElseThePlatesOnDisk) {
+    TempDir dir;
+    for (const std::string name : {"p.1001.exr", "p.1002.exr", "p.1004.exr"}) touch(dir, name);
+    depthbatch::JobConfig::Input input;
+    input.path = (dir.path / "p.####.exr").string();
+    EXPECT_EQ(depthbatch::shot_frames(input), Frames({1001, 1002, 1004}));
+    input.frames = {1001, 1003, 1005};
+    EXPECT_EQ(depthbatch::shot_frames(input), Frames({1001, 1003, 1005})) << "input.frames, not what is on disk";
+    input.path = (dir.path / "p.exr").string();
+    EXPECT_EQ(depthbatch::shot_frames(input), Frames({1001, 1003, 1005})) << "the pattern is not read";
+    input.frames.clear();
+    EXPECT_THROW(depthbatch::shot_frames(input), ConfigError) << "a pattern without a frame token";
+    input.path = (dir.path / "none" / "p.####.exr").string();
+    EXPECT_TRUE(depthbatch::shot_frames(input).empty());
+}
+
 // Found by scripts/fuzz (issue 13): "1-99999999" in several items took gigabytes and minutes. A spec names
 // at most a million frames in all (over eleven hours at 24 fps); more is a config error naming the item.
 TEST(FrameSpec, AtMostAMillionFramesInAll) {

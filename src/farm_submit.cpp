@@ -347,7 +347,7 @@ std::vector<std::string> write_farm_files(const JobConfig& job, const std::vecto
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         throw ConfigError("submit --out: " + o.out_dir + " exists and is not a folder");
-    const std::vector<int> shot = job.input.frames.empty() ? FrameSequence(job.input.path).frames_on_disk() : job.input.frames;
+    const std::vector<int> shot = shot_frames(job.input);
     const std::string model = job.model.path == "default" ? "" : job.model.path;
     const OutputGuard guard = OutputGuard::for_job(job, shot, model);
     // Every file is checked before the first is written: a refusal leaves the folder as it was.

@@ -141,10 +141,7 @@ PreviewRange preview_range(const JobContext& ctx, const float* written, size_t c
         return p;
     }
     const auto [lo, hi] = percentile_pair(std::vector<float>(written, written + count), 2.0, 98.0);
-    const DepthConvention kind = ctx.normalizer->kind();
-    const bool larger_is_nearer = kind == DepthConvention::Inverse ||
-                                  (kind == DepthConvention::Raw && ctx.contract().kind == DepthKind::RelativeInverseDepth) ||
-                                  (kind == DepthConvention::Normalized && ctx.job.depth.near_is == 1);
+    const bool larger_is_nearer = ctx.normalizer->larger_is_nearer();
     p.near_value = larger_is_nearer ? hi : lo;
     p.far_value = larger_is_nearer ? lo : hi;
     return p;

@@ -25,9 +25,8 @@ namespace detail {
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
 std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     auto ctx = std::make_unique<JobContext>(job);
-    ctx->shot = job.input.frames;
-    if (ctx->shot.empty()) {
-        ctx->shot = ctx->input.frames_on_disk();
+    ctx->shot = shot_frames(job.input);
+    if (job.input.frames.empty()) {
         if (ctx->shot.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
         // A hole in a sequence taken from disk is worth a warning (a failed copy, a missing frame):
         // frames missing from the shot's most common step.

@@ -66,8 +66,7 @@ using namespace detail;
 void write_failure_summary(const JobConfig& job, ExitCode code, const std::string& message) {
     if (job.pipeline.summary.empty()) return;
     try {
-        const FrameSequence plates(job.input.path);
-        const std::vector<int> shot = job.input.frames.empty() ? plates.frames_on_disk() : job.input.frames;
+        const std::vector<int> shot = shot_frames(job.input);
         OutputGuard::for_job(job, shot, job.model.path).check(job.pipeline.summary, OutputRole::Summary, "pipeline.summary");
         JobReport report;
         report.job_file = job.job_file;

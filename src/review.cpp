@@ -86,7 +86,7 @@ std::string default_review_path(const JobConfig& job) {
 void write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries,
                   const std::string& key) {
     const FrameSequence plates(job.input.path), depths(job.output.path);
-    const std::vector<int> frames = job.input.frames.empty() ? plates.frames_on_disk() : job.input.frames;
+    const std::vector<int> frames = shot_frames(job.input);
     if (frames.empty()) throw InputError("review: no frames on disk match input.path '" + job.input.path + "'");
     // The sheet and its page go through the job's output guard: never over a plate, the job, the model or another
     // output, and only over an earlier review sheet. Checked before anything is made.

@@ -110,7 +110,7 @@ TEST(BadInput, OlderKeyNamesWarnAndHelpJobListsTheKeys) {
     EXPECT_TRUE(contains(help.output, "deprecated: use depth.convention")) << help.output;
     Scene s;
     const auto both = run_cli({s.job("", "pmean.pt", "depth: {kind: inverse, convention: inverse}\n").string()});
-    EXPECT_EQ(both.exit_code, kConfig) << both.output;
+    EXPECT_EQ(both.exit_code, exit_status(ExitCode::Config)) << both.output;
     EXPECT_TRUE(contains(both.output, "'depth.kind': is the older name of depth.convention: set one of them")) << both.output;
     EXPECT_TRUE(s.outputs().empty());
     const auto old = run_cli({s.job().string(), "--dry-run", "--set", "depth.stabilize_window=4", "-q"});

@@ -7,6 +7,7 @@
 #include "atomic_file.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/job_keys.h"
 #include "depthbatch/sha256.h"
 
 #include <algorithm>
@@ -145,6 +146,9 @@ std::string processing_key(const JobContext& ctx) {
     std::ostringstream s;
     s << ctx.first_plan.input_width << "x" << ctx.first_plan.input_height << " " << ctx.color->from() << "->"
       << ctx.color->to() << " " << option_name(ctx.job.model.precision);
+    // Every key the job table marks as feeding the statistics (job_keys.h: part, view, layer, colour, size...),
+    // as a digest: a sidecar made from another layer or colour rule is not reused.
+    s << "; settings " << sha256_text(stats_settings_text(ctx.job)).substr(0, 16);
     return s.str();
 }
 

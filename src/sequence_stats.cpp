@@ -28,13 +28,14 @@ std::string SequenceStats::mismatch(const SequenceStats& o) const {
     if (model_sha256 != o.model_sha256) return "model (sha256 " + o.model_sha256.substr(0, 12) + " vs " + model_sha256.substr(0, 12) + ")";
     if (input_pattern != o.input_pattern) return "input.path ('" + o.input_pattern + "' vs '" + input_pattern + "')";
     if (shot_frames != o.shot_frames) return "input.frames ('" + o.shot_frames + "' vs '" + shot_frames + "')";
+    // The keys compared on their own first, so that the message names them; then the rest of the processing.
+    if (percentile_low != o.percentile_low || percentile_high != o.percentile_high) return "depth.percentiles";
+    if (sample_frames != o.sample_frames) return "depth.stats_frames";
     // A sidecar of depthbatch 0.2 has no "; settings" digest: the rest agreeing, it stands (as it did then).
     const bool older_sidecar = processing.find("; settings ") == std::string::npos &&
                                o.processing.rfind(processing + "; settings ", 0) == 0;
     if (processing != o.processing && !older_sidecar)
         return "processing ('" + o.processing + "' vs '" + processing + "')";
-    if (percentile_low != o.percentile_low || percentile_high != o.percentile_high) return "depth.percentiles";
-    if (sample_frames != o.sample_frames) return "depth.stats_frames";
     return "";
 }
 

@@ -79,6 +79,26 @@ void write_failure_summary(const JobConfig& job, ExitCode code, const std::strin
 }
 
 
+JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult>& finished, const std::vector<int>& todo,
+                             int skipped) {
+    JobReport report;
+    report.job_file = job.job_file;
+    report.frames = finished;
+    for (const FrameResult& f : report.frames) (f.status == ExitCode::Ok ? report.rendered : report.failed)++;
+    report.requested = todo;
+    report.skipped = skipped;
+    report.exit_code = ExitCode::Interrupted;
+    report.error = "stopped: the grace period (" + std::to_string(job.pipeline.grace_s) + " s) ran out";
+    if (!job.pipeline.summary.empty()) {
+        try {
+            write_summary_json(report, job.pipeline.summary);
+        } catch (const std::exception& e) {
+            log_error("pipeline.summary not written: ", e.what());
+        }
+    }
+    return report;
+}
+
 void write_summary_json(const JobReport& r, const std::string& path) {
     using json = nlohmann::ordered_json;
     auto stages = [](const StageTimes& t) {

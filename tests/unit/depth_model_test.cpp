@@ -404,14 +404,14 @@ TEST(DepthModelOutput, NegativeMetricDepthIsCountedAndKept) {
     EXPECT_EQ(probe(dir, "x.mean(1, keepdim=True) + 0.5")->infer({&in[0]})[0].negative, 0u);
 }
 
-// A forward that fails on its input names the input's shape; the torch.jit.trace hint (set model.input_size and
-// model.fixed_size) only for a module made with torch.jit.trace, never for a scripted one (issue 26 §4).
+// A forward that fails on its input names the input's shape and how to state a single size; the torch.jit.trace
+// hint only for a module made with torch.jit.trace, never for a scripted one (issue 26 §4).
 TEST(DepthModelOutput, ShapeErrorOfAScriptedModuleHasNoTraceHint) {
     test::TempDir dir;
     const std::string msg = infer_error(*probe(dir, "x.reshape(1, 1, 32, 32)"));   // 3x48x64 values are not 32x32
-    EXPECT_TRUE(test::contains(msg, "[input [1,3,48,64] (N,C,H,W)]")) << msg;
-    EXPECT_FALSE(test::contains(msg, "torch.jit.trace")) << msg;
-    EXPECT_FALSE(test::contains(msg, "model.fixed_size")) << msg;
+    EXPECT_TRUE(test::contains(msg, "[input [1,3,48,64] (N,C,H,W); a model that runs at one size only: set "
+                                    "model.input_size [w, h] and model.fixed_size: true]")) << msg;
+    EXPECT_FALSE(test::contains(msg, "trace")) << msg;
 }
 
 // A job's model.kind that disagrees with the model's own depthbatch.json: used, with one warning naming both; one

@@ -186,3 +186,33 @@ TEST(Review, ReviewCommandTakesThePipelineReviewPathAndSaysItOnce) {
     EXPECT_FALSE(fs::exists(dir / "out/job.review.png")) << "not the default path beside the output";
     EXPECT_EQ(r.output, "wrote " + png + " and " + (dir / "sheet/s.html").string() + " (3 of 3 frames rendered)\n");
 }
+
+// A model's provenance reaches every EXR (issue 26 §4): its contract's license, source, source_sha256 and domain as
+// depthbatch/model_*, beside the .pt's own digest; an indoor-only model is said once per job, not per frame.
+TEST(Review, EveryExrCarriesTheModelsLicenceSourceAndDomain) {
+    TempDir dir;
+    const std::string contract =
+        R"({"format": 1, "name": "roomdepth", "input": {"colorspace": "sRGB", "multiple": 1, "size": null, "fixed_size": false,
+            "mean": null, "std": null}, "output": {"kind": "metric_depth", "units": "m"}, "license": "MIT",
+            "source": "npm example@1.0 model.onnx", "source_sha256": "6275c23f467d476874d0eecea2a2c7059733ca6681de4f17bfbfe3fc3a52a71d",
+            "domain": "indoor"})";
+    const fs::path model = write_probe_model(dir / "room.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True) + 1.0\n",
+                                             contract);
+    for (int f = 1001; f <= 1003; ++f)
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 32, 16, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+    const fs::path job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\noutput: {path: out/d.####.exr}\n"
+                                                     "model: {path: " + model.string() + ", size: plate, device: cpu}\n");
+    const auto r = run_cli({job.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string warned = "warning: model roomdepth was trained on indoor scenes only";
+    EXPECT_NE(r.output.find(warned), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(warned), r.output.rfind(warned)) << "once per job\n" << r.output;
+    const auto spec = file_spec(dir / "out/d.1002.exr");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_license"), "MIT");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_source"), "npm example@1.0 model.onnx");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_source_sha256"),
+              "6275c23f467d476874d0eecea2a2c7059733ca6681de4f17bfbfe3fc3a52a71d");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_domain"), "indoor");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_sha256").size(), 64u) << "the .pt's own digest stays";
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/source"), (dir / "p.1002.exr").string()) << "the plate";
+}

@@ -203,7 +203,7 @@ TEST(Farm, KillLoopLeavesOnlyCompleteFramesAndResumesIdentically) {
     int killed_while_running = 0, frames_left_by_kills = 0;
     for (int i = 0; i < 20; ++i) {
         fs::remove_all(dir / "out");
-        auto p = start_cli({job.string(), "--skip-existing", "-q"});
+        auto p = start_cli({job.string(), "--skip-existing"});   // not -q: it leaves no frame lines to wait for
         const bool late = i % 2 == 1;
         if (late) ASSERT_TRUE(p->wait_for(" rendered ", 120)) << p->output();
         std::this_thread::sleep_for(std::chrono::duration<double>(late ? after_first(rng) : from_start(rng)));

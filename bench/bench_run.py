@@ -38,6 +38,9 @@ def reference_loop(model: Path, frames: str, out_dir: Path, device: str, size: s
     return r
 
 
+JOB_SET: Dict[str, object] = {}   # --job-set KEY=VALUE: added to depthbatch's job in every case
+
+
 def best(runs: List[Dict], key) -> Dict:
     return min(runs, key=key)
 
@@ -58,7 +61,7 @@ def run_case(title: str, model: Path, frames_n: int, size: str, floor_iters: int
         floors[int(f["threads"])] = f
     job = B.write_job(work / "job.yaml", str(B.SAMPLES / PLATE), frames, str(work / "out" / "depth.####.exr"),
                       {"model.path": str(model), "model.size": size if size in ("model", "plate") else int(size),
-                       "model.device": device})
+                       "model.device": device, **JOB_SET})
     db_runs, zlib_runs = [], []
     for i in range(reps):
         B.log(f"{title}: depthbatch run {i + 1}/{reps} ({frames_n} frames)")
@@ -324,15 +327,25 @@ def main() -> int:
     p.add_argument("--skip", default="", help="comma list of parts to skip: fastdepth,stages,startup,heavy,sweep,rss,python "
                    "(python: the Python reference loop)")
     p.add_argument("--skip-also", default=None, action="append", help=argparse.SUPPRESS)   # bench/run adds parts it cannot run
+    p.add_argument("--job-set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a job key for depthbatch's runs of each case, e.g. output.pixel_type=half (repeatable; the "
+                        "Python loop is unchanged)")
     p.add_argument("--nvidia-smi", action="store_true", help="sample GPU utilization during depthbatch runs")
     a = p.parse_args()
     skip = set(filter(None, ",".join([a.skip] + (a.skip_also or [])).split(",")))
+    for kv in a.job_set:
+        key, _, value = kv.partition("=")
+        try:
+            JOB_SET[key] = json.loads(value)
+        except ValueError:
+            JOB_SET[key] = value
     for exe in (B.DEPTHBATCH, B.MODEL_FLOOR):
         if not exe.exists():
             print(f"bench/run: {exe} is missing (build it: cmake --build {B.BUILD})", file=sys.stderr)
             return 2
     t_start = time.perf_counter()
-    lines = ["depthbatch bench/run — one run, ratios measured now (not a test)"] + B.machine_lines() + [""]
+    lines = (["depthbatch bench/run — one run, ratios measured now (not a test)"] + B.machine_lines()
+             + ([f"depthbatch's jobs also set: {JOB_SET}"] if JOB_SET else []) + [""])
     print("\n".join(lines), flush=True)
     out: List[str] = []
 

@@ -5,6 +5,7 @@
 #                                            OpenEXR, TBB, yaml-cpp come from the system's packages)
 #   P/share/depthbatch/models/               the prepared default model (fastdepth-nyu.pt)
 #   P/share/depthbatch/ocio/config.ocio      the shipped OCIO config
+#   P/share/depthbatch/deadline/DepthBatch/  the Deadline 10 plugin (copy into the Repository's custom/plugins)
 #   P/share/depthbatch/tools/review.py       the review sheet's script (`depthbatch review`; needs a Python with
 #                                            matplotlib, numpy, OpenEXR and PIL: $DEPTHBATCH_PYTHON)
 #   P/share/doc/depthbatch/                  README.md and the licences (FastDepth's MIT notice, LibTorch's)
@@ -14,6 +15,7 @@
 
 install(TARGETS depthbatch RUNTIME DESTINATION bin)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/ocio/" DESTINATION share/depthbatch/ocio)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/deadline/" DESTINATION share/depthbatch/deadline)
 # review.py imports nothing else of tools/ and is run by its path (src/review.cpp): the one file is enough.
 install(FILES "${PROJECT_SOURCE_DIR}/tools/review.py" DESTINATION share/depthbatch/tools)
 install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION share/doc/depthbatch)

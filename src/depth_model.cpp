@@ -79,6 +79,12 @@ ModelContract resolve_contract(const std::string& path, const std::string& embed
     else c.name = fs::path(path).stem().string();
     if (o.colorspace) c.colorspace = *o.colorspace;
     if (o.multiple) c.multiple = *o.multiple;
+    // A job's model.kind against the model's own contract: the job wins (a hand-made contract can be wrong and
+    // model.kind is how a job corrects it), said once at load, naming both (issue 26 §4).
+    if (o.kind && !embedded.empty() && *o.kind != c.kind)
+        log_warning(path, ": the job's model.kind ", depth_kind_name(*o.kind), " overrides the model's own contract (",
+                    depth_kind_name(c.kind), "): depth is read as ", depth_kind_name(*o.kind),
+                    "; remove model.kind to use the model's");
     if (o.kind) c.kind = *o.kind;
     if (o.units) c.units = *o.units;
     if (!o.units && c.kind == DepthKind::MetricDepth && c.units.empty()) c.units = "m";
@@ -466,10 +472,14 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         if (!impl_->device.is_cuda() && cuda_text)
             hint = " [device mismatch: the model holds tensors or code tied to a CUDA device (traced or saved on a "
                    "GPU?) but runs on " + device_name_ + "; re-export it on the CPU, or run with model.device cuda]";
-        else if (!traced_ && !contract_.fixed_size)
+        else if (traced_ && !contract_.fixed_size)   // the trace hint only for a module made with torch.jit.trace
             hint = " [input [" + std::to_string(batch.size()) + ",3," + std::to_string(h) + "," + std::to_string(w) +
-                   "] (N,C,H,W); a module made with torch.jit.trace by an older PyTorch keeps no record of its input "
-                   "size: if it was traced at one fixed size, set model.input_size [w, h] and model.fixed_size: true]";
+                   "] (N,C,H,W); a module made with torch.jit.trace runs only at the size it was traced at, which this "
+                   "file does not record: set model.input_size [w, h] and model.fixed_size: true]";
+        else if (!contract_.fixed_size)
+            hint = " [input [" + std::to_string(batch.size()) + ",3," + std::to_string(h) + "," + std::to_string(w) +
+                   "] (N,C,H,W); a model that runs at one size only: set model.input_size [w, h] and "
+                   "model.fixed_size: true]";
         throw ModelError(where(device_name_) + ": " + msg + hint);
     }
 

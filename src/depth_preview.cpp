@@ -58,6 +58,23 @@ Colormap load_colormap(const std::string& name) {
     return map;
 }
 
+LegendLayout legend_layout(int bar_x0, int bar_x1, int centre, int far_width, int near_width, int caption_width, int gap) {
+    LegendLayout l;
+    const int far_end = bar_x0 + far_width, near_start = bar_x1 - near_width;
+    if (near_start < far_end + gap) l.near_line = l.lines++;
+    const int cap0 = centre - caption_width / 2, cap1 = cap0 + caption_width;
+    if (caption_width > 0) {
+        const bool hits_far = cap0 < far_end + gap;
+        const bool hits_near = l.near_line == 0 && cap1 + gap > near_start;
+        if (hits_far || hits_near) {
+            // Alone on the near label's own line when it fits there, else on a new one.
+            const bool fits_with_near = l.near_line > 0 && cap1 + gap <= near_start && cap0 >= 0;
+            l.caption_line = fits_with_near ? l.near_line : l.lines++;
+        }
+    }
+    return l;
+}
+
 void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, const PreviewRange& range,
                          const Colormap& map, int size, const std::string& caption) {
     const OIIO::ImageSpec& ds = depth.spec();
@@ -70,8 +87,19 @@ void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, c
         small.reset(s);
         OIIO::ImageBufAlgo::resize(small, depth, "triangle");
     }
-    // Image on top, legend strip below: a colour bar and its labels.
-    const int legend = std::max(44, h / 8);
+    // Image on top, legend strip below: a colour bar and its labels, on more lines when they do not fit side by side.
+    const int legend0 = std::max(44, h / 8);
+    const int font = std::max(10, legend0 / 3);
+    const int bar_x0 = w / 20, bar_x1 = w - w / 20;
+    const std::string far_text = "far " + value_text(range.far_value, range.units),
+                      near_text = "near " + value_text(range.near_value, range.units);
+    const auto text_width = [&](const std::string& t) {
+        return t.empty() ? 0 : OIIO::ImageBufAlgo::text_size(t, font, kFont).width();
+    };
+    const LegendLayout layout = legend_layout(bar_x0, bar_x1, w / 2, text_width(far_text), text_width(near_text),
+                                              text_width(caption), font / 2);
+    const int line_height = font + font / 3;
+    const int legend = legend0 + (layout.lines - 1) * line_height;
     OIIO::ImageBuf out(OIIO::ImageSpec(w, h + legend, 3, OIIO::TypeDesc::FLOAT));
     OIIO::ImageBufAlgo::zero(out);
     const double span = range.near_value - range.far_value;
@@ -83,22 +111,20 @@ void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, c
             if (std::isfinite(v)) c = map.at(span != 0 ? (v - range.far_value) / span : 0.5);
             out.setpixel(x, y, c.data(), 3);
         }
-    const int bar_x0 = w / 20, bar_x1 = w - w / 20, bar_y0 = h + legend / 8, bar_y1 = h + legend / 2;
+    const int bar_y0 = h + legend0 / 8, bar_y1 = h + legend0 / 2;
     for (int x = bar_x0; x < bar_x1; ++x) {
         const auto c = map.at(static_cast<double>(x - bar_x0) / std::max(1, bar_x1 - bar_x0 - 1));   // far -> near
         OIIO::ImageBufAlgo::fill(out, {c[0], c[1], c[2]}, OIIO::ROI(x, x + 1, bar_y0, bar_y1, 0, 1, 0, 3));
     }
-    const int font = std::max(10, legend / 3);
     const float white_rgb[3] = {1, 1, 1};
     const OIIO::cspan<float> white(white_rgb, 3);
-    const int text_y = h + legend - legend / 8;
+    const auto text_y = [&](int line) { return h + legend0 - legend0 / 8 + line * line_height; };
     using Align = OIIO::ImageBufAlgo::TextAlignX;
     const bool drawn =
-        OIIO::ImageBufAlgo::render_text(out, bar_x0, text_y, "far " + value_text(range.far_value, range.units), font, kFont,
-                                        white) &&
-        OIIO::ImageBufAlgo::render_text(out, bar_x1, text_y, "near " + value_text(range.near_value, range.units), font,
-                                        kFont, white, Align::Right) &&
-        (caption.empty() || OIIO::ImageBufAlgo::render_text(out, w / 2, text_y, caption, font, kFont, white, Align::Center));
+        OIIO::ImageBufAlgo::render_text(out, bar_x0, text_y(0), far_text, font, kFont, white) &&
+        OIIO::ImageBufAlgo::render_text(out, bar_x1, text_y(layout.near_line), near_text, font, kFont, white, Align::Right) &&
+        (caption.empty() ||
+         OIIO::ImageBufAlgo::render_text(out, w / 2, text_y(layout.caption_line), caption, font, kFont, white, Align::Center));
     if (!drawn) throw RenderError(path + ": cannot draw the legend: " + out.geterror() + " (the DejaVu Sans font: Debian's "
                                   "fonts-dejavu-core; OIIO looks under /usr/share/fonts and $OPENIMAGEIO_FONTS)");
     Publication pub = Publication::open(path, OutputRole::Preview, "output.preview");

@@ -55,6 +55,13 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
     log_info("device ", ctx->model->device_name(), " (", ctx->model->device_reason(), ")");
+    // The training domain a contract states ("domain": "indoor" for FastDepth on NYU): depthbatch cannot tell an
+    // exterior plate from its pixels, so it says once per job what the model knows (issue 26 §4).
+    if (const auto d = contract.provenance.find("domain"); d != contract.provenance.end() && d->second == "indoor")
+        log_warning("model ", contract.name, " was trained on indoor scenes only (its contract's domain: indoor): on an "
+                    "exterior plate its depth is wrong", contract.kind == DepthKind::MetricDepth ? " (its metres stay "
+                    "within a room's range, e.g. 1-6 m, whatever the distance)" : "", "; for other scenes see README "
+                    "\"Use your own Depth Anything model\"");
     ctx->normalizer.emplace(job.depth, contract.kind);
     ctx->guard = OutputGuard::for_job(job, ctx->shot, ctx->model->path());
     if (!job.output.preview.path.empty()) {
@@ -99,6 +106,10 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     ctx.first_frame = frame;
     ctx.first_kind = plate_kind(plate);
     log_info("plate ", plate.describe());
+    if (ctx.preview && job.output.preview.size > std::max(spec.width, spec.height))   // never enlarged: said, not hidden
+        log_warning("output.preview.size ", job.output.preview.size, " is larger than the plate (", spec.width, "x",
+                    spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
+                    " px on the long side (they are never enlarged)");
     ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
     log_info(describe_output(plate, job.output));
     // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
@@ -355,6 +366,10 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
         {"depthbatch/colorspace_in", ctx.color->from()},
         {"depthbatch/colorspace_model", ctx.color->to()},
     };
+    // The model's provenance from its contract: licence, checkpoint and its sha256, training domain (README).
+    for (const char* key : {"license", "source", "source_sha256", "variant", "domain"})
+        if (const auto it = ctx.contract().provenance.find(key); it != ctx.contract().provenance.end() && !it->second.empty())
+            meta.push_back({std::string("depthbatch/model_") + key, it->second});
     if (seq.range) {
         meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(seq.stats.sample_frames)});
         meta.push_back({"depthbatch/stats_percentiles",

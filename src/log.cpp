@@ -48,6 +48,10 @@ std::string printable(const std::string& text) {
 
 void log_line(LogLevel level, const std::string& message) {
     if (static_cast<int>(level) > g_level.load()) return;
+    log_line_always(level, message);
+}
+
+void log_line_always(LogLevel level, const std::string& message) {
     std::string line;
     line.reserve(message.size());
     for (size_t start = 0;;) {   // keep '\n' (multi-line lists), escape every other control character

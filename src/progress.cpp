@@ -1,5 +1,6 @@
 #include "depthbatch/progress.h"
 
+#include "depthbatch/error.h"
 #include "depthbatch/log.h"
 
 #include <cmath>
@@ -47,10 +48,64 @@ std::string clock_text(double seconds) {
 
 }  // namespace
 
+const char* progress_style_name(ProgressStyle style) {
+    switch (style) {
+    case ProgressStyle::Lines: return "lines";
+    case ProgressStyle::Deadline: return "deadline";
+    case ProgressStyle::Tractor: return "tractor";
+    case ProgressStyle::OpenJD: return "openjd";
+    case ProgressStyle::Bar: return "bar";
+    case ProgressStyle::None: return "none";
+    }
+    return "lines";
+}
+
+ProgressStyle progress_style_from_name(const std::string& name) {
+    for (ProgressStyle s : {ProgressStyle::Lines, ProgressStyle::Deadline, ProgressStyle::Tractor, ProgressStyle::OpenJD,
+                            ProgressStyle::Bar, ProgressStyle::None})
+        if (name == progress_style_name(s)) return s;
+    throw ConfigError("--progress '" + printable(name) + "': expected auto, lines, deadline, tractor, openjd, bar or none");
+}
+
+ProgressChoice choose_progress_style(const std::function<const char*(const char*)>& getenv, bool stdout_is_tty) {
+    const auto set = [&](const char* name) {
+        const char* v = getenv(name);
+        return v != nullptr && *v != '\0';
+    };
+    std::string ignored;
+    if (set("DEPTHBATCH_PROGRESS")) {
+        const std::string want = getenv("DEPTHBATCH_PROGRESS");
+        try {
+            if (want != "auto") return {progress_style_from_name(want), "DEPTHBATCH_PROGRESS=" + want};
+        } catch (const ConfigError&) {
+            ignored = "; DEPTHBATCH_PROGRESS='" + printable(want) + "' names no dialect and was ignored";
+        }
+    }
+    if (set("OPENJD_SESSION_WORKING_DIR"))
+        return {ProgressStyle::OpenJD, "OPENJD_SESSION_WORKING_DIR is set: an Open Job Description session" + ignored};
+    if (set("TR_ENV_JID")) return {ProgressStyle::Tractor, "TR_ENV_JID is set: a Tractor blade's command" + ignored};
+    if (stdout_is_tty) return {ProgressStyle::Bar, "standard output is a terminal" + ignored};
+    return {ProgressStyle::Lines, "standard output is not a terminal and no engine that reads progress was found" + ignored};
+}
+
 ProgressStyle progress_style_for(int fd) { return ::isatty(fd) ? ProgressStyle::Bar : ProgressStyle::Lines; }
 
-ProgressReporter::ProgressReporter(std::ostream& out, ProgressStyle style)
-    : out_(out), style_(style), started_(std::chrono::steady_clock::now()) {}
+void report_task_failure(std::ostream& out, ProgressStyle style, const std::string& why) {
+    if (style != ProgressStyle::OpenJD) return;
+    std::string line;   // one line: the message's lines joined with "; ", their indentation dropped
+    for (size_t start = 0; start <= why.size();) {
+        size_t nl = why.find('\n', start);
+        if (nl == std::string::npos) nl = why.size();
+        const std::string part = why.substr(start, nl - start);
+        const size_t text = part.find_first_not_of(" \t");
+        if (text != std::string::npos) line += (line.empty() ? "" : "; ") + part.substr(text);
+        start = nl + 1;
+    }
+    out << "openjd_fail: " << printable(line.empty() ? std::string("depthbatch failed") : line) << std::endl;
+}
+
+ProgressReporter::ProgressReporter(std::ostream& out, ProgressStyle style, bool quiet)
+    : out_(out), style_(style), quiet_(quiet), started_(std::chrono::steady_clock::now()) {}
 
 ProgressReporter::~ProgressReporter() { finish(); }
 
@@ -58,6 +113,7 @@ void ProgressReporter::on_phase(const std::string& phase) {
     std::lock_guard<std::mutex> lock(mutex_);
     phase_ = phase;
     if (style_ == ProgressStyle::Bar) draw_bar_locked();
+    if (style_ == ProgressStyle::OpenJD && !reader_gone_) out_ << "openjd_status: " << printable(phase) << std::endl;
 }
 
 void ProgressReporter::on_start(const std::vector<int>& todo, int skipped) {
@@ -66,13 +122,8 @@ void ProgressReporter::on_start(const std::vector<int>& todo, int skipped) {
     skipped_ = skipped;
     started_frames_ = true;
     started_ = std::chrono::steady_clock::now();
-    if (style_ == ProgressStyle::Lines && (skipped_ > 0 || todo_.empty())) {
-        const int total = static_cast<int>(todo_.size()) + skipped_;
-        const double pct = total > 0 ? 100.0 * skipped_ / total : 100.0;
-        out_ << "PROGRESS: " << std::lround(std::floor(pct)) << "%\n"
-             << "TR_PROGRESS " << std::lround(std::floor(pct)) << "%\n"
-             << "openjd_progress: " << std::fixed << std::setprecision(1) << pct << std::defaultfloat << std::endl;
-    }
+    const int total = static_cast<int>(todo_.size()) + skipped_;
+    if (skipped_ > 0 || todo_.empty()) engine_line_locked(total > 0 ? 100.0 * skipped_ / total : 100.0);
     if (style_ == ProgressStyle::Bar) draw_bar_locked();
 }
 
@@ -106,13 +157,34 @@ void ProgressReporter::on_frame_done_locked(const FrameResult& r) {
     const int total = static_cast<int>(todo_.size()) + skipped_;
     const int done = static_cast<int>(finished_.size()) + skipped_;
     const double pct = total > 0 ? 100.0 * std::min(done, total) / total : 100.0;
-    out_ << "frame " << r.frame << (r.status == ExitCode::Ok ? " rendered " : " failed ") << done << "/" << total;
-    if (r.status == ExitCode::Ok) out_ << " " << std::fixed << std::setprecision(2) << r.seconds << " s" << std::defaultfloat;
-    else out_ << ": " << printable(r.message.substr(0, r.message.find('\n')));
-    out_ << " (Progress: " << std::lround(std::floor(pct)) << "%)";   // Deadline's CommandLine plugin regex
-    out_ << "\nPROGRESS: " << std::lround(std::floor(pct)) << "%\n"
-         << "TR_PROGRESS " << std::lround(std::floor(pct)) << "%\n"
-         << "openjd_progress: " << std::fixed << std::setprecision(1) << pct << std::defaultfloat << std::endl;
+    if (!quiet_) {
+        out_ << "frame " << r.frame << (r.status == ExitCode::Ok ? " rendered " : " failed ") << done << "/" << total;
+        if (r.status == ExitCode::Ok) out_ << " " << std::fixed << std::setprecision(2) << r.seconds << " s" << std::defaultfloat;
+        else out_ << ": " << printable(r.message.substr(0, r.message.find('\n')));
+        out_ << " (Progress: " << std::lround(std::floor(pct)) << "%)";   // Deadline's CommandLine plugin regex
+        if (style_ == ProgressStyle::Lines || style_ == ProgressStyle::Deadline) {
+            out_ << std::endl;
+            return;
+        }
+        out_ << "\n";
+    }
+    engine_line_locked(pct);
+}
+
+/// The engine's own progress line (none for lines; deadline's only when quiet: its frame line carries it).
+void ProgressReporter::engine_line_locked(double pct) {
+    if (reader_gone_) return;
+    const long whole = std::lround(std::floor(pct));
+    switch (style_) {
+    case ProgressStyle::Deadline:
+        if (quiet_) out_ << "Progress: " << whole << "%" << std::endl;
+        break;
+    case ProgressStyle::Tractor: out_ << "TR_PROGRESS " << whole << "%" << std::endl; break;
+    case ProgressStyle::OpenJD:
+        out_ << "openjd_progress: " << std::fixed << std::setprecision(1) << pct << std::defaultfloat << std::endl;
+        break;
+    default: out_ << std::flush; break;
+    }
 }
 
 std::string ProgressReporter::bar_text_locked() const {

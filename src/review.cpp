@@ -83,7 +83,7 @@ std::string default_review_path(const JobConfig& job) {
     return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png")).string();
 }
 
-void write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries,
+std::string write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries,
                   const std::string& key) {
     const FrameSequence plates(job.input.path), depths(job.output.path);
     const std::vector<int> frames = shot_frames(job.input);
@@ -158,7 +158,7 @@ void write_review(const JobConfig& job, const std::string& png, const std::vecto
     if (!all.empty()) log_debug("review: ", script.string(), " printed:\n", all);
     png_out.publish(true);
     html_out.publish(true);
-    log_info("review: ", png, " and ", html, " (", line, ")");
+    return line;
 }
 
 }  // namespace depthbatch

@@ -43,7 +43,8 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     const char* omp_wait = std::getenv("OMP_WAIT_POLICY");
     log_info(written, " frames (", format_frame_spec(todo), "), ", workers, " worker threads", asked(workers, ctx.workers),
              ", LibTorch ", ctx.torch_threads, " intra-op threads", asked(ctx.torch_threads, torch_asked),
-             " (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset", "), ", report.frames_in_flight,
+             " (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset: libgomp's threads spin between forwards", "), ",
+             report.frames_in_flight,
              " frames in flight, batch ", batch);
 
     bool sent_last = false;

@@ -11,15 +11,16 @@ Fields (JSON):
   input.multiple  H and W fed to the model must be multiples of this (px): 32 FastDepth, 14 ViT
   input.size      [height, width] the model was trained at (px): the default processing size
   input.fixed_size  true when the module only accepts exactly input.size (a traced module)
-  input.mean/std  per-channel normalisation the caller must apply, or null when the module applies
-                  its own (ours always do: depthbatch feeds RGB in [0, 1])
+  input.mean/std  always null: depthbatch feeds RGB in [0, 1] and the module applies its own normalisation
+                  (the C++ refuses a contract with either set; make_contract raises ValueError)
   output.kind     "metric_depth" | "relative_inverse_depth" | "relative_depth"
   output.units    "m" for metric depth, "" for relative kinds
   output.max_scale  optional (1-64, default 4): the output's H and W may be at most this many times the
                   input's; a larger output is refused (a model that upsamples by more must say so)
   output.reference_focal_px  optional: focal-dependent metric output (Depth Anything 3 metric)
   Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
-  source, source_sha256, license, variant: provenance, copied into every rendered EXR's metadata
+  source, source_sha256, license, variant, domain: provenance, copied into every rendered EXR's metadata as
+                  depthbatch/model_<key>; domain "indoor" (trained on rooms only) makes depthbatch warn once per job
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ KINDS = ("metric_depth", "relative_inverse_depth", "relative_depth")
 def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: str, units: str = "",
                   fixed_size: bool = False, mean=None, std=None, **provenance: Any) -> Dict[str, Any]:
     """Build and validate a contract dict. Raises ValueError on a bad field."""
+    if mean is not None or std is not None:
+        raise ValueError("input.mean/std must be null: depthbatch feeds RGB in [0, 1], normalise inside the module")
     if kind not in KINDS:
         raise ValueError(f"output kind {kind!r} is not one of {KINDS}")
     if kind == "metric_depth" and units != "m":

@@ -5,17 +5,44 @@
   nuke-style-trace    a test model traced at one size, without depthbatch.json (what artists make for Nuke)
 
 Every scripted export is reloaded and compared with the in-memory module (tools/contract.save_scripted).
-Exit status: 0 on success, 2 on a bad checkpoint or argument (the message names the offending keys).
+Exit status: 0 on success, 2 on a bad checkpoint or argument, with one line on stderr (the message names the
+offending keys; a truncated or unreadable checkpoint names the file). DEPTHBATCH_EXPORT_TRACEBACK=1 adds the
+traceback.
 """
 import argparse
 import json
+import os
 import sys
+import traceback
 from typing import List, Optional
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line (no usage block), exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a size in pixels (at least 1)")
+    return value
+
+
+def _one_line(e: BaseException) -> str:
+    """An exception as one line: its message's first line (torch's run on for pages), whitespace collapsed."""
+    text = str(e).strip().split("\n", 1)[0] if str(e).strip() else type(e).__name__
+    return " ".join(text.split())
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tools.export", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _OneLineParser(prog="python -m tools.export", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
 
     v2 = sub.add_parser("depth-anything-v2", help="Depth Anything V2 (relative, or metric with --metric-max-depth)")
     v2.add_argument("--variant", required=True, choices=["vits", "vitb", "vitl"],
@@ -43,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
 
     nk = sub.add_parser("nuke-style-trace", help="test model traced at one fixed size, no depthbatch.json")
     nk.add_argument("--out", required=True)
-    nk.add_argument("--size", required=True, nargs=2, type=int, metavar=("H", "W"))
+    nk.add_argument("--size", required=True, nargs=2, type=_positive, metavar=("H", "W"))
     nk.add_argument("--inner", default="tiny",
                     help="luma | tiny | da-v2-small | PATH to a TorchScript model (default: tiny)")
     nk.add_argument("--seed", type=int, default=0)
@@ -66,7 +93,14 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"wrote {args.out}: traced at 1x3x{args.size[0]}x{args.size[1]}, no depthbatch.json")
             return 0
     except (ValueError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - a truncated checkpoint, a size the network cannot take: one line
+        if os.environ.get("DEPTHBATCH_EXPORT_TRACEBACK"):
+            traceback.print_exc()
+        where = getattr(args, "checkpoint", None) or getattr(args, "inner", None) or ""
+        print(f"error: {args.command}{' ' + where if where else ''}: {type(e).__name__}: {_one_line(e)}",
+              file=sys.stderr)
         return 2
     print(f"wrote {args.out}")
     print(json.dumps(contract, indent=1, sort_keys=True))

@@ -238,7 +238,8 @@ def sha256(path: Path) -> str:
 def contract(source_sha256: str, source: str = SOURCE) -> dict:
     return make_contract("fastdepth-nyu", colorspace="sRGB", multiple=32, size_hw=(224, 224),
                          kind="metric_depth", units="m", fixed_size=False, mean=None, std=None,
-                         source=source, source_sha256=source_sha256, license="MIT", paper=PAPER)
+                         source=source, source_sha256=source_sha256, license="MIT", paper=PAPER,
+                         domain="indoor")   # NYU Depth v2: rooms; depthbatch warns once per job (README "Models")
 
 
 @contextlib.contextmanager
@@ -324,7 +325,7 @@ def prepare(cache: Path = REPO_ROOT / ".cache", out: Path = REPO_ROOT / "models"
     out = Path(out)
     if out.exists():
         try:
-            current = read_contract(str(out)).get("source_sha256") == SOURCE_SHA256
+            current = read_contract(str(out)) == contract(SOURCE_SHA256)   # a changed contract re-exports
         except Exception:       # unreadable or foreign file: rebuild it
             current = False
         if current:

@@ -29,7 +29,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 try:
     import numpy as np
@@ -106,6 +106,21 @@ def stats(frames: List[Dict]) -> None:
         prev = d
 
 
+def colour_range(p2: List[float], p98: List[float], convention: str) -> Tuple[float, float]:
+    """The depth values at the two ends of the thumbnails' colour map (and of its colour bar): 0 and 1 for a
+    normalized job (0-1 by construction), else the medians over the shot of each frame's 2nd and 98th
+    percentiles (0 and 1 when nothing was rendered)."""
+    if convention == "normalized" or not p2:
+        return 0.0, 1.0
+    return float(np.median(p2)), float(np.median(p98))
+
+
+def integer_frame_axis(ax) -> None:
+    """Ticks on whole frame numbers only (a short shot otherwise gets 1001.5)."""
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int:
     import matplotlib
     matplotlib.use("Agg")
@@ -127,8 +142,7 @@ def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int
     rendered = [f for f in frames if f["status"] in HAS_DEPTH]
     # One colour range for every thumbnail: the shot's 2nd/98th percentiles; near (small depth, or large
     # inverse / disparity) takes the bright end of the map.
-    lo = float(np.median([f["p2"] for f in rendered])) if rendered else 0.0
-    hi = float(np.median([f["p98"] for f in rendered])) if rendered else 1.0
+    lo, hi = colour_range([f["p2"] for f in rendered], [f["p98"] for f in rendered], convention)
     larger_is_nearer = larger_is_nearer_of(first_header)
     cmap = matplotlib.colormaps[m.get("colormap", "turbo")]
     if not larger_is_nearer:
@@ -161,6 +175,7 @@ def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int
                         label="2nd-98th percentile")
         ax.plot(x, [f["p50"] for f in rendered], color="tab:blue", label="median")
     ax.set_xlabel("frame")
+    integer_frame_axis(ax)
     ax.set_ylabel(f"depth.Z{' (' + units + ')' if units else ''}")
     ax.grid(alpha=0.3)
     ax2 = ax.twinx()

@@ -148,12 +148,13 @@ int run_validate(const depthbatch::JobConfig& job) {
     return static_cast<int>(v.exit_code);
 }
 
-/// The closing log lines: counts, speed, per-stage milliseconds per frame.
-void log_summary(const depthbatch::JobReport& report) {
+/// The closing log lines: counts, speed (kept by -q), per-stage milliseconds per frame, plate pixels replaced.
+void log_summary(const depthbatch::JobConfig& job, const depthbatch::JobReport& report) {
     using namespace depthbatch;
     const double fps = report.wall_s > 0 ? report.rendered / report.wall_s : 0.0;
-    log_info("done: ", report.rendered, " rendered, ", report.skipped, " skipped, ", report.failed, " failed in ",
-             report.wall_s, " s (", fps, " frames/s) on ", report.device);
+    log_line_always(LogLevel::Info, detail::concat("done: ", report.rendered, " rendered, ", report.skipped, " skipped, ",
+                                                   report.failed, " failed in ", report.wall_s, " s (", fps,
+                                                   " frames/s) on ", report.device));
     if (report.rendered > 0) {
         const StageTimes& t = report.totals;
         const double n = report.rendered;
@@ -162,6 +163,19 @@ void log_summary(const depthbatch::JobReport& report) {
                  "; inference busy ", report.infer_busy_ms / 1000.0, " s, waited for input ",
                  report.infer_wait_ms / 1000.0, " s");
     }
+    long nonfinite = 0, out_of_range = 0;
+    size_t clamped = 0;
+    for (const FrameResult& f : report.frames)
+        nonfinite += f.nonfinite_pixels, out_of_range += f.out_of_range_pixels, clamped += f.depth_clamped;
+    std::vector<std::string> pixels;   // per frame: -v, the summary JSON and each EXR's header
+    if (nonfinite) pixels.push_back(std::to_string(nonfinite) + " NaN/Inf plate pixels replaced by 0");
+    if (out_of_range)
+        pixels.push_back(std::to_string(out_of_range) + " pixels outside 0-1 after colour (" + option_name(job.color.hdr) + ")");
+    if (clamped) pixels.push_back(std::to_string(clamped) + " depth values clamped");
+    for (size_t i = 0; i < pixels.size(); ++i)
+        if (i == 0) pixels[0] = "over the rendered frames: " + pixels[0];
+        else pixels[0] += ", " + pixels[i];
+    if (!pixels.empty()) log_info(pixels[0]);
     if (report.exit_code == ExitCode::Interrupted) {
         std::vector<int> done, undone;
         for (const FrameResult& f : report.frames)
@@ -205,7 +219,7 @@ void stop_watchdog(const depthbatch::JobConfig& job, const depthbatch::ProgressR
     log_error("grace period of ", job.pipeline.grace_s, " s over: abandoned the frames in flight (", removed,
               " temporary files removed)");
     const JobReport report = write_stop_summary(job, progress.finished(), progress.todo(), progress.skipped());
-    log_summary(report);
+    log_summary(job, report);
     std::cout.flush();
     std::_Exit(static_cast<int>(ExitCode::Interrupted));
 }
@@ -265,14 +279,26 @@ int run_submit(const SubmitFlags& f) {
     return 0;
 }
 
-/// Render with progress (a bar on a terminal, lines for wrappers), stop requests honoured within the grace.
-int render_job(const depthbatch::JobConfig& job, const std::string& progress_flag, bool verbose, bool quiet) {
+/// Why a finished render's exit code is not 0, in one line (for openjd_fail:).
+std::string failure_reason(const depthbatch::JobReport& report) {
     using namespace depthbatch;
-    const ProgressStyle style = progress_flag == "lines" ? ProgressStyle::Lines
-                              : progress_flag == "bar"   ? ProgressStyle::Bar
-                              : progress_flag == "none"  ? ProgressStyle::None
-                                                         : progress_style_for(STDOUT_FILENO);
-    ProgressReporter progress(std::cout, style);
+    if (!report.error.empty()) return report.error;
+    std::vector<int> failed;
+    std::string first;
+    for (const FrameResult& f : report.frames)
+        if (f.status != ExitCode::Ok) {
+            failed.push_back(f.frame);
+            if (first.empty()) first = f.message.substr(0, f.message.find('\n'));
+        }
+    if (report.exit_code == ExitCode::Interrupted) return "interrupted: a stop was requested; re-run with --skip-existing";
+    if (failed.empty()) return std::string("exit ") + exit_code_name(report.exit_code);
+    return std::to_string(failed.size()) + " frame(s) failed (" + format_frame_spec(failed) + "): " + first;
+}
+
+/// Render with progress in `style` (README "On the farm"), stop requests honoured within the grace.
+int render_job(const depthbatch::JobConfig& job, depthbatch::ProgressStyle style, bool verbose, bool quiet) {
+    using namespace depthbatch;
+    ProgressReporter progress(std::cout, style, quiet);
     const LogLevel level = log_level();
     if (style == ProgressStyle::Bar) {   // log lines go above the bar; per-frame lines only with -v
         set_log_stream(&progress.log_stream(std::cerr));
@@ -300,12 +326,15 @@ int render_job(const depthbatch::JobConfig& job, const std::string& progress_fla
         std::signal(SIGTERM, on_signal);
         report = run_job(job, &progress, &g_cancel);
     }
-    log_summary(report);
+    log_summary(job, report);
+    if (report.exit_code != ExitCode::Ok) report_task_failure(std::cout, style, failure_reason(report));
     if (!job.pipeline.review.empty() && report.exit_code != ExitCode::Interrupted) {
         try {   // the sheet is a convenience: it never changes the job's exit code
             std::vector<std::string> summaries;
             if (!job.pipeline.summary.empty()) summaries.push_back(job.pipeline.summary);
-            write_review(job, job.pipeline.review, summaries);
+            const std::string held = write_review(job, job.pipeline.review, summaries);
+            log_info("review: ", job.pipeline.review, " and ",
+                     std::filesystem::path(job.pipeline.review).replace_extension(".html").string(), " (", held, ")");
         } catch (const Error& e) {
             log_warning("pipeline.review: ", e.what());
         }
@@ -350,10 +379,12 @@ int main(int argc, char** argv) {
     render->add_option("--grace", flags.grace, "Seconds a stop request (SIGTERM) may take before frames in flight "
                                                 "are abandoned (pipeline.grace_s, default 20)");
     std::string progress_style = "auto";
-    app.add_option("--progress", progress_style, "auto (a bar on a terminal, lines otherwise), lines, bar or none")
-        ->check(CLI::IsMember({"auto", "lines", "bar", "none"}));
-    app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
-    app.add_flag("-v,--verbose", verbose, "Debug output");
+    app.add_option("--progress", progress_style,
+                   "auto (default: the farm engine's dialect from its environment, else a bar on a terminal, else "
+                   "lines), lines, deadline, tractor, openjd, bar or none (README \"On the farm\")")
+        ->check(CLI::IsMember({"auto", "lines", "deadline", "tractor", "openjd", "bar", "none"}));
+    app.add_flag("-q,--quiet", quiet, "Only warnings, errors and the closing summary (an engine's progress line stays)");
+    app.add_flag("-v,--verbose", verbose, "Debug output, with each frame's stage timings");
 
     std::string stats_job;
     std::vector<std::string> stats_sets;
@@ -383,7 +414,8 @@ int main(int argc, char** argv) {
     auto* review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
                                                  "depth statistics, PNG + HTML (README \"Review a render\")");
     review->add_option("job", review_job, "Job file")->required();
-    review->add_option("--out", review_out, "The PNG (the .html goes beside it); default: OUTPUT_FOLDER/JOB.review.png");
+    review->add_option("--out", review_out, "The PNG (the .html goes beside it); default: the job's pipeline.review, "
+                                            "else OUTPUT_FOLDER/JOB.review.png");
     review->add_option("--summary", review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
                                                        "are marked (repeatable)");
     review->add_option("--set", review_sets, "Override any job key (repeatable)");
@@ -421,6 +453,13 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : code(ExitCode::Config);
     }
     set_log_level(quiet ? LogLevel::Warning : verbose ? LogLevel::Debug : LogLevel::Info);
+    ProgressChoice progress_choice;
+    if (progress_style == "auto") progress_choice = choose_progress_style(std::getenv, ::isatty(STDOUT_FILENO) != 0);
+    else progress_choice = {progress_style_from_name(progress_style), "--progress " + progress_style};
+    // -q on a terminal: no bar either (only warnings, errors and the closing summary).
+    const ProgressStyle style = quiet && progress_choice.style == ProgressStyle::Bar ? ProgressStyle::None
+                                                                                    : progress_choice.style;
+    log_debug("progress: ", progress_style_name(style), " (", progress_choice.reason, ")");
 
     std::optional<JobConfig> job;
     try {
@@ -433,11 +472,18 @@ int main(int argc, char** argv) {
         }
         if (*review) {
             const JobConfig j = load_job(review_job, review_sets);
-            const std::string out = review_out.empty() ? default_review_path(j) : resolve_user_path(std::filesystem::current_path(), review_out);
+            // --out, else the job's pipeline.review, else OUTPUT_FOLDER/JOB.review.png.
+            const std::string out = !review_out.empty() ? resolve_user_path(std::filesystem::current_path(), review_out)
+                                  : !j.pipeline.review.empty() ? j.pipeline.review
+                                                               : default_review_path(j);
             std::vector<std::string> summaries;
             for (const auto& s : review_summaries) summaries.push_back(resolve_user_path(std::filesystem::current_path(), s));
-            write_review(j, out, summaries, review_out.empty() ? "review (default path)" : "review --out");
-            std::cout << "wrote " << out << " and " << std::filesystem::path(out).replace_extension(".html").string() << "\n";
+            const std::string held = write_review(j, out, summaries,
+                                                  !review_out.empty()           ? "review --out"
+                                                  : !j.pipeline.review.empty() ? "pipeline.review"
+                                                                               : "review (default path)");
+            std::cout << "wrote " << out << " and " << std::filesystem::path(out).replace_extension(".html").string()
+                      << " (" << held << ")\n";
             return 0;
         }
         if (job_path.empty()) {
@@ -447,7 +493,7 @@ int main(int argc, char** argv) {
         flags.frames_given = app.count("--frames") > 0;
         job = job_from_flags(job_path, flags);
         if (flags.dry_run) return run_validate(*job);
-        const int rc = render_job(*job, progress_style, verbose, quiet);
+        const int rc = render_job(*job, style, verbose, quiet);
         // Every output is closed and published, the summary written: skip the process teardown (LibTorch's and
         // TBB's static destructors and thread pools, ~0.1 s of every render; farm chunks are often 1-10 frames).
         std::cout.flush();
@@ -457,10 +503,12 @@ int main(int argc, char** argv) {
     } catch (const Error& e) {
         log_error(e.what());
         if (job) write_failure_summary(*job, e.code(), e.what());
+        report_task_failure(std::cout, style, e.what());
         return code(e.code());
     } catch (const std::exception& e) {
         log_error("unexpected: ", e.what());
         if (job) write_failure_summary(*job, ExitCode::Render, std::string("unexpected: ") + e.what());
+        report_task_failure(std::cout, style, std::string("unexpected: ") + e.what());
         return code(ExitCode::Render);
     }
 }

@@ -34,11 +34,22 @@ struct PreviewRange {
     std::string units;                      ///< "m", "1/m", "" (normalized, relative)
 };
 
+/// Where the legend's labels go: "far ..." starts at the colour bar's left end `bar_x0`, "near ..." ends at its
+/// right end `bar_x1`, the caption is centred on `centre`; widths in px. Any label that would come closer than
+/// `gap` px to one before it on its line moves to a line of its own below, so no two ever overlap, at any width.
+/// Line 0 is the first line under the bar; `lines` counts them (1 when everything fits side by side).
+struct LegendLayout {
+    int lines = 1;
+    int near_line = 0, caption_line = 0;
+};
+LegendLayout legend_layout(int bar_x0, int bar_x1, int centre, int far_width, int near_width, int caption_width, int gap);
+
 /// Write `depth` (1 channel float, depth.Z as written, any size) as an 8-bit RGB preview at `path`: resized so
 /// its long side is `size` px (never enlarged), each value's position between far (t = 0) and near (t = 1)
 /// coloured by `map`, non-finite values black, and a legend strip below the image: the colour bar with
 /// "near <value> <units>" at its near end and "far <value> <units>" at its far end, and `caption` (e.g. the
-/// frame number). Written atomically. Throws RenderError naming `path` when it cannot be written.
+/// frame number), on as many lines as they need (legend_layout). Written atomically. Throws RenderError naming
+/// `path` when it cannot be written. A `size` above the long side writes the depth's own size (run_job warns).
 void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, const PreviewRange& range,
                          const Colormap& map, int size, const std::string& caption);
 

@@ -21,6 +21,10 @@ void set_log_stream(std::ostream* out);
 /// farm log); only '\n' stays, for messages that list items on lines of their own.
 void log_line(LogLevel level, const std::string& message);
 
+/// log_line whatever the level set: for the one line -q keeps besides warnings and errors (the closing summary,
+/// "depthbatch: info: done: ..."). Levels below Warning are still labelled as they are.
+void log_line_always(LogLevel level, const std::string& message);
+
 /// `text` with every control character (bytes below 0x20 and 0x7f) written as an escape: \t, \n, \r, else
 /// \xNN. Other bytes (UTF-8 included) are kept.
 std::string printable(const std::string& text);

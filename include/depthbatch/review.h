@@ -28,8 +28,9 @@ namespace depthbatch {
 /// The sheet goes through the job's output guard (src/output_guard.h): `png` and its .html may be neither a
 /// plate frame, the job file, the model nor another output of the job, and replace only an earlier review sheet
 /// (ConfigError naming `key`, before anything is made). A job none of whose depth frames exist is an InputError
-/// (exit 3), nothing written.
-void write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries = {},
+/// (exit 3), nothing written. Returns what the sheet holds, in one line ("22 of 24 frames rendered"), for the
+/// caller to show (the library prints nothing of it).
+std::string write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries = {},
                   const std::string& key = "pipeline.review");
 
 /// Where `depthbatch review JOB` writes by default: OUTPUT_FOLDER/JOB.review.png (the job file's stem, in the

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -29,6 +30,20 @@ void expect_same_depth(const fs::path& a, const fs::path& b) {
 }
 
 }  // namespace
+
+// One version: CMakeLists.txt's project(VERSION) is what --version prints (and what EXRs and summaries carry).
+TEST(Install, VersionIsTheProjectVersion) {
+    std::smatch m;
+    const std::string cmake = read_bytes(DEPTHBATCH_SOURCE_DIR "/CMakeLists.txt");
+    ASSERT_TRUE(std::regex_search(cmake, m, std::regex(R"(project\(depthbatch VERSION ([0-9.]+))"))) << cmake.substr(0, 200);
+    EXPECT_EQ(m[1].str(), "0.3.0");
+    const auto r = run_cli({"--version"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.output, m[1].str() + "\n");
+    const std::string readme = read_bytes(DEPTHBATCH_SOURCE_DIR "/README.md");
+    EXPECT_NE(readme.find("cmake --install build --prefix /software/depthbatch/0.3\n"), std::string::npos)
+        << "README's install example names the version's folder";
+}
 
 TEST(Install, RelocatedPrefixRendersTheSampleJobOnItsOwn) {
     TempDir t;

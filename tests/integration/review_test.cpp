@@ -158,3 +158,61 @@ TEST(Review, FailureIsOneLineAndVerboseShowsTheTraceback) {
         << r.output;
     EXPECT_FALSE(contains(r.output, "Traceback")) << r.output;
 }
+
+// `depthbatch review JOB` writes to the job's pipeline.review when it has one and says what it wrote once (issue
+// 26 §4); a preview size above the plate's is said once per job (the previews keep the plate's size).
+TEST(Review, ReviewCommandTakesThePipelineReviewPathAndSaysItOnce) {
+    TempDir dir;
+    const fs::path model = write_p_mean(dir / "pmean.pt");
+    for (int f = 1001; f <= 1003; ++f)
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 48, 32, {"R", "G", "B"}, "half",
+                    [f](int x, int y, int) { return 0.05f + 0.01f * static_cast<float>((x + y + f) % 40); });
+    const fs::path job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\n"
+                                                     "output: {path: out/d.####.exr, preview: {path: prev/p.####.png, size: 4096}}\n"
+                                                     "model: {path: " + model.string() + ", size: plate, device: cpu}\n"
+                                                     "pipeline: {review: sheet/s.png}\n");
+    auto r = run_cli({job.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string said = "warning: output.preview.size 4096 is larger than the plate (48x32): previews are written "
+                             "at the plate's size, 48 px on the long side";
+    EXPECT_EQ(r.output.find(said), r.output.rfind(said)) << "once per job, not per frame\n" << r.output;
+    EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
+    EXPECT_EQ(file_spec(dir / "prev/p.1002.png").width, 48);
+    fs::remove_all(dir / "sheet");
+    r = run_cli({"review", job.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string png = (dir / "sheet/s.png").string();
+    EXPECT_TRUE(fs::exists(png)) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out/job.review.png")) << "not the default path beside the output";
+    EXPECT_EQ(r.output, "wrote " + png + " and " + (dir / "sheet/s.html").string() + " (3 of 3 frames rendered)\n");
+}
+
+// A model's provenance reaches every EXR (issue 26 §4): its contract's license, source, source_sha256 and domain as
+// depthbatch/model_*, beside the .pt's own digest; an indoor-only model is said once per job, not per frame.
+TEST(Review, EveryExrCarriesTheModelsLicenceSourceAndDomain) {
+    TempDir dir;
+    const std::string contract =
+        R"({"format": 1, "name": "roomdepth", "input": {"colorspace": "sRGB", "multiple": 1, "size": null, "fixed_size": false,
+            "mean": null, "std": null}, "output": {"kind": "metric_depth", "units": "m"}, "license": "MIT",
+            "source": "npm example@1.0 model.onnx", "source_sha256": "6275c23f467d476874d0eecea2a2c7059733ca6681de4f17bfbfe3fc3a52a71d",
+            "domain": "indoor"})";
+    const fs::path model = write_probe_model(dir / "room.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True) + 1.0\n",
+                                             contract);
+    for (int f = 1001; f <= 1003; ++f)
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 32, 16, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+    const fs::path job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\noutput: {path: out/d.####.exr}\n"
+                                                     "model: {path: " + model.string() + ", size: plate, device: cpu}\n");
+    const auto r = run_cli({job.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string warned = "warning: model roomdepth was trained on indoor scenes only";
+    EXPECT_NE(r.output.find(warned), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(warned), r.output.rfind(warned)) << "once per job\n" << r.output;
+    const auto spec = file_spec(dir / "out/d.1002.exr");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_license"), "MIT");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_source"), "npm example@1.0 model.onnx");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_source_sha256"),
+              "6275c23f467d476874d0eecea2a2c7059733ca6681de4f17bfbfe3fc3a52a71d");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_domain"), "indoor");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/model_sha256").size(), 64u) << "the .pt's own digest stays";
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/source"), (dir / "p.1002.exr").string()) << "the plate";
+}

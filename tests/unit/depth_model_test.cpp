@@ -403,3 +403,32 @@ TEST(DepthModelOutput, NegativeMetricDepthIsCountedAndKept) {
     EXPECT_EQ(probe(dir, "x.mean(1, keepdim=True) - 0.5", "relative_depth")->infer({&in[0]})[0].negative, 0u);
     EXPECT_EQ(probe(dir, "x.mean(1, keepdim=True) + 0.5")->infer({&in[0]})[0].negative, 0u);
 }
+
+// A forward that fails on its input names the input's shape and how to state a single size; the torch.jit.trace
+// hint only for a module made with torch.jit.trace, never for a scripted one (issue 26 §4).
+TEST(DepthModelOutput, ShapeErrorOfAScriptedModuleHasNoTraceHint) {
+    test::TempDir dir;
+    const std::string msg = infer_error(*probe(dir, "x.reshape(1, 1, 32, 32)"));   // 3x48x64 values are not 32x32
+    EXPECT_TRUE(test::contains(msg, "[input [1,3,48,64] (N,C,H,W); a model that runs at one size only: set "
+                                    "model.input_size [w, h] and model.fixed_size: true]")) << msg;
+    EXPECT_FALSE(test::contains(msg, "trace")) << msg;
+}
+
+// A job's model.kind that disagrees with the model's own depthbatch.json: used, with one warning naming both; one
+// that agrees, or a model without a contract, says nothing (issue 26 §4).
+TEST(DepthModel, JobKindDisagreeingWithTheContractWarnsAndIsUsed) {
+    test::TempDir dir;
+    JobConfig::Model options;
+    options.path = test::write_p_mean(dir / "p.pt").string();   // its contract: metric_depth
+    options.contract.kind = DepthKind::RelativeInverseDepth;
+    {
+        LogCapture log;
+        EXPECT_EQ(DepthModel::load(options)->contract().kind, DepthKind::RelativeInverseDepth);
+        EXPECT_EQ(log.warnings("the job's model.kind relative_inverse_depth overrides the model's own contract "
+                               "(metric_depth)"), 1u) << log.text.str();
+    }
+    options.contract.kind = DepthKind::MetricDepth;
+    LogCapture log;
+    EXPECT_EQ(DepthModel::load(options)->contract().kind, DepthKind::MetricDepth);
+    EXPECT_EQ(log.warnings(), 0u) << log.text.str();
+}

@@ -162,3 +162,42 @@ TEST(DepthPreview, NearIsTheBrightEndOfTheColourBarForEveryConvention) {
         EXPECT_GT(entry(bar_right, bar_y), 250) << what << ": the bar's near end";
     }
 }
+
+// The legend's labels never overlap (issue 26 §4): side by side when they fit, else the near label and then the
+// caption move to lines of their own; a narrow preview's legend grows by those lines.
+TEST(DepthPreview, LegendLabelsMoveToTheirOwnLinesRatherThanOverlap) {
+    // 480 px wide: "far 1.2 m" (80 px), "near 9.8 m" (90), "frame 1001" (40) side by side.
+    LegendLayout l = legend_layout(24, 456, 240, 80, 90, 40, 7);
+    EXPECT_EQ(l.lines, 1);
+    // A long caption that reaches the far label: its own line.
+    l = legend_layout(24, 456, 240, 100, 100, 250, 7);
+    EXPECT_EQ(l.lines, 2);
+    EXPECT_EQ(l.near_line, 0);
+    EXPECT_EQ(l.caption_line, 1);
+    // 120 px wide: far and near do not fit side by side, nor the caption beside near.
+    l = legend_layout(6, 114, 60, 70, 75, 30, 7);
+    EXPECT_EQ(l.lines, 3);
+    EXPECT_EQ(l.near_line, 1);
+    EXPECT_EQ(l.caption_line, 2);
+    // Near on its own line, the short caption fits left of it there.
+    l = legend_layout(6, 114, 60, 70, 40, 10, 4);
+    EXPECT_EQ(l.near_line, 1);
+    EXPECT_EQ(l.caption_line, 1);
+    EXPECT_EQ(l.lines, 2);
+    // No caption: nothing to place.
+    EXPECT_EQ(legend_layout(24, 456, 240, 80, 90, 0, 7).lines, 1);
+
+    // Drawn: the same depth at 480 and 120 px; the narrow one's legend strip is taller (two more lines).
+    test::TempDir dir;
+    OIIO::ImageBuf depth(OIIO::ImageSpec(480, 270, 1, OIIO::TypeDesc::FLOAT));
+    OIIO::ImageBufAlgo::fill(depth, {2.0f});
+    const Colormap map = load_colormap("turbo");
+    write_depth_preview((dir / "wide.png").string(), depth, {1.25, 9.75, "m"}, map, 480, "frame 1001");
+    write_depth_preview((dir / "narrow.png").string(), depth, {1.25, 9.75, "m"}, map, 120, "frame 1001");
+    const auto wide = test::file_spec(dir / "wide.png"), narrow = test::file_spec(dir / "narrow.png");
+    EXPECT_EQ(wide.width, 480);
+    EXPECT_EQ(narrow.width, 120);
+    const int wide_legend = wide.height - 270, narrow_legend = narrow.height - 68;   // 270 * 120 / 480 = 67.5 -> 68
+    EXPECT_EQ(wide_legend, 44) << "one line";
+    EXPECT_GT(narrow_legend, wide_legend) << "labels that do not fit get lines of their own";
+}

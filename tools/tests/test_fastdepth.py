@@ -83,6 +83,7 @@ def test_contract(prepared):
     c = read_contract(str(prepared[1]))
     assert c == fastdepth.contract(fastdepth.SOURCE_SHA256)
     assert c["name"] == "fastdepth-nyu" and c["license"] == "MIT"
+    assert c["domain"] == "indoor"   # NYU Depth v2: depthbatch warns once per job that it knows rooms only
     assert c["input"] == {"colorspace": "sRGB", "multiple": 32, "size": [224, 224], "fixed_size": False,
                           "mean": None, "std": None}
     assert c["output"] == {"kind": "metric_depth", "units": "m"}

@@ -202,6 +202,27 @@ std::string DepthModel::default_model_path() {
     return find_data_file("models/fastdepth-nyu.pt").string();
 }
 
+std::optional<ModelContract> DepthModel::embedded_contract(const std::string& model_path) {
+    const std::string path = model_path == "default" ? default_model_path() : model_path;
+    check_model_file(path);
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(path);
+        if (!reader.hasRecord("extra/depthbatch.json")) return std::nullopt;
+        const auto [data, size] = reader.getRecord("extra/depthbatch.json");
+        return parse_model_contract(std::string(static_cast<const char*>(data.get()), size), path);
+    } catch (const c10::Error& e) {
+        throw ModelError(path + ": cannot read as TorchScript (truncated, or not written by torch.jit.save): " + first_line(e.what()));
+    }
+}
+
+int model_input_frames(const std::string& path) {
+    try {
+        if (const auto c = DepthModel::embedded_contract(path)) return c->frames;
+    } catch (const Error&) {
+    }
+    return 1;
+}
+
 bool torch_has_cuda() { return at::globalContext().hasCUDA() && torch::cuda::device_count() > 0; }
 
 int set_torch_threads(int threads) {
@@ -381,7 +402,9 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     // Shape and dtype, before anything is allocated for the output (a conversion, the resize to the plate).
     ModelOutputCheck check;
     try {
-        check = check_model_output(out.sizes().vec(), c10::toString(out.scalar_type()), cpu_batch.sizes().vec(), *contract);
+        check = cpu_batch.dim() == 5
+                    ? check_clip_output(out.sizes().vec(), c10::toString(out.scalar_type()), cpu_batch.sizes().vec(), *contract)
+                    : check_model_output(out.sizes().vec(), c10::toString(out.scalar_type()), cpu_batch.sizes().vec(), *contract);
     } catch (const ModelError& e) {
         throw ModelError(path + ": " + e.what());
     }
@@ -391,7 +414,8 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
                     "said once per job)");
         told_transposed = true;
     }
-    if (out.dim() == 4) out = out.squeeze(1);
+    if (cpu_batch.dim() == 5) out = out.flatten(0, 1);   // [B,T,H,W] -> [B*T,H,W], clip by clip
+    else if (out.dim() == 4) out = out.squeeze(1);
     if (!dev.is_cuda()) return out.to(torch::kFloat32).contiguous();
     // Back from a GPU: into page-locked memory (about twice the bandwidth of pageable memory), then one
     // synchronize, which is also where a forward's asynchronous CUDA error surfaces.
@@ -402,6 +426,28 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
 }
 
 std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& batch) const {
+    // A multi-frame model sees each frame as a clip of one frame ([N,1,3,H,W]): frames stay independent.
+    return run(batch, static_cast<int>(batch.size()), contract_.multi_frame() ? 1 : 0);
+}
+
+std::vector<std::vector<DepthImage>> DepthModel::infer_clips(const std::vector<std::vector<const ModelInput*>>& clips) const {
+    if (clips.empty()) return {};
+    if (!contract_.multi_frame()) throw RenderError(path_ + ": infer_clips needs a multi-frame model (input.frames > 1)");
+    const size_t t = clips[0].size();
+    std::vector<const ModelInput*> all;
+    for (const auto& clip : clips) {
+        if (clip.size() != t || t == 0 || t > static_cast<size_t>(contract_.frames))
+            throw RenderError(path_ + ": clips of a forward must share one length of 1 to " + std::to_string(contract_.frames) + " frames");
+        all.insert(all.end(), clip.begin(), clip.end());
+    }
+    std::vector<DepthImage> flat = run(all, static_cast<int>(clips.size()), static_cast<int>(t));
+    std::vector<std::vector<DepthImage>> out(clips.size());
+    for (size_t b = 0; b < clips.size(); ++b)
+        for (size_t i = 0; i < t; ++i) out[b].push_back(std::move(flat[b * t + i]));
+    return out;
+}
+
+std::vector<DepthImage> DepthModel::run(const std::vector<const ModelInput*>& batch, int clips, int frames) const {
     if (batch.empty()) return {};
     const int w = batch[0]->width, h = batch[0]->height;
     std::vector<torch::Tensor> items;
@@ -409,23 +455,28 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         if (in->width != w || in->height != h) throw RenderError("a batch mixes input sizes");
         items.push_back(torch::from_blob(const_cast<float*>(in->chw.data()), {3, h, w}, torch::kFloat32));
     }
+    // [N,3,H,W], or [B,T,3,H,W] for a multi-frame model (frames > 0).
+    const std::vector<int64_t> shape = frames > 0 ? std::vector<int64_t>{clips, frames, 3, h, w}
+                                                  : std::vector<int64_t>{static_cast<int64_t>(batch.size()), 3, h, w};
     // On a GPU the batch is stacked straight into page-locked (pinned) host memory, reused while the batch
     // shape stays (every frame of a job has one): Impl::forward copies it to the device without blocking.
     torch::Tensor cpu_batch;
     if (impl_->device.is_cuda()) {
-        const std::vector<int64_t> shape{static_cast<int64_t>(batch.size()), 3, h, w};
         if (!impl_->pinned_batch.defined() || impl_->pinned_batch.sizes() != c10::IntArrayRef(shape))
             impl_->pinned_batch = torch::empty(shape, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
-        cpu_batch = torch::stack_out(impl_->pinned_batch, items);
+        torch::Tensor flat = impl_->pinned_batch.view({static_cast<int64_t>(batch.size()), 3, h, w});
+        torch::stack_out(flat, items);
+        cpu_batch = impl_->pinned_batch;
     } else {
-        cpu_batch = torch::stack(items);
+        cpu_batch = torch::stack(items).view(shape);
     }
     auto where = [&](const std::string& dev) {
         std::string hint;
         if (contract_.fixed_size)
             hint = " (this model has a fixed input size of " + std::to_string(contract_.width) + "x" +
                    std::to_string(contract_.height) + ", width x height)";
-        return path_ + ": forward pass failed on " + dev + " at " + std::to_string(w) + "x" + std::to_string(h) + hint;
+        return path_ + ": forward pass failed on " + dev + " at " + std::to_string(w) + "x" + std::to_string(h) +
+               (frames > 0 ? " (" + std::to_string(clips) + " clip(s) of " + std::to_string(frames) + " frames)" : "") + hint;
     };
 
     torch::Tensor out;
@@ -433,11 +484,12 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         const bool oom = impl_->fault && impl_->fault(batch.size(), device_name_);
         out = impl_->forward(impl_->module, cpu_batch, impl_->device, impl_->autocast, oom);
     } catch (const c10::OutOfMemoryError& e) {
-        if (batch.size() > 1) {
-            log_warning("out of memory on ", device_name_, " with a batch of ", batch.size(), "; retrying in halves");
-            const auto mid = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
-            std::vector<DepthImage> a = infer({batch.begin(), mid});
-            std::vector<DepthImage> b = infer({mid, batch.end()});
+        if (clips > 1) {   // halves of whole clips (a clip's frames are one forward)
+            log_warning("out of memory on ", device_name_, " with a batch of ", clips, frames > 0 ? " clips" : "", "; retrying in halves");
+            const int per = frames > 0 ? frames : 1, first = clips / 2;
+            const auto mid = batch.begin() + static_cast<std::ptrdiff_t>(first) * per;
+            std::vector<DepthImage> a = run({batch.begin(), mid}, first, frames);
+            std::vector<DepthImage> b = run({mid, batch.end()}, clips - first, frames);
             for (auto& d : b) a.push_back(std::move(d));
             return a;
         }
@@ -467,9 +519,9 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
             hint = " [device mismatch: the model holds tensors or code tied to a CUDA device (traced or saved on a "
                    "GPU?) but runs on " + device_name_ + "; re-export it on the CPU, or run with model.device cuda]";
         else if (!traced_ && !contract_.fixed_size)
-            hint = " [input [" + std::to_string(batch.size()) + ",3," + std::to_string(h) + "," + std::to_string(w) +
-                   "] (N,C,H,W); a module made with torch.jit.trace by an older PyTorch keeps no record of its input "
-                   "size: if it was traced at one fixed size, set model.input_size [w, h] and model.fixed_size: true]";
+            hint = " [input " + shape_text(shape) + (frames > 0 ? " (B,T,C,H,W)" : " (N,C,H,W)") +
+                   "; a module made with torch.jit.trace by an older PyTorch keeps no record of its input size: if "
+                   "it was traced at one fixed size, set model.input_size [w, h] and model.fixed_size: true]";
         throw ModelError(where(device_name_) + ": " + msg + hint);
     }
 

@@ -150,14 +150,18 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     }
                 }));
     });
+    if (const auto& changes = chain.size_changes(); !changes.empty() && ctx.contract().multi_frame())
+        log_warning("video model: the model input size changed at ", changes.size(), " frame(s) (", format_frame_spec(changes),
+                    "; the plate's data window changes size): each size change ends the windows and starts them afresh "
+                    "(a new first frame and reference)");
     if (const auto& changes = chain.size_changes(); !changes.empty() && job.depth.stabilize)
         log_warning("depth.stabilize: the model input size changed at ", changes.size(), " frame(s) (",
                     format_frame_spec(changes), "; the plate's data window changes size): the stabilizer "
                     "cannot fit across a size change and starts afresh there",
                     changes.size() * 2 >= plan.size() ? ", so stabilization had almost no effect on this shot" : "");
     if (!abandoned.empty())
-        log_warning("stop: frames ", format_frame_spec(abandoned), " were not published: the stop cut their stabilizer "
-                    "window short (a re-run with --skip-existing renders them whole)");
+        log_warning("stop: frames ", format_frame_spec(abandoned), " were not published: the stop cut their temporal "
+                    "window short: stabilizer or video model windows (a re-run with --skip-existing renders them whole)");
 }
 
 
@@ -208,7 +212,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     if (ctx->normalizer->needs_sequence_range()) watch.on_phase("sequence statistics");
     const SequenceRange seq = sequence_range(*ctx);
     StageChain chain = make_stage_chain(*ctx, report);
-    const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain.context_frames());
+    const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain);
     watch.on_phase("rendering");
     watch.on_start(selected.todo, report.skipped);
     const auto t_render = Clock::now();

@@ -321,8 +321,12 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
         in.width = m->contract_.width;
         in.height = m->contract_.height;
         in.chw.assign(static_cast<size_t>(3) * in.width * in.height, 0.5f);
-        for (int i = 0; i < warmup; ++i) m->infer({&in});
-        log_info("model.warmup: ", warmup, " forward pass(es) at ", in.width, "x", in.height);
+        // A video model warms up on a whole window (the shape every forward of the job has).
+        const int t = m->contract_.multi_frame() ? m->contract_.temporal.window : 0;
+        for (int i = 0; i < warmup; ++i)
+            if (t > 0) m->infer_clips({std::vector<const ModelInput*>(static_cast<size_t>(t), &in)});
+            else m->infer({&in});
+        log_info("model.warmup: ", warmup, " forward pass(es) at ", in.width, "x", in.height, t > 0 ? " (a window of " + std::to_string(t) + " frames)" : "");
     }
     return m;
 }

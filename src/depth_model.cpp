@@ -358,7 +358,7 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     // To a GPU: from page-locked memory (infer() stages the batch there), so the copy is one DMA that does not
     // block the host; the forward is queued behind it on the same stream.
     torch::Tensor x = cpu_batch.to(dev, cpu_batch.scalar_type(), /*non_blocking=*/dev.is_cuda() && cpu_batch.is_pinned());
-    if (channels_last && dev == device) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    if (channels_last && dev == device && x.dim() == 4) x = x.contiguous(at::MemoryFormat::ChannelsLast);   // not a clip [B,T,3,H,W]
     if (!dev.is_cuda()) {   // a CPU shape not among the last 8: release_free_heap
         const auto seen = std::find_if(cpu_shapes.begin(), cpu_shapes.end(),
                                        [&](const std::vector<int64_t>& s) { return x.sizes() == c10::IntArrayRef(s); });

@@ -94,6 +94,39 @@ TEST(VideoDepth, RendersAtPlateSizeWithTheShotsFrameNumbersAndAPartialRenderEqua
     EXPECT_NEAR(one[0].data.at(0), 0.375f, 1e-6) << "T = 1: the frame is its own window (0.25 + 0.5 x 0.25)";
 }
 
+TEST(VideoDepth, AMissingPlateEndsTheWindowsAndItsFramesAreRenderedAgainOnceItExists) {
+    TempDir dir;
+    write_probe_video_model(dir.path / "video.pt");
+    std::vector<int> shot;
+    for (int f = 1001; f <= 1040; ++f) shot.push_back(f);
+    write_plates(dir.path, shot);
+    const std::string job = "input: {path: plate.####.png, frames: 1001-1040}\n"
+                            "model: {path: video.pt, size: plate}\n"
+                            "pipeline: {on_error: continue}\n";
+    write_job(dir.path / "clean.yaml", job + "output: {path: clean/d.####.exr}\n");
+    write_job(dir.path / "gap.yaml", job + "output: {path: gap/d.####.exr}\n");
+    auto r = run_cli({(dir.path / "clean.yaml").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    fs::rename(dir.path / "plate.1015.png", dir.path / "held_back.png");
+    r = run_cli({(dir.path / "gap.yaml").string()});
+    ASSERT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Partial)) << r.output;
+    EXPECT_EQ(list_dir(dir.path / "gap").size(), 39u);
+    // 1001-1014 were finished by the tail padding at the gap, 1016-1040 started afresh after it: all are marked.
+    for (int f : {1001, 1014, 1016, 1040})
+        EXPECT_EQ(file_spec(dir.path / ("gap/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context"),
+                  "cut: 1015") << f;
+    EXPECT_NE(depth_values(dir.path / "gap/d.1020.exr"), depth_values(dir.path / "clean/d.1020.exr"))
+        << "after the gap the windows start afresh (another first frame and reference)";
+    // The plate is back: --skip-existing renders every marked frame again, and the shot equals the clean render.
+    fs::rename(dir.path / "held_back.png", dir.path / "plate.1015.png");
+    r = run_cli({(dir.path / "gap.yaml").string(), "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int f : shot) {
+        const std::string name = "d." + std::to_string(f) + ".exr";
+        EXPECT_EQ(depth_values(dir.path / "gap" / name), depth_values(dir.path / "clean" / name)) << name;
+    }
+}
+
 TEST(VideoDepth, SubmitGivesAVideoModelShotOneTaskAndChunksAreRefused) {
     TempDir dir;
     write_probe_video_model(dir.path / "video.pt");

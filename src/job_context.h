@@ -161,7 +161,8 @@ void prepare(const JobContext& ctx, FrameWork& w);
 void infer(const JobContext& ctx, std::vector<FrameWork*>& frames);
 /// restore + depth convention + write (+ preview). Never throws.
 void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
-/// The job's stage chain: per-batch inference, then the centred stabilizer when depth.stabilize asks for it.
+/// The job's stage chain: per-batch inference (a multi-frame model: its windows, video_window_stage.h), then the
+/// centred stabilizer when depth.stabilize asks for it.
 StageChain make_stage_chain(const JobContext& ctx, JobReport& report);
 
 // ---- job_report.cpp -------------------------------------------------------------------------------------------

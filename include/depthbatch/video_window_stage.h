@@ -5,7 +5,8 @@
 // (video_depth_anything/video_depth.py, utils/util.py compute_scale_and_shift and get_interpolate_frames), written
 // here from its description, streaming, with the contract's numbers (TemporalWindowing, model_contract.h; VDA:
 // W = 32, overlap O = 10, keyframes K = [0,12,24..31], crossfade C = 8, A = O - C = 2 align frames):
-//   - the segment's frames, counted from 0 in push order, are covered by windows k = 0, 1, ... starting at
+//   - the segment's frames, counted from 0 in push order (the frames the job renders, in order: with input.frames
+//     1001-1100x2 a window is 32 rendered frames, 1001, 1003, ... 1063, not 32 frame numbers), are covered by windows k = 0, 1, ... starting at
 //     b_k = k (W - O) while b_k < n (n: the segment's frames); a window past the segment's last frame takes copies
 //     of that frame's input (the official tail padding);
 //   - window k > 0's inputs 0 .. O-1 are window k-1's inputs (as they were fed, replaced ones included) at K:

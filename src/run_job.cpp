@@ -120,6 +120,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         std::unique_ptr<FrameWork> w = std::move(it->second);
                         held.erase(it);
                         if (!w->failed()) w->raw = std::move(f.depth);
+                        w->result.times.infer_ms += f.infer_ms;   // a video model's share of its windows
                         if (!f.lacked.empty()) w->temporal_cut = format_frame_spec(f.lacked);
                         if (f.abandoned && w->write) {   // its window lacks frames the stop never read: not published
                             w->write = false;

@@ -4,6 +4,7 @@
 #include "depthbatch/error.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <tuple>
 
@@ -142,6 +143,7 @@ struct VideoWindowStage::Impl {
             keep.push_back(std::move(slots));
         }
         std::vector<std::vector<DepthImage>> out;
+        const auto t0 = std::chrono::steady_clock::now();
         try {
             out = forward(batch);
             if (out.size() != batch.size()) throw RenderError("the video model returned " + std::to_string(out.size()) +
@@ -154,6 +156,12 @@ struct VideoWindowStage::Impl {
             fail_all(e);
             return;
         }
+        // Each frame's share of the forward time: the windows' time over their frames (a frame in two windows gets two).
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                          (static_cast<double>(count) * t.window);
+        for (int m = 0; m < count; ++m)
+            for (int j = 0, b = (next_window + m) * t.stride(); j < t.window; ++j)
+                if (b + j >= first && b + j < n) at(b + j).frame.infer_ms += ms;
         for (int m = 0; m < count; ++m) align(next_window + m, out[static_cast<size_t>(m)]);
         windows += count;
         next_window += count;

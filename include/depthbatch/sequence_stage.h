@@ -36,6 +36,7 @@ struct StageFrame {
                                ///< it passes the later stages untouched, ending their segments (a gap)
     bool abandoned = false;    ///< a stage could not finish it with its whole context (a stop cut its window):
                                ///< the driver must not publish it
+    double infer_ms = 0;       ///< forward time a stage spent on it (a video window's time shared by its frames)
     std::vector<int> lacked;   ///< frames missing from its temporal context (a gap): the driver publishes it marked
                                ///< (EXR depthbatch/temporal_context), so --skip-existing renders it again later
 };

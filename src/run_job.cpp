@@ -151,15 +151,12 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     }
                 }));
     });
-    if (const auto& changes = chain.size_changes(); !changes.empty() && ctx.contract().multi_frame())
-        log_warning("video model: the model input size changed at ", changes.size(), " frame(s) (", format_frame_spec(changes),
-                    "; the plate's data window changes size): each size change ends the windows and starts them afresh "
-                    "(a new first frame and reference)");
-    if (const auto& changes = chain.size_changes(); !changes.empty() && job.depth.stabilize)
-        log_warning("depth.stabilize: the model input size changed at ", changes.size(), " frame(s) (",
-                    format_frame_spec(changes), "; the plate's data window changes size): the stabilizer "
-                    "cannot fit across a size change and starts afresh there",
-                    changes.size() * 2 >= plan.size() ? ", so stabilization had almost no effect on this shot" : "");
+    // The stages that combine frames (the stabilizer, a video model's windows) start afresh at each size change.
+    if (const auto& changes = chain.size_changes(); !changes.empty() && !chain.temporal_names().empty())
+        log_warning("the model input size changed at ", changes.size(), " frame(s) (", format_frame_spec(changes),
+                    "; the plate's data window changes size): the ", chain.temporal_names(),
+                    " cannot combine frames across a size change and start afresh there",
+                    changes.size() * 2 >= plan.size() ? ", so they had almost no effect on this shot" : "");
     if (!abandoned.empty())
         log_warning("stop: frames ", format_frame_spec(abandoned), " were not published: the stop cut their temporal "
                     "window short: stabilizer or video model windows (a re-run with --skip-existing renders them whole)");

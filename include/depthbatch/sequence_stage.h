@@ -89,6 +89,9 @@ public:
     int context_frames() const;
     /// Any stage's needs_segment_start().
     bool needs_segment_start() const;
+    /// The names of the stages that combine frames (context_frames() > 0 or needs_segment_start()), in order, for
+    /// the log ("video windows and stabilizer"; "" when none does).
+    std::string temporal_names() const;
     int max_held() const;
     std::vector<std::pair<std::string, std::string>> metadata() const;
     /// Frames at which the model input size changed (each ended a segment), for the log.

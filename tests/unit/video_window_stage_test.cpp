@@ -125,6 +125,13 @@ TEST(VideoWindowStage, LaterWindowsTakeThePreviousKeyframesAndTheTailIsPaddedWit
     EXPECT_EQ(probe.max_held(), 32);
     EXPECT_EQ(probe.context_frames(), 31);
     EXPECT_TRUE(probe.needs_segment_start());
+    StageChain names;
+    EXPECT_EQ(names.temporal_names(), "");
+    names.add(std::make_unique<VideoWindowStage>(vda(), 1, fake.forward()));
+    names.add(std::make_unique<StabilizerStage>(2, 70));
+    EXPECT_EQ(names.temporal_names(), "video windows and stabilizer");
+    EXPECT_TRUE(names.needs_segment_start());
+    EXPECT_EQ(names.context_frames(), 31 + 2);
     EXPECT_LE(most, probe.max_held());
     EXPECT_EQ(most, 31) << "the first window waits for its 32 frames (the 32nd runs it)";
 }

@@ -250,6 +250,27 @@ TEST(VideoWindowStage, AGapEndsTheSegmentAndTheFramesAroundItLackIt) {
         if (p != 40) EXPECT_EQ(lacked[1001 + p], (std::vector<int>{1041})) << p;
 }
 
+TEST(VideoWindowStage, ASizeChangeStartsTheWindowsAfreshWithoutMarkingFrames) {
+    Fake fake;
+    fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), 1.0f); };
+    StageChain chain;
+    chain.add(std::make_unique<VideoWindowStage>(vda(), 1, fake.forward()));
+    std::vector<StageFrame> out;
+    for (int p = 0; p < 50; ++p) {
+        StageFrame f = frame_at(p);
+        if (p >= 30) f.input.width = 1, f.input.chw.resize(3);   // the size changes at position 30
+        chain.push(std::move(f));
+        for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
+    }
+    chain.end_segment(SegmentEnd::End);
+    for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
+    ASSERT_EQ(out.size(), 50u);
+    EXPECT_EQ(chain.size_changes(), (std::vector<int>{1031}));
+    ASSERT_EQ(fake.windows.size(), 3u) << "0..29: starts 0 and 22; 30..49: start 0";
+    EXPECT_EQ(fake.windows[2], cat(range(30, 49), std::vector<int>(12, 49)));
+    for (const auto& f : out) EXPECT_TRUE(f.lacked.empty()) << f.frame << ": any render ends its windows there alike";
+}
+
 TEST(VideoWindowStage, AStopAbandonsEveryFrameHeld) {
     Fake fake;
     fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), 1.0f); };

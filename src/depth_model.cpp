@@ -208,6 +208,27 @@ std::string DepthModel::default_model_path() {
     return find_data_file("models/fastdepth-nyu.pt").string();
 }
 
+std::optional<ModelContract> DepthModel::embedded_contract(const std::string& model_path) {
+    const std::string path = model_path == "default" ? default_model_path() : model_path;
+    check_model_file(path);
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(path);
+        if (!reader.hasRecord("extra/depthbatch.json")) return std::nullopt;
+        const auto [data, size] = reader.getRecord("extra/depthbatch.json");
+        return parse_model_contract(std::string(static_cast<const char*>(data.get()), size), path);
+    } catch (const c10::Error& e) {
+        throw ModelError(path + ": cannot read as TorchScript (truncated, or not written by torch.jit.save): " + first_line(e.what()));
+    }
+}
+
+int model_input_frames(const std::string& path) {
+    try {
+        if (const auto c = DepthModel::embedded_contract(path)) return c->frames;
+    } catch (const Error&) {
+    }
+    return 1;
+}
+
 bool torch_has_cuda() { return at::globalContext().hasCUDA() && torch::cuda::device_count() > 0; }
 
 int set_torch_threads(int threads) {
@@ -306,8 +327,12 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
         in.width = m->contract_.width;
         in.height = m->contract_.height;
         in.chw.assign(static_cast<size_t>(3) * in.width * in.height, 0.5f);
-        for (int i = 0; i < warmup; ++i) m->infer({&in});
-        log_info("model.warmup: ", warmup, " forward pass(es) at ", in.width, "x", in.height);
+        // A video model warms up on a whole window (the shape every forward of the job has).
+        const int t = m->contract_.multi_frame() ? m->contract_.temporal.window : 0;
+        for (int i = 0; i < warmup; ++i)
+            if (t > 0) m->infer_clips({std::vector<const ModelInput*>(static_cast<size_t>(t), &in)});
+            else m->infer({&in});
+        log_info("model.warmup: ", warmup, " forward pass(es) at ", in.width, "x", in.height, t > 0 ? " (a window of " + std::to_string(t) + " frames)" : "");
     }
     return m;
 }
@@ -339,7 +364,7 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     // To a GPU: from page-locked memory (infer() stages the batch there), so the copy is one DMA that does not
     // block the host; the forward is queued behind it on the same stream.
     torch::Tensor x = cpu_batch.to(dev, cpu_batch.scalar_type(), /*non_blocking=*/dev.is_cuda() && cpu_batch.is_pinned());
-    if (channels_last && dev == device) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    if (channels_last && dev == device && x.dim() == 4) x = x.contiguous(at::MemoryFormat::ChannelsLast);   // not a clip [B,T,3,H,W]
     if (!dev.is_cuda()) {   // a CPU shape not among the last 8: release_free_heap
         const auto seen = std::find_if(cpu_shapes.begin(), cpu_shapes.end(),
                                        [&](const std::vector<int64_t>& s) { return x.sizes() == c10::IntArrayRef(s); });
@@ -387,7 +412,9 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     // Shape and dtype, before anything is allocated for the output (a conversion, the resize to the plate).
     ModelOutputCheck check;
     try {
-        check = check_model_output(out.sizes().vec(), c10::toString(out.scalar_type()), cpu_batch.sizes().vec(), *contract);
+        check = cpu_batch.dim() == 5
+                    ? check_clip_output(out.sizes().vec(), c10::toString(out.scalar_type()), cpu_batch.sizes().vec(), *contract)
+                    : check_model_output(out.sizes().vec(), c10::toString(out.scalar_type()), cpu_batch.sizes().vec(), *contract);
     } catch (const ModelError& e) {
         throw ModelError(path + ": " + e.what());
     }
@@ -397,7 +424,8 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
                     "said once per job)");
         told_transposed = true;
     }
-    if (out.dim() == 4) out = out.squeeze(1);
+    if (cpu_batch.dim() == 5) out = out.flatten(0, 1);   // [B,T,H,W] -> [B*T,H,W], clip by clip
+    else if (out.dim() == 4) out = out.squeeze(1);
     if (!dev.is_cuda()) return out.to(torch::kFloat32).contiguous();
     // Back from a GPU: into page-locked memory (about twice the bandwidth of pageable memory), then one
     // synchronize, which is also where a forward's asynchronous CUDA error surfaces.
@@ -408,6 +436,28 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
 }
 
 std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& batch) const {
+    // A multi-frame model sees each frame as a clip of one frame ([N,1,3,H,W]): frames stay independent.
+    return run(batch, static_cast<int>(batch.size()), contract_.multi_frame() ? 1 : 0);
+}
+
+std::vector<std::vector<DepthImage>> DepthModel::infer_clips(const std::vector<std::vector<const ModelInput*>>& clips) const {
+    if (clips.empty()) return {};
+    if (!contract_.multi_frame()) throw RenderError(path_ + ": infer_clips needs a multi-frame model (input.frames > 1)");
+    const size_t t = clips[0].size();
+    std::vector<const ModelInput*> all;
+    for (const auto& clip : clips) {
+        if (clip.size() != t || t == 0 || t > static_cast<size_t>(contract_.frames))
+            throw RenderError(path_ + ": clips of a forward must share one length of 1 to " + std::to_string(contract_.frames) + " frames");
+        all.insert(all.end(), clip.begin(), clip.end());
+    }
+    std::vector<DepthImage> flat = run(all, static_cast<int>(clips.size()), static_cast<int>(t));
+    std::vector<std::vector<DepthImage>> out(clips.size());
+    for (size_t b = 0; b < clips.size(); ++b)
+        for (size_t i = 0; i < t; ++i) out[b].push_back(std::move(flat[b * t + i]));
+    return out;
+}
+
+std::vector<DepthImage> DepthModel::run(const std::vector<const ModelInput*>& batch, int clips, int frames) const {
     if (batch.empty()) return {};
     const int w = batch[0]->width, h = batch[0]->height;
     std::vector<torch::Tensor> items;
@@ -415,23 +465,28 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         if (in->width != w || in->height != h) throw RenderError("a batch mixes input sizes");
         items.push_back(torch::from_blob(const_cast<float*>(in->chw.data()), {3, h, w}, torch::kFloat32));
     }
+    // [N,3,H,W], or [B,T,3,H,W] for a multi-frame model (frames > 0).
+    const std::vector<int64_t> shape = frames > 0 ? std::vector<int64_t>{clips, frames, 3, h, w}
+                                                  : std::vector<int64_t>{static_cast<int64_t>(batch.size()), 3, h, w};
     // On a GPU the batch is stacked straight into page-locked (pinned) host memory, reused while the batch
     // shape stays (every frame of a job has one): Impl::forward copies it to the device without blocking.
     torch::Tensor cpu_batch;
     if (impl_->device.is_cuda()) {
-        const std::vector<int64_t> shape{static_cast<int64_t>(batch.size()), 3, h, w};
         if (!impl_->pinned_batch.defined() || impl_->pinned_batch.sizes() != c10::IntArrayRef(shape))
             impl_->pinned_batch = torch::empty(shape, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
-        cpu_batch = torch::stack_out(impl_->pinned_batch, items);
+        torch::Tensor flat = impl_->pinned_batch.view({static_cast<int64_t>(batch.size()), 3, h, w});
+        torch::stack_out(flat, items);
+        cpu_batch = impl_->pinned_batch;
     } else {
-        cpu_batch = torch::stack(items);
+        cpu_batch = torch::stack(items).view(shape);
     }
     auto where = [&](const std::string& dev) {
         std::string hint;
         if (contract_.fixed_size)
             hint = " (this model has a fixed input size of " + std::to_string(contract_.width) + "x" +
                    std::to_string(contract_.height) + ", width x height)";
-        return path_ + ": forward pass failed on " + dev + " at " + std::to_string(w) + "x" + std::to_string(h) + hint;
+        return path_ + ": forward pass failed on " + dev + " at " + std::to_string(w) + "x" + std::to_string(h) +
+               (frames > 0 ? " (" + std::to_string(clips) + " clip(s) of " + std::to_string(frames) + " frames)" : "") + hint;
     };
 
     torch::Tensor out;
@@ -439,11 +494,12 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
         const bool oom = impl_->fault && impl_->fault(batch.size(), device_name_);
         out = impl_->forward(impl_->module, cpu_batch, impl_->device, impl_->autocast, oom);
     } catch (const c10::OutOfMemoryError& e) {
-        if (batch.size() > 1) {
-            log_warning("out of memory on ", device_name_, " with a batch of ", batch.size(), "; retrying in halves");
-            const auto mid = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
-            std::vector<DepthImage> a = infer({batch.begin(), mid});
-            std::vector<DepthImage> b = infer({mid, batch.end()});
+        if (clips > 1) {   // halves of whole clips (a clip's frames are one forward)
+            log_warning("out of memory on ", device_name_, " with a batch of ", clips, frames > 0 ? " clips" : "", "; retrying in halves");
+            const int per = frames > 0 ? frames : 1, first = clips / 2;
+            const auto mid = batch.begin() + static_cast<std::ptrdiff_t>(first) * per;
+            std::vector<DepthImage> a = run({batch.begin(), mid}, first, frames);
+            std::vector<DepthImage> b = run({mid, batch.end()}, clips - first, frames);
             for (auto& d : b) a.push_back(std::move(d));
             return a;
         }
@@ -473,13 +529,13 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
             hint = " [device mismatch: the model holds tensors or code tied to a CUDA device (traced or saved on a "
                    "GPU?) but runs on " + device_name_ + "; re-export it on the CPU, or run with model.device cuda]";
         else if (traced_ && !contract_.fixed_size)   // the trace hint only for a module made with torch.jit.trace
-            hint = " [input [" + std::to_string(batch.size()) + ",3," + std::to_string(h) + "," + std::to_string(w) +
-                   "] (N,C,H,W); a module made with torch.jit.trace runs only at the size it was traced at, which this "
-                   "file does not record: set model.input_size [w, h] and model.fixed_size: true]";
+            hint = " [input " + shape_text(shape) + (frames > 0 ? " (B,T,C,H,W)" : " (N,C,H,W)") +
+                   "; a module made with torch.jit.trace runs only at the size it was traced at, which this file does "
+                   "not record: set model.input_size [w, h] and model.fixed_size: true]";
         else if (!contract_.fixed_size)
-            hint = " [input [" + std::to_string(batch.size()) + ",3," + std::to_string(h) + "," + std::to_string(w) +
-                   "] (N,C,H,W); a model that runs at one size only: set model.input_size [w, h] and "
-                   "model.fixed_size: true]";
+            hint = " [input " + shape_text(shape) + (frames > 0 ? " (B,T,C,H,W)" : " (N,C,H,W)") +
+                   "; a module made with torch.jit.trace by an older PyTorch keeps no record of its input size: if "
+                   "it was traced at one fixed size, set model.input_size [w, h] and model.fixed_size: true]";
         throw ModelError(where(device_name_) + ": " + msg + hint);
     }
 

@@ -1,4 +1,5 @@
 #include "depthbatch/farm_submit.h"
+#include "depthbatch/depth_model.h"
 
 #include "output_guard.h"
 #include "subprocess.h"
@@ -316,6 +317,12 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     const long n = static_cast<long>(plan.frames.size());
     plan.chunk_size = static_cast<int>(std::min<long>(o.chunk_size, n));
     plan.chunks = static_cast<int>((n + plan.chunk_size - 1) / plan.chunk_size);
+    // A video model's frames depend on every frame before them (README "Video models"): the shot is one task.
+    if (const int frames = model_input_frames(job.model.path); frames > 1 && plan.chunks > 1) {
+        plan.note = "video model (input.frames " + std::to_string(frames) + "): one task for the shot's " + std::to_string(n) +
+                    " frames, not " + std::to_string(plan.chunks) + " chunks (each frame depends on the frames before it)";
+        plan.chunk_size = static_cast<int>(n), plan.chunks = 1;
+    }
     // Slurm refuses array indices >= MaxArraySize; ours run 1..chunks.
     if (o.engine == FarmEngine::Slurm && o.max_array_size > 1 && plan.chunks > o.max_array_size - 1) {
         const long most = o.max_array_size - 1;

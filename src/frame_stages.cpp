@@ -5,6 +5,7 @@
 #include "depthbatch/log.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/video_window_stage.h"
 
 #include <OpenImageIO/imagebufalgo.h>
 
@@ -226,29 +227,51 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
 }
 
 
-/// The job's stage chain (sequence_stage.h): per-batch inference through the model, then the centred stabilizer
-/// when depth.stabilize asks for it. `report` gathers the time spent in forward passes.
+/// The job's stage chain (sequence_stage.h): per-batch inference through the model (a multi-frame model: its
+/// windows, video_window_stage.h, model.batch windows a forward), then the centred stabilizer when depth.stabilize
+/// asks for it. `report` gathers the time spent in forward passes.
 StageChain make_stage_chain(const JobContext& ctx, JobReport& report) {
     StageChain chain;
     const JobContext* c = &ctx;
     JobReport* r = &report;
-    chain.add(std::make_unique<BatchInferenceStage>(ctx.job.model.batch, [c, r](std::vector<StageFrame*>& frames) {
-        const auto t0 = Clock::now();
-        std::vector<FrameWork*> works;
-        for (StageFrame* f : frames) {
-            auto* w = static_cast<FrameWork*>(f->owner);
-            w->input = std::move(f->input);
-            works.push_back(w);
-        }
-        infer(*c, works);
-        for (StageFrame* f : frames) {
-            auto* w = static_cast<FrameWork*>(f->owner);
-            f->input = std::move(w->input);   // the stabilizer reads the model input's colour
-            f->depth = std::move(w->raw);
-            f->failed = w->failed();
-        }
-        r->infer_busy_ms += ms_since(t0);
-    }));
+    if (ctx.contract().multi_frame()) {
+        chain.add(std::make_unique<VideoWindowStage>(
+            ctx.contract().temporal, ctx.job.model.batch,
+            [c, r](const std::vector<std::vector<const ModelInput*>>& windows) {
+                const auto t0 = Clock::now();
+                std::vector<std::vector<DepthImage>> out = c->model->infer_clips(windows);
+                const double ms = ms_since(t0);
+                r->infer_busy_ms += ms;
+                const ModelInput& in = *windows.front().front();
+                log_info("video windows: ", windows.size(), " window(s) of ", windows.front().size(), " frames at ", in.width, "x",
+                         in.height, " in ", std::lround(ms), " ms (", std::lround(ms / static_cast<double>(windows.size())),
+                         " ms a window)");
+                return out;
+            },
+            [](StageFrame& f, const std::exception& e) {   // a failed forward fails the frames it takes down
+                auto* w = static_cast<FrameWork*>(f.owner);
+                const auto* err = dynamic_cast<const Error*>(&e);
+                w->fail(Error(err ? err->code() : ExitCode::Render, "frame " + std::to_string(w->result.frame) + ": " + e.what()));
+            }));
+    } else {
+        chain.add(std::make_unique<BatchInferenceStage>(ctx.job.model.batch, [c, r](std::vector<StageFrame*>& frames) {
+            const auto t0 = Clock::now();
+            std::vector<FrameWork*> works;
+            for (StageFrame* f : frames) {
+                auto* w = static_cast<FrameWork*>(f->owner);
+                w->input = std::move(f->input);
+                works.push_back(w);
+            }
+            infer(*c, works);
+            for (StageFrame* f : frames) {
+                auto* w = static_cast<FrameWork*>(f->owner);
+                f->input = std::move(w->input);   // the stabilizer reads the model input's colour
+                f->depth = std::move(w->raw);
+                f->failed = w->failed();
+            }
+            r->infer_busy_ms += ms_since(t0);
+        }));
+    }
     if (ctx.job.depth.stabilize)
         chain.add(std::make_unique<StabilizerStage>(stabilize_radius(ctx.job), static_cast<int>(ctx.shot.size())));
     return chain;

@@ -111,9 +111,10 @@ struct FrameSelection {
     std::vector<FrameResult> missing;         ///< on_error: continue only
 };
 
-/// The frames the pipeline computes, in order. With a stage chain that needs context (the stabilizer), the
-/// shot's frames from `context` before the first frame to render to `context` after the last (inferred, not
-/// written), so that a chunk gets what a whole render gets; throws ConfigError for a frame outside the shot.
+/// The frames the pipeline computes, in order. With a stage chain that needs context (the stabilizer, a video
+/// model's windows), the shot's frames from `context` before the first frame to render (the shot's first frame for a
+/// video model) to `context` after the last (inferred, not written), so that a chunk gets what a whole render gets;
+/// throws ConfigError for a frame outside the shot.
 struct PlannedFrame {
     int frame;
     bool write;
@@ -144,8 +145,9 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
 void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, bool sweep = true);
 /// depth.stabilize_window W: R = W / 2 frames on each side (at least 1).
 int stabilize_radius(const JobConfig& job);
-/// The frames the pipeline computes, with `context` warm-up frames on each side (see PlannedFrame).
-std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, int context);
+/// The frames the pipeline computes, with the chain's warm-up: context_frames() on each side, and from the shot's
+/// first frame when it needs_segment_start() (see PlannedFrame).
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, const StageChain& chain);
 /// The range depth.normalize: sequence uses.
 SequenceRange sequence_range(const JobContext& ctx);
 /// What every EXR of the job carries in its metadata; `stages`: the stage chain's entries.
@@ -159,7 +161,8 @@ void prepare(const JobContext& ctx, FrameWork& w);
 void infer(const JobContext& ctx, std::vector<FrameWork*>& frames);
 /// restore + depth convention + write (+ preview). Never throws.
 void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
-/// The job's stage chain: per-batch inference, then the centred stabilizer when depth.stabilize asks for it.
+/// The job's stage chain: per-batch inference (a multi-frame model: its windows, video_window_stage.h), then the
+/// centred stabilizer when depth.stabilize asks for it.
 StageChain make_stage_chain(const JobContext& ctx, JobReport& report);
 
 // ---- job_report.cpp -------------------------------------------------------------------------------------------

@@ -23,6 +23,30 @@ namespace fs = std::filesystem;
 namespace depthbatch {
 namespace detail {
 
+/// A multi-frame (video) model: what its windows cannot do, refused with a ConfigError (exit 2) saying why.
+void check_video_model_job(const JobContext& ctx) {
+    const JobConfig& job = ctx.job;
+    const TemporalWindowing& t = ctx.contract().temporal;
+    const std::string model = ctx.model->path() + " is a video model (input.frames " + std::to_string(ctx.contract().frames) + ")";
+    log_info("video model: windows of ", t.window, " frames every ", t.stride(), " (overlap ", t.overlap, ", crossfade ",
+             t.crossfade, ", align ", align_name(t.align), "), ", std::max(1, job.model.batch), " window(s) a forward");
+    if (job.render.chunk_count > 1)
+        throw ConfigError("--chunk " + std::to_string(job.render.chunk_index) + "/" + std::to_string(job.render.chunk_count) +
+                          ": " + model + ": each frame's depth depends on every frame before it in the shot (its "
+                          "windows are aligned to the shot's first frame), so a chunk would have to infer the whole shot "
+                          "up to its frames again; render the shot as one task (depthbatch submit gives a video-model "
+                          "shot one task; farms parallelise across shots)");
+    if (job.model.tiles.size > 0)
+        throw ConfigError("model.tiles: " + model + ": its windows see whole frames; tiles are for single-frame models "
+                          "(remove model.tiles)");
+    if (job.depth.normalize == Normalization::Sequence)
+        throw ConfigError("depth.normalize sequence: " + model + ": the sequence statistics sample single frames, which a "
+                          "video model does not see alone; its windows are aligned across the shot already: use "
+                          "depth.normalize raw (or fixed)");
+    if (ctx.contract().reference_focal_px > 0)
+        throw ConfigError(model + ": output.reference_focal_px (focal-dependent metric depth) is not supported for video models");
+}
+
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
 std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     auto ctx = std::make_unique<JobContext>(job);
@@ -73,6 +97,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
             ctx->preview.reset();
         }
     }
+    if (contract.multi_frame()) check_video_model_job(*ctx);
     if (contract.reference_focal_px > 0 && !job.depth.focal_px)
         throw ConfigError("depth.focal_px: " + ctx->model->path() + " outputs metric depth for a " +
                           std::to_string(static_cast<int>(contract.reference_focal_px)) +
@@ -321,27 +346,34 @@ std::string rerender_reason(const FrameSelection& sel, int frame) {
     const auto it = sel.rerender.find(frame);
     return it == sel.rerender.end() ? std::string() : it->second;
 }
-std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, int context) {
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, const StageChain& chain) {
     const std::vector<int>& todo = sel.todo;
+    const int context = chain.context_frames();
+    const bool from_start = chain.needs_segment_start();
     std::vector<PlannedFrame> plan;
-    if (context <= 0) {
+    if (context <= 0 && !from_start) {
         for (int f : todo) plan.push_back({f, true, rerender_reason(sel, f)});
         return plan;
     }
+    const char* why = ctx.contract().multi_frame() ? "the video model's windows" : "depth.stabilize";
     for (int f : todo)
         if (!std::binary_search(ctx.shot.begin(), ctx.shot.end(), f))
-            throw ConfigError("depth.stabilize: frame " + std::to_string(f) + " is not in input.frames (" +
-                              format_frame_spec(ctx.shot) + "); stabilization follows the shot's frame order");
-    // Warm-up on both sides: the stabilizer is centred, frame i depends on the shot's frames i-R..i+R.
+            throw ConfigError(std::string(why) + ": frame " + std::to_string(f) + " is not in input.frames (" +
+                              format_frame_spec(ctx.shot) + "); they follow the shot's frame order");
+    // Warm-up after the last frame (`context`), and before the first: `context` for the centred stabilizer, the shot
+    // from its first frame for a video model (its windows align to the shot's first frame: frame i depends on 0..i).
     const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
     const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
-    const int warmup = context;
-    const auto start = first - std::min<std::ptrdiff_t>(warmup, first - ctx.shot.begin());
-    const auto end = last + std::min<std::ptrdiff_t>(warmup, ctx.shot.end() - 1 - last);
+    const auto start = from_start ? ctx.shot.begin() : first - std::min<std::ptrdiff_t>(context, first - ctx.shot.begin());
+    const auto end = last + std::min<std::ptrdiff_t>(context, ctx.shot.end() - 1 - last);
     for (auto it = start; it <= end; ++it)
         plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it), rerender_reason(sel, *it)});
-    log_info("temporal stabilization: centred window of ", 2 * warmup + 1, " frames (", warmup, " on each side), ",
-             plan.size() - todo.size(), " warm-up frames");
+    if (ctx.job.depth.stabilize)
+        log_info("temporal stabilization: centred window of ", 2 * stabilize_radius(ctx.job) + 1, " frames (",
+                 stabilize_radius(ctx.job), " on each side)");
+    if (from_start)
+        log_info("video model: frames from the shot's first (", *ctx.shot.begin(), ") to ", context, " after the last written");
+    log_info(plan.size() - todo.size(), " warm-up frames (inferred, not written)");
     return plan;
 }
 
@@ -423,11 +455,10 @@ ValidationResult validate_job(const JobConfig& job) {
     plan_from_first_frame(*ctx, sel.todo.front());
     // Every plate of the run: there, its header readable, of the kind the first frame decided.
     std::vector<int> plates = sel.todo;
-    if (job.depth.stabilize) {
+    if (job.depth.stabilize || c.multi_frame()) {
         plates.clear();
         JobReport scratch;
-        for (const PlannedFrame& p : plan_frames(*ctx, sel, make_stage_chain(*ctx, scratch).context_frames()))
-            plates.push_back(p.frame);
+        for (const PlannedFrame& p : plan_frames(*ctx, sel, make_stage_chain(*ctx, scratch))) plates.push_back(p.frame);
     }
     for (int f : plates) {
         const std::string path = ctx->input.path(f);

@@ -27,6 +27,47 @@ std::optional<DepthKind> parse_depth_kind(const std::string& name) {
     return std::nullopt;
 }
 
+const char* align_name(TemporalWindowing::Align align) {
+    return align == TemporalWindowing::Align::None ? "none" : "scale_shift";
+}
+
+namespace {
+
+/// input.frames and the temporal block (TemporalWindowing's invariants); `fail` throws naming the field.
+template <class Fail>
+void validate_temporal(const ModelContract& c, const Fail& fail) {
+    const auto n = [](long long v) { return std::to_string(v); };
+    if (c.frames < 1 || c.frames > kMaxContractFrames)
+        fail("input.frames must be 1 to " + n(kMaxContractFrames) + ", not " + n(c.frames));
+    const TemporalWindowing& t = c.temporal;
+    if (c.frames == 1) {
+        if (t.window != 0) fail("temporal is set but input.frames is 1 (a windowed model takes input.frames > 1)");
+        return;
+    }
+    if (t.window == 0) fail("temporal is missing: a multi-frame model (input.frames " + n(c.frames) + ") must state its windowing");
+    if (t.window < 2 || t.window > c.frames)
+        fail("temporal.window must be 2 to input.frames (" + n(c.frames) + "), not " + n(t.window));
+    if (t.overlap < 1 || t.overlap >= t.window)
+        fail("temporal.overlap must be 1 to temporal.window - 1 (" + n(t.window - 1) + "), not " + n(t.overlap));
+    if (t.crossfade < 2 || t.crossfade >= t.overlap)
+        fail("temporal.crossfade must be 2 to temporal.overlap - 1 (" + n(t.overlap - 1) + "), not " + n(t.crossfade));
+    if (static_cast<int>(t.keyframes.size()) != t.overlap)
+        fail("temporal.keyframes must list temporal.overlap (" + n(t.overlap) + ") frames, not " + n(static_cast<long long>(t.keyframes.size())));
+    for (size_t i = 0; i < t.keyframes.size(); ++i) {
+        if (t.keyframes[i] < 0 || t.keyframes[i] >= t.window)
+            fail("temporal.keyframes[" + n(static_cast<long long>(i)) + "] must be 0 to " + n(t.window - 1) + ", not " + n(t.keyframes[i]));
+        if (i > 0 && t.keyframes[i] <= t.keyframes[i - 1]) fail("temporal.keyframes must be strictly increasing");
+    }
+    for (int i = 0; i < t.crossfade; ++i)
+        if (t.keyframes[static_cast<size_t>(t.overlap - t.crossfade + i)] != t.window - t.crossfade + i)
+            fail("temporal.keyframes must end with the window's last temporal.crossfade (" + n(t.crossfade) + ") frames, " +
+                 n(t.window - t.crossfade) + " to " + n(t.window - 1) + " (the frames the next window cross-fades)");
+    if (c.kind == DepthKind::MetricDepth && t.align != TemporalWindowing::Align::None)
+        fail("temporal.align must be \"none\" for metric_depth output (metric depth is not rescaled)");
+}
+
+}  // namespace
+
 void validate_model_contract(const ModelContract& c, const std::string& origin) {
     auto fail = [&](const std::string& what) { throw ModelError(origin + ": model contract: " + what); };
     if (c.multiple < 1 || c.multiple > kMaxContractMultiple)
@@ -45,6 +86,24 @@ void validate_model_contract(const ModelContract& c, const std::string& origin) 
         fail("output.max_scale must be 1 to " + std::to_string(static_cast<int>(kMaxOutputScale)) + ", not " + std::to_string(c.max_scale));
     if (!(c.reference_focal_px >= 0) || !std::isfinite(c.reference_focal_px))
         fail("output.reference_focal_px must be > 0 (or absent), not " + std::to_string(c.reference_focal_px));
+    validate_temporal(c, fail);
+}
+
+ModelOutputCheck check_clip_output(const std::vector<int64_t>& out, const std::string& dtype,
+                                   const std::vector<int64_t>& in, const ModelContract& c) {
+    if (in.size() != 5 || in[0] < 1 || in[1] < 1 || in[3] < 1 || in[4] < 1)
+        throw ModelError("model input " + shape_text(in) + " is not [B,T,3,H,W] with B, T, H, W >= 1");
+    if (out.size() != 4 || out[0] != in[0] || out[1] != in[1])
+        throw ModelError("model output " + shape_text(out) + " is not [B,T,H,W] with B = " + std::to_string(in[0]) +
+                         " and T = " + std::to_string(in[1]) + " for input " + shape_text(in) +
+                         " (a multi-frame model returns one depth map per input frame)");
+    // Each frame as an image of a batch of B x T (the frame count cannot overflow: both are small positive).
+    try {
+        return check_model_output({out[0] * out[1], out[2], out[3]}, dtype, {in[0] * in[1], in[2], in[3], in[4]}, c);
+    } catch (const ModelError& e) {
+        throw ModelError(std::string(e.what()) + " (as frames of model output " + shape_text(out) + " for input " +
+                         shape_text(in) + ")");
+    }
 }
 
 std::string shape_text(const std::vector<int64_t>& sizes) {
@@ -216,6 +275,7 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
             throw ModelError(origin + ": depthbatch.json input." + key +
                              " is set: depthbatch feeds RGB in [0,1] and expects the module to apply "
                              "its own normalization (re-export with normalization inside)");
+    if (in.contains("frames")) c.frames = integer_in(in["frames"], "input.frames", 1, kMaxContractFrames, origin);
     const json& out = section(j, "output", origin);
     const std::string kind = field<std::string>(out, "output", "kind", origin);
     auto k = parse_depth_kind(kind);
@@ -230,8 +290,29 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
     if (!(c.max_scale >= 1 && c.max_scale <= kMaxOutputScale))
         throw ModelError(origin + ": depthbatch.json field output.max_scale must be 1 to " +
                          std::to_string(static_cast<int>(kMaxOutputScale)) + ", not " + brief(out.at("max_scale")));
+    if (j.contains("temporal")) {
+        const json& t = section(j, "temporal", origin);
+        TemporalWindowing& w = c.temporal;
+        const auto required = [&](const char* key) -> const json& {
+            if (!t.contains(key)) throw ModelError(origin + ": depthbatch.json has no field temporal." + key);
+            return t[key];
+        };
+        w.window = integer_in(required("window"), "temporal.window", 2, kMaxContractFrames, origin);
+        w.overlap = integer_in(required("overlap"), "temporal.overlap", 1, kMaxContractFrames, origin);
+        w.crossfade = integer_in(required("crossfade"), "temporal.crossfade", 2, kMaxContractFrames, origin);
+        const json& keys = required("keyframes");
+        if (!keys.is_array() || keys.size() > static_cast<size_t>(kMaxContractFrames))
+            throw ModelError(origin + ": depthbatch.json field temporal.keyframes must be an array of frame indices, not " + brief(keys));
+        for (const json& k : keys) w.keyframes.push_back(integer_in(k, "temporal.keyframes", 0, kMaxContractFrames, origin));
+        const std::string align = field<std::string>(t, "temporal", "align", origin);
+        if (align == "scale_shift") w.align = TemporalWindowing::Align::ScaleShift;
+        else if (align == "none") w.align = TemporalWindowing::Align::None;
+        else
+            throw ModelError(origin + ": depthbatch.json field temporal.align must be \"scale_shift\" or \"none\", not " +
+                             brief(t["align"]));
+    }
     for (auto it = j.begin(); it != j.end(); ++it)
-        if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name")
+        if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" && it.key() != "temporal")
             c.provenance[it.key()] = it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
     validate_model_contract(c, origin);
     return c;

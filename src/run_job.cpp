@@ -121,6 +121,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         std::unique_ptr<FrameWork> w = std::move(it->second);
                         held.erase(it);
                         if (!w->failed()) w->raw = std::move(f.depth);
+                        w->result.times.infer_ms += f.infer_ms;   // a video model's share of its windows
                         if (!f.lacked.empty()) w->temporal_cut = format_frame_spec(f.lacked);
                         if (f.abandoned && w->write) {   // its window lacks frames the stop never read: not published
                             w->write = false;
@@ -151,14 +152,15 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     }
                 }));
     });
-    if (const auto& changes = chain.size_changes(); !changes.empty() && job.depth.stabilize)
-        log_warning("depth.stabilize: the model input size changed at ", changes.size(), " frame(s) (",
-                    format_frame_spec(changes), "; the plate's data window changes size): the stabilizer "
-                    "cannot fit across a size change and starts afresh there",
-                    changes.size() * 2 >= plan.size() ? ", so stabilization had almost no effect on this shot" : "");
+    // The stages that combine frames (the stabilizer, a video model's windows) start afresh at each size change.
+    if (const auto& changes = chain.size_changes(); !changes.empty() && !chain.temporal_names().empty())
+        log_warning("the model input size changed at ", changes.size(), " frame(s) (", format_frame_spec(changes),
+                    "; the plate's data window changes size): the ", chain.temporal_names(),
+                    " cannot combine frames across a size change and start afresh there",
+                    changes.size() * 2 >= plan.size() ? ", so they had almost no effect on this shot" : "");
     if (!abandoned.empty())
-        log_warning("stop: frames ", format_frame_spec(abandoned), " were not published: the stop cut their stabilizer "
-                    "window short (a re-run with --skip-existing renders them whole)");
+        log_warning("stop: frames ", format_frame_spec(abandoned), " were not published: the stop cut their temporal "
+                    "window short: stabilizer or video model windows (a re-run with --skip-existing renders them whole)");
 }
 
 
@@ -209,7 +211,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     if (ctx->normalizer->needs_sequence_range()) watch.on_phase("sequence statistics");
     const SequenceRange seq = sequence_range(*ctx);
     StageChain chain = make_stage_chain(*ctx, report);
-    const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain.context_frames());
+    const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain);
     watch.on_phase("rendering");
     watch.on_start(selected.todo, report.skipped);
     const auto t_render = Clock::now();

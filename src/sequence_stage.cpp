@@ -63,6 +63,17 @@ int StageChain::context_frames() const {
     return n;
 }
 
+bool StageChain::needs_segment_start() const {
+    return std::any_of(stages_.begin(), stages_.end(), [](const auto& s) { return s->needs_segment_start(); });
+}
+
+std::string StageChain::temporal_names() const {
+    std::string all;
+    for (const auto& s : stages_)
+        if (s->context_frames() > 0 || s->needs_segment_start()) all += (all.empty() ? "" : " and ") + s->name();
+    return all;
+}
+
 int StageChain::max_held() const {
     int n = 0;
     for (const auto& s : stages_) n += s->max_held();

@@ -59,8 +59,17 @@ int print_info(const std::string& model_path) {
               << "contract     " << (c.embedded ? "embedded depthbatch.json" : "none (from job keys)") << "\n"
               << "input        RGB [0,1] in '" << c.colorspace << "', multiple of " << c.multiple << " px";
     if (c.height) std::cout << ", size " << c.width << "x" << c.height << " (w x h)";
-    std::cout << (c.fixed_size ? ", fixed size" : ", any size") << "\n"
-              << "output       "
+    std::cout << (c.fixed_size ? ", fixed size" : ", any size") << "\n";
+    if (c.multi_frame()) {   // a video model: its clips and the windowing it is run with (video_window_stage.h)
+        const depthbatch::TemporalWindowing& t = c.temporal;
+        std::string keys;
+        for (int k : t.keyframes) keys += (keys.empty() ? "" : ",") + std::to_string(k);
+        std::cout << "frames       " << c.frames << " (multi-frame: [B,T,3,H,W] -> [B,T,H,W], T 1.." << c.frames << ")\n"
+                  << "temporal     window " << t.window << ", overlap " << t.overlap << " (stride " << t.stride()
+                  << "), keyframes [" << keys << "], crossfade " << t.crossfade << ", align " << depthbatch::align_name(t.align)
+                  << "\n";
+    }
+    std::cout << "output       "
               << (c.embedded ? std::string(depthbatch::depth_kind_name(c.kind)) + (c.units.empty() ? "" : " (" + c.units + ")")
                              : std::string("unknown: the job must state model.kind"))
               << ", at most " << c.max_scale << "x the input's height and width"

@@ -13,6 +13,7 @@
 #include "depthbatch/model_data.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ public:
     /// The model path used for model.path "default": $DEPTHBATCH_DEFAULT_MODEL, else
     /// share/depthbatch/models/fastdepth-nyu.pt found next to the executable (install_layout.h).
     static std::string default_model_path();
+
+    /// The contract embedded in a model file (its depthbatch.json), read without loading the module (cheap: for
+    /// `submit`, which plans a farm job without a model); nullopt when the file has none. `path` "default" is
+    /// default_model_path(). Throws ModelError for a file that is not a TorchScript archive or a bad contract.
+    static std::optional<ModelContract> embedded_contract(const std::string& path);
 
     virtual ~DepthModel();
 
@@ -71,9 +77,22 @@ public:
     /// Not thread-safe, although const: call it from one thread at a time (run_job's serial inference
     /// stage). It mutates shared state: the TorchScript module's forward, the lazily made CPU fallback copy
     /// and the device's allocator/autocast state.
+    /// A multi-frame model (contract().multi_frame()) takes each input of infer() as a clip of one frame
+    /// ([N,1,3,H,W]): the frames stay independent (and lose the model's temporal context).
     std::vector<DepthImage> infer(const std::vector<const ModelInput*>& batch) const;
 
+    /// A multi-frame model's forward over B clips of T frames each ([B,T,3,H,W] -> [B,T,H',W'], check_clip_output),
+    /// T = 1 .. contract().frames, every frame of one size; returns clips[b][t]'s depth at out[b][t]. Everything
+    /// infer() does applies (autocast on CUDA with model.precision fp16/bf16 and its fp32 retry, pinned staging, the
+    /// non-finite check); out of memory splits the batch into halves of whole clips, and a single clip that still
+    /// fails runs on the CPU in fp32. Throws RenderError for clips of different lengths or a single-frame model,
+    /// and as infer() otherwise.
+    std::vector<std::vector<DepthImage>> infer_clips(const std::vector<std::vector<const ModelInput*>>& clips) const;
+
 private:
+    /// infer() and infer_clips(): `batch` holds `clips` clips of `frames` frames each (frames 0: a plain [N,3,H,W]
+    /// batch of single frames, clips = N).
+    std::vector<DepthImage> run(const std::vector<const ModelInput*>& batch, int clips, int frames) const;
     friend struct DepthModelTestSeam;  ///< src/depth_model_test_seam.h: fault injection for tests only
     DepthModel();
     struct Impl;
@@ -83,6 +102,10 @@ private:
     bool traced_ = false;
     Precision precision_ = Precision::Fp32;
 };
+
+/// input.frames of the contract embedded in the model file at `path` (DepthModel::embedded_contract): > 1 for a
+/// multi-frame (video) model; 1 when it has none, or the file cannot be read (loading it names the problem).
+int model_input_frames(const std::string& path);
 
 /// True when this LibTorch was built with CUDA and at least one GPU is visible.
 bool torch_has_cuda();

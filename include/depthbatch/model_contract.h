@@ -7,6 +7,9 @@
 // Tensor contract: input [N,3,H,W] float32 RGB in [0,1], encoded in `colorspace`, H and W multiples of
 // `multiple`; output [N,1,H',W'] or [N,H',W'] float32 (it is resized back to the plate), H' and W' >= 1 and at most
 // `max_scale` times the input's H and W (check_model_output below).
+// A multi-frame (video) model (input.frames > 1, with a `temporal` block, README "Video models"): input
+// [B,T,3,H,W], output [B,T,H',W'] (check_clip_output), T = 1 .. frames; the windowing it is run with over a shot
+// is the contract's TemporalWindowing (video_window_stage.h).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,29 @@ const char* depth_kind_name(DepthKind kind);
 /// Inverse of depth_kind_name; nullopt for an unknown name.
 std::optional<DepthKind> parse_depth_kind(const std::string& name);
 
+/// The windowing a multi-frame model is run with over a shot (depthbatch.json "temporal"; the official
+/// infer_video_depth of DepthAnything/Video-Depth-Anything, video_depth_anything/video_depth.py, for VDA:
+/// window 32, overlap 10, keyframes [0,12,24,...,31], crossfade 8, align scale_shift; metric models align none).
+/// Windows of `window` frames start every window - overlap frames; a later window's first `overlap` inputs are the
+/// previous window's inputs at `keyframes`; its first overlap - crossfade outputs fit it (least squares scale and
+/// shift, align kScaleShift) to the aligned reference, its next `crossfade` outputs are cross-faded linearly with the
+/// previous window's last `crossfade` frames. Invariants (validate_model_contract): 2 <= window <= input.frames,
+/// 1 <= overlap < window, keyframes: `overlap` strictly increasing indices in [0, window) whose last `crossfade` are
+/// window - crossfade .. window - 1 (the frames the next window cross-fades), 2 <= crossfade < overlap.
+struct TemporalWindowing {
+    enum class Align { ScaleShift, None };
+    int window = 0;                 ///< frames a forward sees (T)
+    int overlap = 0;                ///< inputs a later window takes from the previous one
+    std::vector<int> keyframes;     ///< which of the previous window's inputs (indices 0 .. window - 1)
+    int crossfade = 0;              ///< frames cross-faded between consecutive windows
+    Align align = Align::ScaleShift;   ///< "scale_shift" (relative models) or "none" (metric: not rescaled)
+    int stride() const { return window - overlap; }
+    int align_frames() const { return overlap - crossfade; }   ///< outputs each later window is fitted on
+};
+
+/// "scale_shift", "none".
+const char* align_name(TemporalWindowing::Align align);
+
 struct ModelContract {
     std::string name;                 ///< short model name, e.g. "fastdepth-nyu"
     std::string colorspace = "sRGB";  ///< OCIO colorspace (or alias) of the model's RGB input
@@ -49,6 +75,11 @@ struct ModelContract {
     double max_scale = 4.0;
     std::map<std::string, std::string> provenance;    ///< source, source_sha256, license, variant, ...
     bool embedded = false;            ///< true when read from the model's own depthbatch.json
+    /// input.frames: 1 for a single-frame model ([N,3,H,W] -> [N,H,W]); > 1 (at most kMaxContractFrames) for a
+    /// multi-frame model ([B,T,3,H,W] -> [B,T,H,W], T = 1 .. frames), which must carry `temporal`.
+    int frames = 1;
+    TemporalWindowing temporal;       ///< the "temporal" block (window 0 = none: a single-frame model)
+    bool multi_frame() const { return frames > 1; }
 };
 
 /// Limits of the contract's numbers (a larger value is refused rather than allocated).
@@ -56,13 +87,16 @@ constexpr int kMaxContractSize = 16384;     ///< input.size: each side 1 .. 1638
 constexpr int kMaxContractMultiple = 1024;  ///< input.multiple: 1 .. 1024 px
 constexpr double kMaxOutputScale = 64;      ///< output.max_scale: 1 .. 64
 constexpr int kMaxContractDepth = 32;       ///< JSON nesting (objects/arrays inside each other)
+constexpr int kMaxContractFrames = 1024;    ///< input.frames: 1 .. 1024
 
 /// Parse depthbatch.json text. `origin` (the model path) prefixes every error message.
 /// Throws ModelError, naming the field (input.size, input.multiple, output.kind, ...), on malformed JSON
 /// (invalid UTF-8 included), JSON that is not an object or nests deeper than kMaxContractDepth, a missing required
 /// field, a field of the wrong type, or an out-of-range value (multiple outside 1..1024, a size side outside
 /// 1..16384 or not a multiple, unknown kind, metric depth without units "m", max_scale outside 1..64,
-/// reference_focal_px < 0). Never throws anything else for any input bytes (tests/fuzz/fuzz_contract.cpp).
+/// reference_focal_px < 0), input.frames outside 1..1024, a temporal block that breaks TemporalWindowing's
+/// invariants (temporal.window, temporal.overlap, temporal.keyframes, temporal.crossfade, temporal.align named), a
+/// multi-frame model without one or a single-frame model with one, align scale_shift on a metric model. Never throws anything else for any input bytes (tests/fuzz/fuzz_contract.cpp).
 ModelContract parse_model_contract(const std::string& json_text, const std::string& origin);
 
 /// Check the invariants above on a contract assembled from a job. Throws ModelError naming the field.
@@ -89,6 +123,11 @@ struct ModelOutputCheck {
 ///     at its one size: a transposed output is a bug of the export, never a valid depth map).
 ModelOutputCheck check_model_output(const std::vector<int64_t>& out_sizes, const std::string& dtype,
                                     const std::vector<int64_t>& in_sizes, const ModelContract& contract);
+
+/// check_model_output for a multi-frame model: `in_sizes` is [B,T,3,H,W] and the output must be [B,T,H',W'] (same
+/// B and T; the other checks as above, on each frame). Throws ModelError naming both shapes.
+ModelOutputCheck check_clip_output(const std::vector<int64_t>& out_sizes, const std::string& dtype,
+                                   const std::vector<int64_t>& in_sizes, const ModelContract& contract);
 
 /// "[1,3,48,64]".
 std::string shape_text(const std::vector<int64_t>& sizes);

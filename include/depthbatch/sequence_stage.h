@@ -36,6 +36,7 @@ struct StageFrame {
                                ///< it passes the later stages untouched, ending their segments (a gap)
     bool abandoned = false;    ///< a stage could not finish it with its whole context (a stop cut its window):
                                ///< the driver must not publish it
+    double infer_ms = 0;       ///< forward time a stage spent on it (a video window's time shared by its frames)
     std::vector<int> lacked;   ///< frames missing from its temporal context (a gap): the driver publishes it marked
                                ///< (EXR depthbatch/temporal_context), so --skip-existing renders it again later
 };
@@ -55,6 +56,10 @@ public:
     virtual std::string name() const = 0;
     /// Frames of context needed on each side of a written frame (0: frames are independent).
     virtual int context_frames() const { return 0; }
+    /// True when a frame's result depends on every frame before it in its segment (a video model's windows, aligned
+    /// to the segment's first frame): a partial render then starts at the shot's first frame (warm-up), and
+    /// context_frames() counts the frames needed after.
+    virtual bool needs_segment_start() const { return false; }
     /// The most frames this stage holds at once.
     virtual int max_held() const { return 0; }
     /// The next frame of the segment (never a failed one: the chain passes those around).
@@ -82,6 +87,11 @@ public:
     std::vector<StageFrame> pop_ready();
     /// Sums over the stages.
     int context_frames() const;
+    /// Any stage's needs_segment_start().
+    bool needs_segment_start() const;
+    /// The names of the stages that combine frames (context_frames() > 0 or needs_segment_start()), in order, for
+    /// the log ("video windows and stabilizer"; "" when none does).
+    std::string temporal_names() const;
     int max_held() const;
     std::vector<std::pair<std::string, std::string>> metadata() const;
     /// Frames at which the model input size changed (each ended a segment), for the log.

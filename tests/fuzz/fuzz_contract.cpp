@@ -48,6 +48,16 @@ void check_contract(const ModelContract& c) {
     check(c.reference_focal_px >= 0);
     check(!c.colorspace.empty());
     check(c.kind != DepthKind::MetricDepth || c.units == "m");
+    check(c.frames >= 1 && c.frames <= kMaxContractFrames);
+    if (c.multi_frame()) {   // TemporalWindowing's invariants
+        const TemporalWindowing& t = c.temporal;
+        check(t.window >= 2 && t.window <= c.frames && t.overlap >= 1 && t.overlap < t.window);
+        check(t.crossfade >= 2 && t.crossfade < t.overlap && static_cast<int>(t.keyframes.size()) == t.overlap);
+        for (size_t i = 0; i < t.keyframes.size(); ++i) check(t.keyframes[i] >= 0 && t.keyframes[i] < t.window);
+        check(t.keyframes.back() == t.window - 1);
+    } else {
+        check(c.temporal.window == 0);
+    }
     validate_model_contract(c, "fuzz.pt");   // must not throw on what parse accepted
 }
 
@@ -91,6 +101,7 @@ std::string contract_from(Bytes& b) {
     member("fixed_size", with_any({"true", "false", "1"}), in);
     member("mean", {"null", "[0.485, 0.456, 0.406]", "0"}, in);
     member("std", {"null", "[0.229, 0.224, 0.225]"}, in);
+    member("frames", with_any({"1", "2", "32", "1024", "1025", "0"}), in);
     in += "}";
     std::string out = "{";
     member("kind", with_any({"\"metric_depth\"", "\"relative_inverse_depth\"", "\"relative_depth\"", "\"depth\"",
@@ -100,12 +111,22 @@ std::string contract_from(Bytes& b) {
     member("reference_focal_px", with_any({"300", "0", "-300", "1e-300", "2.5"}), out);
     member("max_scale", with_any({"1", "4", "8", "64", "64.5", "0.5", "65", "1e300"}), out);
     out += "}";
+    std::string temporal = "{";
+    member("window", with_any({"32", "2", "8", "33", "1", "1025"}), temporal);
+    member("overlap", with_any({"10", "4", "1", "31", "32"}), temporal);
+    member("keyframes", with_any({"[0,12,24,25,26,27,28,29,30,31]", "[0,3,6,7]", "[0,1]", "[31,30]", "[0,12,24,25,26,27,28,29,30,32]",
+                                  "[-1]", "[0.5]"}),
+           temporal);
+    member("crossfade", with_any({"8", "2", "1", "10"}), temporal);
+    member("align", with_any({"\"scale_shift\"", "\"none\"", "\"affine\""}), temporal);
+    temporal += "}";
     std::string top = "{";
     member("format", with_any({"1", "2", "4294967297"}), top);
     member("name", with_any({"\"probe\""}), top);
     member("input", {in, in, in, "[]", "null"}, top);
     member("output", {out, out, out, "\"metric_depth\"", "null"}, top);
     member("license", with_any({"\"MIT\"", "{\"a\": [1, 2]}"}), top);
+    member("temporal", {temporal, temporal, "[]"}, top);
     top += "}";
     const int wrap = b.next() % 8;   // sometimes not an object, or an object nested in arrays
     if (wrap == 1) return "[" + top + "]";

@@ -1,0 +1,307 @@
+// Unit tests for include/depthbatch/video_window_stage.h with a fake forward: which inputs each window gets (the
+// first `overlap` replaced by the previous window's keyframes, the tail padded with the last frame), the least
+// squares alignment and its clamp at 0, the cross-fade weights, metric models not rescaled, segments (a gap, a
+// stop), and the frames held.
+#include "depthbatch/video_window_stage.h"
+
+#include "depthbatch/error.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+using namespace depthbatch;
+
+namespace {
+
+/// The official VDA windowing (video_depth.py): 32 frames, overlap 10, keyframes [0,12,24..31], crossfade 8.
+TemporalWindowing vda(TemporalWindowing::Align align = TemporalWindowing::Align::ScaleShift) {
+    TemporalWindowing t;
+    t.window = 32, t.overlap = 10, t.crossfade = 8, t.align = align;
+    t.keyframes = {0, 12, 24, 25, 26, 27, 28, 29, 30, 31};
+    return t;
+}
+
+/// Segment position p as a frame of 2x1 px whose input holds p in every value (so a window's inputs name frames).
+StageFrame frame_at(int p, bool failed = false) {
+    StageFrame f;
+    f.id = p, f.frame = 1001 + p, f.shot_pos = p, f.failed = failed;
+    f.input.width = 2, f.input.height = 1;
+    f.input.chw.assign(6, static_cast<float>(p));
+    return f;
+}
+
+DepthImage depth2(float a, float b) {
+    DepthImage d;
+    d.width = 2, d.height = 1;
+    d.data = {a, b};
+    return d;
+}
+
+/// A fake model: records each window's inputs (as frame positions) and returns out(window, slot, frame) per frame.
+struct Fake {
+    std::vector<std::vector<int>> windows;      ///< every window run, as the frame positions of its inputs
+    std::vector<size_t> forwards;               ///< windows per forward call
+    std::function<DepthImage(int window, int slot, int frame)> out;
+    VideoWindowStage::Forward forward() {
+        return [this](const std::vector<std::vector<const ModelInput*>>& batch) {
+            forwards.push_back(batch.size());
+            std::vector<std::vector<DepthImage>> result;
+            for (const auto& w : batch) {
+                const int k = static_cast<int>(windows.size());
+                windows.emplace_back();
+                result.emplace_back();
+                for (size_t j = 0; j < w.size(); ++j) {
+                    const int p = static_cast<int>(w[j]->chw.at(0));
+                    windows.back().push_back(p);
+                    result.back().push_back(out(k, static_cast<int>(j), p));
+                }
+            }
+            return result;
+        };
+    }
+};
+
+/// Push positions 0 .. n-1 (failed where `failed` says), end with `why`; every frame out, in order, and the most held.
+std::vector<StageFrame> run(SequenceStage& stage, int n, SegmentEnd why = SegmentEnd::End, int* most_held = nullptr,
+                            const std::function<bool(int)>& failed = {}) {
+    StageChain chain;
+    std::unique_ptr<SequenceStage> owned(&stage);
+    chain.add(std::move(owned));
+    std::vector<StageFrame> out;
+    int held = 0, most = 0;
+    for (int p = 0; p < n; ++p) {
+        chain.push(frame_at(p, failed && failed(p)));
+        ++held;
+        for (auto& f : chain.pop_ready()) out.push_back(std::move(f)), --held;
+        most = std::max(most, held);
+    }
+    chain.end_segment(why);
+    for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    if (most_held) *most_held = most;
+    return out;
+}
+
+/// run() on a stage the chain owns.
+std::vector<StageFrame> run_new(const TemporalWindowing& t, Fake& fake, int n, int per_forward = 1,
+                                SegmentEnd why = SegmentEnd::End, int* most_held = nullptr, const std::function<bool(int)>& failed = {}) {
+    return run(*new VideoWindowStage(t, per_forward, fake.forward()), n, why, most_held, failed);
+}
+
+std::vector<int> range(int from, int to) {   // from .. to inclusive
+    std::vector<int> v;
+    for (int i = from; i <= to; ++i) v.push_back(i);
+    return v;
+}
+std::vector<int> cat(std::vector<int> a, const std::vector<int>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+}  // namespace
+
+TEST(VideoWindowStage, LaterWindowsTakeThePreviousKeyframesAndTheTailIsPaddedWithTheLastFrame) {
+    Fake fake;
+    fake.out = [](int, int, int p) { return depth2(static_cast<float>(p + 1), static_cast<float>(p + 2)); };
+    int most = 0;
+    const auto out = run_new(vda(), fake, 70, 1, SegmentEnd::End, &most);
+    // 70 frames: windows start at 0, 22, 44, 66 (every start < 70), as the official range(0, 70, 22).
+    ASSERT_EQ(fake.windows.size(), 4u);
+    EXPECT_EQ(fake.windows[0], range(0, 31));
+    // Inputs 0..9: the previous window's inputs at [0,12,24..31]: frame 0, frame 12, frames 24..31.
+    EXPECT_EQ(fake.windows[1], cat({0, 12}, range(24, 53)));
+    // Window 2: input 0 is window 1's input 0 (frame 0 again), input 1 its input 12 (frame 34); then 46..69 and
+    // frame 69 (the last) for 70..75.
+    EXPECT_EQ(fake.windows[2], cat(cat({0, 34}, range(46, 69)), std::vector<int>(6, 69)));
+    // Window 3: frame 0, window 2's input 12 (frame 56), its inputs 24..31 (68, 69 and padding), then padding.
+    EXPECT_EQ(fake.windows[3], cat(cat({0, 56}, {68, 69}), std::vector<int>(28, 69)));
+    // Every frame out once, in order.
+    ASSERT_EQ(out.size(), 70u);
+    for (int p = 0; p < 70; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].frame, 1001 + p);
+    EXPECT_EQ(out[5].input.chw.at(0), 5.0f) << "each frame gets its model input back (the stabilizer reads it)";
+    EXPECT_EQ(out[0].input.chw.size(), 6u) << "the first frame's input, shared as a keyframe, is given back too";
+    VideoWindowStage probe(vda(), 1, fake.forward());
+    EXPECT_EQ(probe.max_held(), 32);
+    EXPECT_EQ(probe.context_frames(), 31);
+    EXPECT_TRUE(probe.needs_segment_start());
+    StageChain names;
+    EXPECT_EQ(names.temporal_names(), "");
+    names.add(std::make_unique<VideoWindowStage>(vda(), 1, fake.forward()));
+    names.add(std::make_unique<StabilizerStage>(2, 70));
+    EXPECT_EQ(names.temporal_names(), "video windows and stabilizer");
+    EXPECT_TRUE(names.needs_segment_start());
+    EXPECT_EQ(names.context_frames(), 31 + 2);
+    EXPECT_LE(most, probe.max_held());
+    EXPECT_EQ(most, 31) << "the first window waits for its 32 frames (the 32nd runs it)";
+}
+
+TEST(VideoWindowStage, ShortShotsAndBatchedWindows) {
+    // 25 frames: two windows (starts 0 and 22 < 25); window 0 padded with frame 24 from 25 on.
+    Fake fake;
+    fake.out = [](int, int, int p) { return depth2(1.0f + static_cast<float>(p), 2.0f); };
+    auto out = run_new(vda(), fake, 25);
+    ASSERT_EQ(fake.windows.size(), 2u);
+    EXPECT_EQ(fake.windows[0], cat(range(0, 24), std::vector<int>(7, 24)));
+    EXPECT_EQ(fake.windows[1], cat({0, 12}, std::vector<int>(30, 24)));
+    ASSERT_EQ(out.size(), 25u);
+    // One frame: one window of its copies.
+    Fake one;
+    one.out = fake.out;
+    out = run_new(vda(), one, 1);
+    ASSERT_EQ(one.windows.size(), 1u);
+    EXPECT_EQ(one.windows[0], std::vector<int>(32, 0));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].depth.data, (std::vector<float>{1.0f, 2.0f}));
+    // Three windows a forward: the same windows (their inputs do not depend on outputs), fewer forwards.
+    Fake batched;
+    batched.out = fake.out;
+    int most = 0;
+    out = run_new(vda(), batched, 70, 3, SegmentEnd::End, &most);
+    Fake single;
+    single.out = fake.out;
+    const auto ref = run_new(vda(), single, 70);
+    EXPECT_EQ(batched.windows, single.windows);
+    EXPECT_EQ(batched.forwards, (std::vector<size_t>{3, 1}));
+    ASSERT_EQ(out.size(), ref.size());
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].depth.data, ref[i].depth.data) << i;
+    EXPECT_LE(most, VideoWindowStage(vda(), 3, batched.forward()).max_held());
+    EXPECT_EQ(VideoWindowStage(vda(), 3, batched.forward()).max_held(), 32 + 2 * 22);
+}
+
+TEST(VideoWindowStage, LaterWindowsAreFittedByScaleAndShiftAndClampedAtZero) {
+    // Window 0 gives frame p the depth (p, p + 2). Window 1 is that depth at 1/2 and + 25 (s = 2, t = -50 fit it back),
+    // except frame 40: (10, 30), which aligns to (2*10 - 50 = -30 -> 0, 10).
+    Fake fake;
+    fake.out = [](int k, int, int p) {
+        if (k == 0) return depth2(static_cast<float>(p), static_cast<float>(p + 2));
+        if (p == 40) return depth2(10, 30);
+        return depth2(p / 2.0f + 25, (p + 2) / 2.0f + 25);
+    };
+    const auto out = run_new(vda(), fake, 44);
+    ASSERT_EQ(out.size(), 44u);
+    ASSERT_EQ(fake.windows.size(), 2u);
+    for (int p : {0, 5, 23, 24, 31, 32, 39, 41, 43}) {   // 24..31 cross-fade two windows that agree after alignment
+        EXPECT_NEAR(out[static_cast<size_t>(p)].depth.data[0], p, 1e-4) << p;
+        EXPECT_NEAR(out[static_cast<size_t>(p)].depth.data[1], p + 2, 1e-4) << p;
+    }
+    EXPECT_EQ(out[40].depth.data[0], 0.0f) << "negative after alignment: clamped to 0, as the official code does";
+    EXPECT_NEAR(out[40].depth.data[1], 10.0f, 1e-4);
+    EXPECT_EQ(out[40].depth.width, 2);
+    // The fit itself: exact on exact data, {1, 0} for a singular system.
+    const std::vector<float> p1{25, 26}, p2{27, 28}, r1{0, 2}, r2{4, 6};
+    const auto [s, t] = fit_scale_shift({&p1, &p2}, {&r1, &r2});
+    EXPECT_NEAR(s, 2.0, 1e-12);
+    EXPECT_NEAR(t, -50.0, 1e-10);
+    const std::vector<float> flat{3, 3};
+    EXPECT_EQ(fit_scale_shift({&flat}, {&r1}), (std::pair<double, double>{1.0, 0.0}));
+}
+
+TEST(VideoWindowStage, TheEightOverlappingFramesAreCrossFadedLinearly) {
+    // Window 0 gives every frame 0; window 1 gives 70 except on its two align inputs, which equal the reference
+    // (frame 0 and 12: 0), so s = 1, t = 0 ... a singular fit (all x equal) gives s = 1, t = 0 too.
+    Fake fake;
+    fake.out = [](int k, int slot, int) {
+        if (k == 0 || slot < 2) return depth2(0, 0);
+        return depth2(70, 70);
+    };
+    const auto out = run_new(vda(), fake, 40);
+    ASSERT_EQ(out.size(), 40u);
+    for (int p = 0; p < 24; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].depth.data[0], 0.0f) << p;
+    // Frames 24..31: (1 - w) * 0 + w * 70, w = i / 7 (get_interpolate_frames: 0, 1/7, ..., 1).
+    for (int i = 0; i < 8; ++i) {
+        EXPECT_NEAR(out[static_cast<size_t>(24 + i)].depth.data[0], 10.0f * i, 1e-4) << "frame position " << 24 + i;
+        EXPECT_NEAR(crossfade_weight(i, 8), i / 7.0, 1e-15);
+    }
+    for (int p = 32; p < 40; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].depth.data[0], 70.0f) << p;
+}
+
+TEST(VideoWindowStage, MetricModelsAreNotRescaled) {
+    // The window-1 outputs of the alignment test, with align none: taken as they are (no fit), cross-faded.
+    Fake fake;
+    fake.out = [](int k, int, int p) {
+        if (k == 0) return depth2(static_cast<float>(p), static_cast<float>(p + 2));
+        return depth2(p / 2.0f + 25, (p + 2) / 2.0f + 25);
+    };
+    const auto out = run_new(vda(TemporalWindowing::Align::None), fake, 44);
+    ASSERT_EQ(out.size(), 44u);
+    EXPECT_EQ(out[40].depth.data, (std::vector<float>{45.0f, 46.0f})) << "window 1's own values";
+    EXPECT_EQ(out[10].depth.data, (std::vector<float>{10.0f, 12.0f}));
+    // Frame 27 (i = 3): 4/7 of window 0's 27 and 3/7 of window 1's 38.5.
+    EXPECT_NEAR(out[27].depth.data[0], 27.0 * 4 / 7 + 38.5 * 3 / 7, 1e-4);
+}
+
+TEST(VideoWindowStage, AGapEndsTheSegmentAndTheFramesAroundItLackIt) {
+    Fake fake;
+    fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), 1.0f); };
+    // 60 frames, position 40 fails: segment 0..39 (flushed: windows 0, 22; their tail padded with 39), then 41..59.
+    const auto out = run_new(vda(), fake, 60, 1, SegmentEnd::End, nullptr, [](int p) { return p == 40; });
+    ASSERT_EQ(out.size(), 60u);
+    for (int p = 0; p < 60; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].frame, 1001 + p);
+    EXPECT_TRUE(out[40].failed);
+    ASSERT_EQ(fake.windows.size(), 3u) << "0..39: starts 0 and 22; 41..59: start 0";
+    EXPECT_EQ(fake.windows[2], cat(range(41, 59), std::vector<int>(13, 59))) << "the new segment starts afresh";
+    std::map<int, std::vector<int>> lacked;
+    for (const auto& f : out)
+        if (!f.lacked.empty()) lacked[f.frame] = f.lacked;
+    // Window 0 finished 0..23 before the gap (whole); 24..39 were finished by the padded flush; 41..59 start after it.
+    for (int p = 0; p < 24; ++p) EXPECT_EQ(lacked.count(1001 + p), 0u) << p;
+    for (int p = 24; p < 60; ++p)
+        if (p != 40) EXPECT_EQ(lacked[1001 + p], (std::vector<int>{1041})) << p;
+}
+
+TEST(VideoWindowStage, ASizeChangeStartsTheWindowsAfreshWithoutMarkingFrames) {
+    Fake fake;
+    fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), 1.0f); };
+    StageChain chain;
+    chain.add(std::make_unique<VideoWindowStage>(vda(), 1, fake.forward()));
+    std::vector<StageFrame> out;
+    for (int p = 0; p < 50; ++p) {
+        StageFrame f = frame_at(p);
+        if (p >= 30) f.input.width = 1, f.input.chw.resize(3);   // the size changes at position 30
+        chain.push(std::move(f));
+        for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
+    }
+    chain.end_segment(SegmentEnd::End);
+    for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
+    ASSERT_EQ(out.size(), 50u);
+    EXPECT_EQ(chain.size_changes(), (std::vector<int>{1031}));
+    ASSERT_EQ(fake.windows.size(), 3u) << "0..29: starts 0 and 22; 30..49: start 0";
+    EXPECT_EQ(fake.windows[2], cat(range(30, 49), std::vector<int>(12, 49)));
+    for (const auto& f : out) EXPECT_TRUE(f.lacked.empty()) << f.frame << ": any render ends its windows there alike";
+}
+
+TEST(VideoWindowStage, AStopAbandonsEveryFrameHeld) {
+    Fake fake;
+    fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), 1.0f); };
+    const auto out = run_new(vda(), fake, 40, 1, SegmentEnd::Stop);
+    ASSERT_EQ(out.size(), 40u);
+    EXPECT_EQ(fake.windows.size(), 1u) << "no padded window runs for a stop";
+    for (int p = 0; p < 40; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].abandoned, p >= 24) << p;
+}
+
+TEST(VideoWindowStage, AFailedForwardFailsTheFramesItHeld) {
+    Fake fake;
+    fake.out = [](int k, int, int p) -> DepthImage {
+        if (k == 1) throw ModelError("injected");
+        return depth2(static_cast<float>(p), 1.0f);
+    };
+    std::vector<int> told;
+    auto* stage = new VideoWindowStage(vda(), 1, fake.forward(), [&told](StageFrame& f, const std::exception& e) {
+        EXPECT_STREQ(e.what(), "injected");
+        told.push_back(f.frame);
+    });
+    const auto out = run(*stage, 60);
+    ASSERT_EQ(out.size(), 60u);
+    for (int p = 0; p < 60; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].failed, p >= 24 && p < 54) << p;
+    EXPECT_EQ(told.size(), 30u);
+}
+
+TEST(VideoWindowStage, AnInvalidWindowingIsAConfigError) {
+    TemporalWindowing t = vda();
+    t.keyframes = {0, 12, 24, 25, 26, 27, 28, 29, 30, 30};
+    EXPECT_THROW(VideoWindowStage(t, 1, {}), ConfigError);
+    t = vda();
+    t.crossfade = 10;
+    EXPECT_THROW(VideoWindowStage(t, 1, {}), ConfigError);
+}

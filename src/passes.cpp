@@ -1,6 +1,7 @@
 // Position and normal passes from depth (passes.h).
 #include "depthbatch/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -17,27 +18,60 @@ void rays(const PlateCamera& c, int width, int height, std::vector<float>& rx, s
     for (int j = 0; j < height; ++j) c.ray(0, j, r), ry[j] = static_cast<float>(r[1]);
 }
 
-inline bool surface(float d) { return d > 0 && d < std::numeric_limits<float>::infinity(); }
+inline bool surface(float d) { return (d > 0) & (d < std::numeric_limits<float>::infinity()); }
 
-/// The tangent direction along one axis at a pixel of depth d whose neighbours before/after have depth
-/// d0/d1 (NaN when absent): +1 = after - here, -1 = here - before, 0 = central (after - before), 2 = none.
-/// `footprint` is 1 / focal (pixels) along the axis: d * footprint is the lateral distance between neighbouring
-/// samples, the depth step of a 45-degree slope. Jumps within that of each other are one smooth surface (so a
-/// pixel beside a crest, where the jumps are tiny, takes the central difference too).
-inline int tangent_side(float d, float d0, float d1, float footprint) {
-    const bool has0 = surface(d0), has1 = surface(d1);
-    if (!has0 && !has1) return 2;
-    if (!has0) return 1;
-    if (!has1) return -1;
-    const float j0 = std::abs(d - d0), j1 = std::abs(d1 - d);
-    const float lo = j0 < j1 ? j0 : j1, hi = j0 < j1 ? j1 : j0;
-    if (hi <= 2 * lo + d * footprint) return 0;
-    return j1 <= j0 ? 1 : -1;
+/// One row of normal_pass: U, D, B the rows above, here and below and X the rays' x, each padded with one
+/// no-surface (NaN) value on both sides; y, y_up, y_down the rays' y of the three rows. __restrict parameters: the
+/// outputs never overlap the inputs (without it the compiler gives up vectorizing over the overlap checks).
+void normal_row(const float* __restrict U, const float* __restrict D, const float* __restrict B,
+                const float* __restrict X, float y, float y_up, float y_down, float fx_inv, float fy_inv, int width,
+                float* __restrict NX, float* __restrict NY, float* __restrict NZ) {
+    // Branch-free (bitwise & and | on the flags, selects for the sides) so that the compiler vectorizes it.
+    for (int i = 0; i < width; ++i) {
+        const float z = D[i];
+        // Along x: the side with the smaller jump, or central where both sides are one smooth surface.
+        const float dl = D[i - 1], dr = D[i + 1];
+        const bool okl = surface(dl), okr = surface(dr);
+        const float jl = std::fabs(z - dl), jr = std::fabs(dr - z);
+        const bool smooth_x = okl & okr & ((jl > jr ? jl : jr) <= 2 * (jl > jr ? jr : jl) + z * fx_inv);
+        const bool right = okr & (!okl | (jr <= jl));   // one-sided: after - here
+        const bool use_r = smooth_x | right, use_l = smooth_x | !right;
+        // Neighbouring rays differ by 1 / fx in x (no load of X[i +- 1]: a conditional load keeps the loop from
+        // vectorizing).
+        const float x = X[i];
+        const float xa_z = use_r ? dr : z, xa_x = use_r ? x + fx_inv : x;
+        const float xb_z = use_l ? dl : z, xb_x = use_l ? x - fx_inv : x;
+        const float tx0 = xa_z * xa_x - xb_z * xb_x, tx1 = (xa_z - xb_z) * y, tx2 = xb_z - xa_z;
+        // Along y (rows grow down).
+        const float du = U[i], dd = B[i];
+        const bool oku = surface(du), okd = surface(dd);
+        const float ju = std::fabs(z - du), jd = std::fabs(dd - z);
+        const bool smooth_y = oku & okd & ((ju > jd ? ju : jd) <= 2 * (ju > jd ? jd : ju) + z * fy_inv);
+        const bool down = okd & (!oku | (jd <= ju));
+        const bool use_d = smooth_y | down, use_u = smooth_y | !down;
+        const float ya_z = use_d ? dd : z, ya_y = use_d ? y_down : y;
+        const float yb_z = use_u ? du : z, yb_y = use_u ? y_up : y;
+        const float ty0 = (ya_z - yb_z) * x, ty1 = ya_z * ya_y - yb_z * yb_y, ty2 = yb_z - ya_z;
+        // ty x tx faces the camera for a surface seen from it; with no tangent along an axis, face the camera.
+        const float px = z * x, py = z * y, pz = -z;
+        const bool tangents = (okl | okr) & (oku | okd);
+        const float cx = tangents ? ty1 * tx2 - ty2 * tx1 : -px;
+        const float cy = tangents ? ty2 * tx0 - ty0 * tx2 : -py;
+        const float cz = tangents ? ty0 * tx1 - ty1 * tx0 : -pz;
+        const float away = cx * px + cy * py + cz * pz;
+        const float len2 = cx * cx + cy * cy + cz * cz;
+        const bool has = surface(z) & (len2 > 0);
+        const float scale = (away > 0 ? -1.0f : 1.0f) / std::sqrt(has ? len2 : 1.0f);
+        NX[i] = has ? cx * scale : 0.0f;
+        NY[i] = has ? cy * scale : 0.0f;
+        NZ[i] = has ? cz * scale : 0.0f;
+    }
 }
 
 }  // namespace
 
 void position_pass(const float* depth, int width, int height, const PlateCamera& camera, float* const p[3]) {
+    if (width <= 0 || height <= 0) return;
     std::vector<float> rx, ry;
     rays(camera, width, height, rx, ry);
     const auto& m = camera.camera_to_world;
@@ -59,72 +93,52 @@ void position_pass(const float* depth, int width, int height, const PlateCamera&
         } else {
             for (int i = 0; i < width; ++i) {
                 const bool s = surface(d[i]);
-                const float z = s ? d[i] : 0.0f;
+                const float z = s ? d[i] : 0.0f, w = s ? 1.0f : 0.0f;   // no surface: (0, 0, 0), not the camera
                 const float cx = z * rx[i], cy = z * y, cz = -z;
-                X[i] = s ? m0 * cx + m1 * cy + m2 * cz + m3 : 0.0f;
-                Y[i] = s ? m4 * cx + m5 * cy + m6 * cz + m7 : 0.0f;
-                Z[i] = s ? m8 * cx + m9 * cy + m10 * cz + m11 : 0.0f;
+                X[i] = m0 * cx + m1 * cy + m2 * cz + m3 * w;
+                Y[i] = m4 * cx + m5 * cy + m6 * cz + m7 * w;
+                Z[i] = m8 * cx + m9 * cy + m10 * cz + m11 * w;
             }
         }
     }
 }
 
 void normal_pass(const float* depth, int width, int height, const PlateCamera& camera, float* const n[3]) {
+    if (width <= 0 || height <= 0) return;
     std::vector<float> rx, ry;
     rays(camera, width, height, rx, ry);
-    const auto& m = camera.camera_to_world;
+    // Padded copies: a column of no-surface (NaN) on each side of every row, so one branch-free loop serves the
+    // borders too (a missing neighbour is never used).
     const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> rxp(width + 2, 0.0f);
+    std::copy(rx.begin(), rx.end(), rxp.begin() + 1);
+    std::vector<float> above(width + 2, nan), here(width + 2, nan), below(width + 2, nan);
     const float fx_inv = static_cast<float>(1 / camera.fx), fy_inv = static_cast<float>(1 / camera.fy);
+    const auto& m = camera.camera_to_world;
+    const float r00 = float(m[0]), r01 = float(m[1]), r02 = float(m[2]);
+    const float r10 = float(m[4]), r11 = float(m[5]), r12 = float(m[6]);
+    const float r20 = float(m[8]), r21 = float(m[9]), r22 = float(m[10]);
+    const bool world = camera.world;
+    std::copy(depth, depth + width, here.begin() + 1);
+    if (height > 1) std::copy(depth + width, depth + 2 * static_cast<size_t>(width), below.begin() + 1);
     for (int j = 0; j < height; ++j) {
         const size_t row = static_cast<size_t>(j) * width;
-        const float* d = depth + row;
-        const float* up = j > 0 ? d - width : nullptr;
-        const float* down = j + 1 < height ? d + width : nullptr;
         const float y = ry[j], y_up = j > 0 ? ry[j - 1] : 0.0f, y_down = j + 1 < height ? ry[j + 1] : 0.0f;
         float *NX = n[0] + row, *NY = n[1] + row, *NZ = n[2] + row;
-        for (int i = 0; i < width; ++i) {
-            const float z = d[i];
-            if (!surface(z)) {
-                NX[i] = NY[i] = NZ[i] = 0.0f;
-                continue;
+        normal_row(above.data() + 1, here.data() + 1, below.data() + 1, rxp.data() + 1, y, y_up, y_down, fx_inv, fy_inv,
+                   width, NX, NY, NZ);
+        if (world)   // camera -> world: the .chan rotation
+            for (int i = 0; i < width; ++i) {
+                const float cx = NX[i], cy = NY[i], cz = NZ[i];
+                NX[i] = r00 * cx + r01 * cy + r02 * cz;
+                NY[i] = r10 * cx + r11 * cy + r12 * cz;
+                NZ[i] = r20 * cx + r21 * cy + r22 * cz;
             }
-            const float px = z * rx[i], py = z * y, pz = -z;
-            // Tangent along x (columns): Y is the same ray component along a row.
-            float tx[3] = {0, 0, 0}, ty[3] = {0, 0, 0};
-            const float dl = i > 0 ? d[i - 1] : nan, dr = i + 1 < width ? d[i + 1] : nan;
-            const int sx = tangent_side(z, dl, dr, fx_inv);
-            if (sx != 2) {
-                const float za = sx == -1 ? z : dr, zb = sx == 1 ? z : dl;       // after, before
-                const float xa = sx == -1 ? rx[i] : rx[i + 1], xb = sx == 1 ? rx[i] : rx[i - 1];
-                tx[0] = za * xa - zb * xb, tx[1] = (za - zb) * y, tx[2] = zb - za;
-            }
-            const float du = up ? up[i] : nan, dd = down ? down[i] : nan;
-            const int sy = tangent_side(z, du, dd, fy_inv);
-            if (sy != 2) {
-                const float za = sy == -1 ? z : dd, zb = sy == 1 ? z : du;       // below, above
-                const float ya = sy == -1 ? y : y_down, yb = sy == 1 ? y : y_up;
-                ty[0] = (za - zb) * rx[i], ty[1] = za * ya - zb * yb, ty[2] = zb - za;
-            }
-            float cx, cy, cz;
-            if (sx == 2 || sy == 2) {   // no tangent along an axis: face the camera
-                cx = -px, cy = -py, cz = -pz;
-            } else {                    // ty x tx faces the camera for a surface seen from it (y grows down)
-                cx = ty[1] * tx[2] - ty[2] * tx[1];
-                cy = ty[2] * tx[0] - ty[0] * tx[2];
-                cz = ty[0] * tx[1] - ty[1] * tx[0];
-                if (cx * px + cy * py + cz * pz > 0) cx = -cx, cy = -cy, cz = -cz;
-            }
-            const float len2 = cx * cx + cy * cy + cz * cz;
-            const float inv = len2 > 0 ? 1.0f / std::sqrt(len2) : 0.0f;
-            cx *= inv, cy *= inv, cz *= inv;
-            if (camera.world) {
-                const float wx = float(m[0]) * cx + float(m[1]) * cy + float(m[2]) * cz;
-                const float wy = float(m[4]) * cx + float(m[5]) * cy + float(m[6]) * cz;
-                const float wz = float(m[8]) * cx + float(m[9]) * cy + float(m[10]) * cz;
-                cx = wx, cy = wy, cz = wz;
-            }
-            NX[i] = cx, NY[i] = cy, NZ[i] = cz;
-        }
+        // Shift the three padded rows.
+        std::swap(above, here);
+        std::swap(here, below);
+        if (j + 2 < height) std::copy(depth + row + 2 * static_cast<size_t>(width), depth + row + 3 * static_cast<size_t>(width), below.begin() + 1);
+        else std::fill(below.begin(), below.end(), nan);
     }
 }
 

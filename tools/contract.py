@@ -22,7 +22,8 @@ Fields (JSON):
                   forward then returns a tuple (depth, extra_1, ..., extra_k), each [N,1,H,W] or [N,H,W] of the
                   depth's shape; extra k is written as EXR channel `channel` when the job lists `name` in
                   output.passes ("sky" -> "sky.A", a matte; "confidence" -> "depth.confidence"). name: letters,
-                  digits and _; channel: a non-empty EXR channel name, not R/G/B/A/depth.Z, unique.
+                  digits and _, not P or N; channel: printable ASCII without spaces, not starting or ending with
+                  ".", not R/G/B/A/depth.Z; names and channels unique.
   Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
   source, source_sha256, license, variant: provenance, copied into every rendered EXR's metadata
 """
@@ -44,8 +45,10 @@ def extra_output(name: str, channel: str, about: str = "") -> Dict[str, str]:
     """One entry of output.extra_outputs (see the module doc). Raises ValueError on a bad name or channel."""
     if not name or not all(c.isalnum() or c == "_" for c in name) or name in ("P", "N"):
         raise ValueError(f"extra output name {name!r}: letters, digits and _, not P or N")
-    if not channel or channel in ("R", "G", "B", "A", "depth.Z"):
-        raise ValueError(f"extra output channel {channel!r} is empty or taken")
+    printable = all(0x20 < ord(c) < 0x7f for c in channel)   # the C++ side's rule (model_contract.cpp)
+    if (not channel or not printable or channel in ("R", "G", "B", "A", "depth.Z") or channel[0] == "."
+            or channel[-1] == "."):
+        raise ValueError(f"extra output channel {channel!r} is empty, taken or not a channel name")
     return {"name": name, "channel": channel, "about": about}
 
 

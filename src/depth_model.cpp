@@ -392,7 +392,13 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     } else {
         result = m.forward({x});
     }
-    // A tuple (depth, confidence, ...): its first element is the depth (README "Model contract").
+    // A tuple (depth, confidence, ...): its first element is the depth (README "Model contract"); the contract's
+    // extra outputs (output.extra_outputs) are the elements after it, in order.
+    const size_t n_extra = contract ? contract->extra_outputs.size() : 0;
+    std::vector<torch::Tensor> extras;
+    if (n_extra > 0 && !result.isTuple())
+        throw ModelError(path + ": the contract declares " + std::to_string(n_extra) + " extra output(s) "
+                         "(output.extra_outputs) but the model returns one tensor, not a tuple (depth, extra...)");
     if (result.isTuple()) {
         const auto& elements = result.toTupleRef().elements();
         if (elements.empty()) throw ModelError(path + ": model output is an empty tuple, not a tensor [N,1,H,W] or [N,H,W]");
@@ -403,6 +409,15 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
             log_debug(path, ": model output is a tuple of ", elements.size(), " (", result.type()->annotation_str(),
                       "); its first element is the depth, the rest is ignored");
             told_tuple = true;
+        }
+        if (elements.size() < 1 + n_extra)
+            throw ModelError(path + ": the contract declares " + std::to_string(n_extra) + " extra output(s) "
+                             "(output.extra_outputs) but the model returns a tuple of " + std::to_string(elements.size()));
+        for (size_t k = 0; k < n_extra; ++k) {
+            if (!elements[1 + k].isTensor())
+                throw ModelError(path + ": extra output '" + contract->extra_outputs[k].name + "' (tuple element " +
+                                 std::to_string(2 + k) + ") is " + elements[1 + k].type()->annotation_str() + ", not a tensor");
+            extras.push_back(elements[1 + k].toTensor());
         }
         result = elements[0];
     }
@@ -426,6 +441,20 @@ torch::Tensor DepthModel::Impl::forward(torch::jit::Module& m, const torch::Tens
     }
     if (cpu_batch.dim() == 5) out = out.flatten(0, 1);   // [B,T,H,W] -> [B*T,H,W], clip by clip
     else if (out.dim() == 4) out = out.squeeze(1);
+    if (!extras.empty()) {   // [N,H,W] depth + k extras of its shape -> [N,1+k,H,W] (infer() splits them)
+        std::vector<torch::Tensor> planes{out.to(torch::kFloat32)};
+        for (size_t k = 0; k < extras.size(); ++k) {
+            torch::Tensor e = extras[k];
+            if (cpu_batch.dim() == 5 && e.dim() == 4) e = e.flatten(0, 1);   // a clip's [B,T,H,W] as its frames
+            else if (e.dim() == 4 && e.size(1) == 1) e = e.squeeze(1);
+            if (e.sizes() != out.sizes() || !e.is_floating_point())
+                throw ModelError(path + ": extra output '" + contract->extra_outputs[k].name + "' is " +
+                                 shape_text(extras[k].sizes().vec()) + " " + c10::toString(extras[k].scalar_type()) +
+                                 ", not floating point of the depth's shape " + shape_text(out.sizes().vec()));
+            planes.push_back(e.to(out.device(), torch::kFloat32));
+        }
+        out = torch::stack(planes, 1);
+    }
     if (!dev.is_cuda()) return out.to(torch::kFloat32).contiguous();
     // Back from a GPU: into page-locked memory (about twice the bandwidth of pageable memory), then one
     // synchronize, which is also where a forward's asynchronous CUDA error surfaces.
@@ -558,12 +587,19 @@ std::vector<DepthImage> DepthModel::run(const std::vector<const ModelInput*>& ba
                           std::to_string(w) + "x" + std::to_string(h));
 
     std::vector<DepthImage> result(batch.size());
-    const int oh = static_cast<int>(out.size(1)), ow = static_cast<int>(out.size(2));
+    const bool stacked = out.dim() == 4;   // [N,1+k,H,W]: depth and the contract's extra outputs
+    const int oh = static_cast<int>(out.size(-2)), ow = static_cast<int>(out.size(-1));
+    const size_t plane = static_cast<size_t>(ow) * oh;
     for (size_t i = 0; i < batch.size(); ++i) {
         result[i].width = ow;
         result[i].height = oh;
-        const float* src = out[static_cast<int64_t>(i)].data_ptr<float>();
-        result[i].data.assign(src, src + static_cast<size_t>(ow) * oh);
+        const torch::Tensor item = out[static_cast<int64_t>(i)];
+        const float* src = stacked ? item[0].data_ptr<float>() : item.data_ptr<float>();
+        result[i].data.assign(src, src + plane);
+        for (int64_t k = 1; stacked && k < out.size(1); ++k) {
+            const float* e = item[k].data_ptr<float>();
+            result[i].extra.emplace_back(e, e + plane);
+        }
         if (contract_.kind == DepthKind::MetricDepth)
             for (float v : result[i].data)
                 if (v < 0) {

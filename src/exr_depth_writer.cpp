@@ -161,7 +161,7 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
 }
 
 void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::ImageBuf& depth,
-                     const Metadata& metadata, const ExrWriteOptions& options) {
+                     const Metadata& metadata, const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra) {
     const OIIO::ImageSpec& in = plate.file_spec;
     if (depth.spec().width != in.width || depth.spec().height != in.height || depth.nchannels() != 1)
         throw RenderError(path + ": depth is " + std::to_string(depth.spec().width) + "x" +
@@ -170,7 +170,12 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
 
     // Pixels: the output channels, float32 in memory over the data window (exact for every source type:
     // half and integer codes are exactly representable; the file stores each channel in its own type).
-    const std::vector<OutputChannel> channels = output_channels(plate, options);
+    std::vector<OutputChannel> channels = output_channels(plate, options);
+    for (const ExtraChannel& e : extra) {   // passes (output.passes) after depth.Z: never under a taken name
+        for (const OutputChannel& c : channels)
+            if (c.name == e.name) throw RenderError(path + ": channel " + e.name + " is written twice (a plate channel of that name?)");
+        channels.push_back({e.name, -2 - static_cast<int>(&e - extra.data()), e.type});
+    }
     const int nout = static_cast<int>(channels.size());
     const int nin = plate.pixels.nchannels();
     if (!plate.pixels.localpixels() || plate.pixels.spec().format != OIIO::TypeDesc::FLOAT || !depth.localpixels() ||
@@ -183,7 +188,8 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     for (int k = 0; k < nout; ++k) {
         const int s = channels[k].source;
         if (s >= nin) throw RenderError(path + ": plate channel " + std::to_string(s) + " does not exist");
-        for (size_t i = 0; i < npixels; ++i) pixels[i * nout + k] = s < 0 ? z[i] : src[i * nin + s];
+        const float* e = s <= -2 ? extra[static_cast<size_t>(-2 - s)].data : nullptr;
+        for (size_t i = 0; i < npixels; ++i) pixels[i * nout + k] = e ? e[i] : s < 0 ? z[i] : src[i * nin + s];
     }
 
     // Spec: windows from the plate, channel names and per-channel types, metadata.
@@ -200,7 +206,7 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
         spec.channelnames[k] = channels[k].name;
         spec.channelformats.push_back(channels[k].type);
         if (channels[k].name == "A") spec.alpha_channel = k;
-        if (channels[k].source < 0) spec.z_channel = k;
+        if (channels[k].source == -1) spec.z_channel = k;
     }
     for (const auto& attr : in.extra_attribs)
         if (!is_format_attribute(attr.name().string())) spec.extra_attribs.push_back(attr);

@@ -5,6 +5,7 @@
 #include "depthbatch/log.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/passes.h"
 #include "depthbatch/video_window_stage.h"
 
 #include <OpenImageIO/imagebufalgo.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 namespace depthbatch::detail {
 
@@ -43,6 +45,21 @@ void prepare(const JobContext& ctx, FrameWork& w) {
         const JobConfig& job = ctx.job;
         const double aspect = pixel_aspect(job, w.plate->file_spec);
         w.plan = ReformatPlan::make(w.plate->width(), w.plate->height(), job.model.size, ctx.contract(), aspect);
+        // The frame's camera (camera.h), where the model's metres or the passes need it.
+        if (ctx.contract().reference_focal_px > 0 || !job.output.passes.empty()) {
+            const ChanSample* sample = nullptr;
+            if (ctx.chan) {
+                const auto it = ctx.chan->find(w.result.frame);
+                if (it == ctx.chan->end())
+                    throw ConfigError("frame " + std::to_string(w.result.frame) + ": camera.chan " + job.camera.chan +
+                                      " has no line for this frame");
+                sample = &it->second;
+            }
+            const OIIO::ImageSpec& s = w.plate->file_spec;
+            w.camera = make_plate_camera(job.camera, PlateWindows{s.x, s.y, s.width, s.height, s.full_x, s.full_y,
+                                                                  s.full_width, s.full_height},
+                                         aspect, sample);
+        }
         w.input = w.plan.to_model_input(rgb);   // already finite and in 0-1: the colour stage clamped and counted
         if (w.write && w.plan.guided(job.depth.upsample)) w.guide = w.plan.make_guide(w.input, rgb);
         if (w.write)   // warm-up and statistics frames need the global prediction only
@@ -69,12 +86,15 @@ void prepare(const JobContext& ctx, FrameWork& w) {
 }
 
 /// Focal-dependent metric models (contract output.reference_focal_px): metres = raw * focal /
-/// reference focal, with the plate's focal (depth.focal_px) scaled to the pixels the model saw.
-/// The model saw `plan.plate_width` plate pixels as `plan.scaled_width` (a tile: its own width; the pixel aspect
-/// widens both alike, so the focal in the model's square pixels is focal_px * scaled / plate width).
-void apply_focal(const JobContext& ctx, const ReformatPlan& plan, DepthImage& raw) {
+/// reference focal, with the frame's focal (camera.h: fx columns, fy = fx * pixel aspect rows) scaled to the
+/// pixels the model saw and averaged, (fx' + fy') / 2, as DA3's own code does (processing_focal_px). The model
+/// saw `plan.plate_width` x `plan.plate_height` plate pixels as `plan.scaled_width` x `plan.scaled_height`
+/// (a tile: its own size).
+void apply_focal(const JobContext& ctx, const ReformatPlan& plan, DepthImage& raw, const std::optional<PlateCamera>& camera) {
     if (ctx.contract().reference_focal_px <= 0) return;
-    const double focal = *ctx.job.depth.focal_px * plan.scaled_width / plan.plate_width;
+    if (!camera) throw RenderError("no camera for a focal-dependent model");   // prepare() made it or failed
+    const double focal = processing_focal_px(camera->fx, plan.pixel_aspect, plan.plate_width, plan.plate_height,
+                                             plan.scaled_width, plan.scaled_height);
     const float k = static_cast<float>(focal / ctx.contract().reference_focal_px);
     for (float& v : raw.data) v *= k;
 }
@@ -91,7 +111,7 @@ void infer_tiles(const JobContext& ctx, FrameWork& w) {
             TileWork& t = w.tiles[i + k];
             t.raw = std::move(out[k]);
             t.input = ModelInput();
-            apply_focal(ctx, t.plan, t.raw);
+            apply_focal(ctx, t.plan, t.raw, w.camera);
         }
     }
     w.result.times.infer_ms += ms_since(t0);
@@ -120,7 +140,7 @@ void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
             for (size_t k = 0; k < group.size(); ++k) {
                 group[k]->raw = std::move(out[k]);
                 group[k]->result.times.infer_ms = each;
-                apply_focal(ctx, group[k]->plan, group[k]->raw);
+                apply_focal(ctx, group[k]->plan, group[k]->raw, group[k]->camera);
             }
             for (FrameWork* w : group) infer_tiles(ctx, *w);
         } catch (const Error& e) {   // keeps its class: a model that cannot run on this input exits 4
@@ -175,6 +195,73 @@ void blend_tiles(const JobContext& ctx, FrameWork& w, OIIO::ImageBuf& depth) {
     w.tiles.clear();
 }
 
+namespace {
+
+std::string num_text(double v) {
+    std::ostringstream s;
+    s.precision(10);
+    s << v;
+    return s.str();
+}
+
+/// output.passes of one frame (passes.h), at the plate's data window, from the converted depth (metres:
+/// check_passes made sure).
+struct PassPlanes {
+    std::vector<std::vector<float>> planes;
+    std::vector<ExtraChannel> channels;
+};
+/// The model's extra outputs that output.passes asks for, restored to the plate's data window bilinearly (from
+/// the global prediction; tiles do not refine them): name -> plate-size plane. Call before w.raw is dropped.
+std::map<std::string, std::vector<float>> restore_extras(const JobContext& ctx, const FrameWork& w) {
+    std::map<std::string, std::vector<float>> out;
+    const auto& extras = ctx.contract().extra_outputs;
+    for (const std::string& p : ctx.job.output.passes)
+        for (size_t k = 0; k < extras.size(); ++k) {
+            if (extras[k].name != p) continue;
+            if (k >= w.raw.extra.size())
+                throw RenderError("frame " + std::to_string(w.result.frame) + ": the model gave no extra output '" + p + "'");
+            DepthImage plane{w.raw.width, w.raw.height, w.raw.extra[k]};
+            const OIIO::ImageBuf b = w.plan.restore(plane, UpsampleSettings{});
+            const float* v = static_cast<const float*>(b.localpixels());
+            out[p].assign(v, v + static_cast<size_t>(b.spec().width) * b.spec().height);
+        }
+    return out;
+}
+
+PassPlanes compute_passes(const JobContext& ctx, const FrameWork& w, const float* depth,
+                          std::map<std::string, std::vector<float>>& extras) {
+    PassPlanes out;
+    const JobConfig& job = ctx.job;
+    if (job.output.passes.empty()) return out;
+    const bool geometry = std::any_of(job.output.passes.begin(), job.output.passes.end(),
+                                      [](const std::string& p) { return p == "P" || p == "N"; });
+    if (geometry && !w.camera) throw RenderError("frame " + std::to_string(w.result.frame) + ": passes without a camera");
+    const int W = w.plate->width(), H = w.plate->height();
+    const OIIO::TypeDesc type = job.output.passes_type == PassPixelType::Half ? OIIO::TypeDesc::HALF : OIIO::TypeDesc::FLOAT;
+    out.planes.reserve(3 * job.output.passes.size());   // no reallocation: channels point into the planes
+    for (const std::string& p : job.output.passes) {
+        if (const auto it = extras.find(p); it != extras.end()) {   // a model's extra output: one channel
+            const auto& declared = ctx.contract().extra_outputs;
+            const auto e = std::find_if(declared.begin(), declared.end(), [&](const ExtraOutput& x) { return x.name == p; });
+            out.planes.push_back(std::move(it->second));
+            out.channels.push_back({e->channel, out.planes.back().data(), type});
+            continue;
+        }
+        float* plane[3];
+        for (int c = 0; c < 3; ++c) {
+            out.planes.emplace_back(static_cast<size_t>(W) * H);
+            plane[c] = out.planes.back().data();
+            out.channels.push_back({p + "." + "XYZ"[c], plane[c], type});
+        }
+        if (p == "P") position_pass(depth, W, H, *w.camera, plane);
+        else if (p == "N") normal_pass(depth, W, H, *w.camera, plane);
+        else throw RenderError("output.passes: unknown pass " + p);   // check_passes refused it before
+    }
+    return out;
+}
+
+}  // namespace
+
 /// restore + depth convention + write.
 void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range,
             const Metadata& job_meta) {
@@ -190,6 +277,7 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
             log_warning("frame ", w.result.frame, ": the model returned ", w.raw.negative, " negative metric depth values (min ",
                         w.raw.negative_min, " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()), ")");
         OIIO::ImageBuf depth = w.plan.restore(w.raw, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
+        std::map<std::string, std::vector<float>> extras = restore_extras(ctx, w);
         w.raw = DepthImage();
         w.guide.reset();
         if (!w.tiles.empty()) blend_tiles(ctx, w, depth);
@@ -206,9 +294,21 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         if (!w.plate_identity.empty()) meta.push_back({"depthbatch/plate_identity", w.plate_identity});
         if (!w.temporal_cut.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
+        if (w.camera) {
+            meta.push_back({"depthbatch/focal_px", num_text(w.camera->fx)});
+            if (ctx.contract().reference_focal_px > 0)
+                meta.push_back({"depthbatch/processing_focal_px",
+                                num_text(processing_focal_px(w.camera->fx, w.plan.pixel_aspect, w.plan.plate_width,
+                                                             w.plan.plate_height, w.plan.scaled_width, w.plan.scaled_height))});
+        }
+        // The output keeps the plate's stored (squeezed) grid: its pixel aspect is the plate's, also where the
+        // job states it for a file that lacks it (the file would otherwise say 1).
+        if (ctx.job.input.pixel_aspect && *ctx.job.input.pixel_aspect != 1.0)
+            w.plate->file_spec.attribute("PixelAspectRatio", static_cast<float>(*ctx.job.input.pixel_aspect));
+        const PassPlanes passes = compute_passes(ctx, w, values, extras);
         ExrWriteOptions options = ctx.job.output;
         if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
-        write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
+        write_depth_exr(w.result.output_path, *w.plate, depth, meta, options, passes.channels);
         w.result.times.write_ms = ms_since(t0);
         if (ctx.preview) {
             const std::string path = ctx.preview->path(w.result.frame);

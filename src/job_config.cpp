@@ -54,6 +54,7 @@ DEPTHBATCH_OPTION_NAMES(Normalization, {Normalization::Raw, "raw"}, {Normalizati
 DEPTHBATCH_OPTION_NAMES(OnError, {OnError::Stop, "stop"}, {OnError::Continue, "continue"})
 DEPTHBATCH_OPTION_NAMES(DepthUpsample, {DepthUpsample::Bilinear, "bilinear"}, {DepthUpsample::Guided, "guided"},
                         {DepthUpsample::EdgeHard, "edge_hard"})
+DEPTHBATCH_OPTION_NAMES(PassPixelType, {PassPixelType::Float, "float"}, {PassPixelType::Half, "half"})
 #undef DEPTHBATCH_OPTION_NAMES
 
 template <class E>
@@ -352,6 +353,30 @@ void read_output(const Reader& r, JobConfig& job) {
     r.option("output.channels", job.output.channels);
     r.option("output.existing_depth", job.output.existing_depth);
     r.option("output.pixel_type", job.output.pixel_type);
+    // output.passes: [P, N, ...] (a bare name is a list of one); the names a model declares are checked when
+    // the model is loaded.
+    if (r.has("output.passes")) {
+        const YAML::Node n = r.node("output.passes");
+        std::vector<std::string> names;
+        if (n.IsScalar()) names.push_back(n.Scalar());
+        else if (n.IsSequence())
+            for (const auto& v : n) {
+                if (!v.IsScalar()) r.fail("output.passes", "expected a list of pass names, e.g. [P, N]");
+                names.push_back(v.Scalar());
+            }
+        else r.fail("output.passes", "expected a list of pass names, e.g. [P, N]");
+        for (size_t i = 0; i < names.size(); ++i) {
+            const std::string& p = names[i];
+            const bool name_ok = !p.empty() && std::all_of(p.begin(), p.end(), [](unsigned char c) {
+                return std::isalnum(c) || c == '_';
+            });
+            if (!name_ok) r.fail("output.passes", "'" + printable(p) + "' is not a pass name (P, N, or a model's extra output such as sky)");
+            if (std::find(names.begin(), names.begin() + i, p) != names.begin() + i)
+                r.fail("output.passes", "'" + p + "' is listed twice");
+        }
+        job.output.passes = names;
+    }
+    r.option("output.passes_type", job.output.passes_type);
     // output.preview: a path, or {path, colormap, size}.
     if (r.has("output.preview")) {
         const std::string path = r.sub("output.preview", "path"), colormap = r.sub("output.preview", "colormap"),
@@ -457,10 +482,6 @@ void read_depth(const Reader& r, JobConfig& job) {
     // Kept as the window W (run_job's stabilizer takes R = W / 2): depth.stabilize_radius R is W = 2R.
     if (r.has("depth.stabilize_window")) d.stabilize_window = r.integer("depth.stabilize_window", 1, 256);
     if (r.has("depth.stabilize_radius")) d.stabilize_window = 2 * r.integer("depth.stabilize_radius", 1, 128);
-    if (r.has("depth.focal_px")) {
-        d.focal_px = r.number("depth.focal_px");
-        if (!(*d.focal_px > 0)) r.fail("depth.focal_px", "must be > 0 (pixels)");
-    }
     r.option("depth.upsample", d.upsample.method);
     if (r.has("depth.guided_radius")) {
         d.upsample.radius_px = r.number("depth.guided_radius");
@@ -483,6 +504,33 @@ void read_depth(const Reader& r, JobConfig& job) {
     if ((d.kind == DepthConvention::Raw || d.kind == DepthConvention::Inverse) && d.normalize != Normalization::Raw)
         r.fail("depth.normalize", std::string("'") + option_name(d.normalize) + "' applies to " + convention +
                " normalized (or metric from a relative model); " + convention + " is '" + option_name(d.kind) + "'");
+}
+
+/// camera.*: the shot's camera (camera.h). One way of stating the focal length: focal (mm, with haperture),
+/// fov (horizontal degrees) or focal_px (plate columns; depth.focal_px is its older name).
+void read_camera(const Reader& r, JobConfig& job) {
+    CameraSettings& c = job.camera;
+    const auto positive = [&](const std::string& key, const char* what) {
+        const double v = r.number(key);
+        if (!(v > 0)) r.fail(key, std::string("must be > 0 (") + what + ")");
+        return v;
+    };
+    if (r.has("camera.focal")) c.focal_mm = positive("camera.focal", "mm");
+    if (r.has("camera.haperture")) c.haperture_mm = positive("camera.haperture", "mm");
+    if (r.has("camera.vaperture")) c.vaperture_mm = positive("camera.vaperture", "mm");
+    if (r.has("camera.fov")) {
+        c.fov_deg = r.number("camera.fov");
+        if (!(*c.fov_deg > 0 && *c.fov_deg < 180)) r.fail("camera.fov", "expected a horizontal field of view in degrees, between 0 and 180");
+    }
+    const std::string focal_px = r.has("depth.focal_px") ? "depth.focal_px" : "camera.focal_px";
+    if (r.has(focal_px)) c.focal_px = positive(focal_px, "pixels");
+    std::vector<std::string> stated;
+    for (const char* k : {"camera.focal", "camera.fov", "camera.focal_px", "depth.focal_px"})
+        if (r.has(k)) stated.push_back(k);
+    if (stated.size() > 1)
+        r.fail(stated[1], "the focal length is stated twice (" + stated[0] + " and " + stated[1] + "): set one of "
+                          "camera.focal (mm), camera.fov (degrees) or camera.focal_px (plate pixels)");
+    if (r.has("camera.chan")) c.chan = r.path("camera.chan");
 }
 
 /// pipeline.*: threads, frames in flight, the JSON report.
@@ -530,6 +578,7 @@ JobConfig build(const job_text::Tree& tree) {
     read_model(r, job);
     read_color(r, job);
     read_depth(r, job);
+    read_camera(r, job);
     read_pipeline(r, job);
     return job;
 }
@@ -547,6 +596,7 @@ const char* option_name(DepthConvention v) { return name_of(v); }
 const char* option_name(Normalization v) { return name_of(v); }
 const char* option_name(OnError v) { return name_of(v); }
 const char* option_name(DepthUpsample v) { return name_of(v); }
+const char* option_name(PassPixelType v) { return name_of(v); }
 
 std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, const std::vector<int>& shot) {
     std::vector<int> frames = render.frames.empty() ? shot : render.frames;

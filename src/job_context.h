@@ -23,6 +23,8 @@
 #include "depthbatch/sequence_stats.h"
 #include "depthbatch/tiling.h"
 
+#include "depthbatch/camera.h"
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -70,6 +72,7 @@ struct FrameWork {
     DepthImage raw;
     std::optional<UpsampleGuide> guide;   ///< the plate's luma, for depth.upsample guided / edge_hard
     std::vector<TileWork> tiles;          ///< model.tiles: the frame's tiles (empty = untiled)
+    std::optional<PlateCamera> camera;    ///< the frame's camera (camera.h) when the job states one
     bool failed() const { return result.status != ExitCode::Ok; }
     void fail(const Error& e) {
         result.status = e.code();
@@ -94,6 +97,7 @@ struct JobContext {
     std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
     std::optional<Colormap> colormap;
     OutputGuard guard;                          ///< every path the job writes (output_guard.h)
+    std::optional<ChanFile> chan;               ///< camera.chan, read once
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }

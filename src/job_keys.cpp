@@ -65,6 +65,21 @@ std::string upsample_line(const JobConfig& j) {
 // made from its own plate alone.
 bool frames_matter(const JobConfig& j) { return j.depth.normalize == Normalization::Sequence || j.depth.stabilize; }
 
+// The camera and passes (issue 25) add fingerprint lines only when a job uses them: outputs made before keep
+// their fingerprint.
+bool has_camera_focal(const JobConfig& j) { return j.camera.focal_mm.has_value(); }
+bool has_camera_fov(const JobConfig& j) { return j.camera.fov_deg.has_value(); }
+bool has_chan(const JobConfig& j) { return !j.camera.chan.empty(); }
+bool has_passes(const JobConfig& j) { return !j.output.passes.empty(); }
+bool has_haperture(const JobConfig& j) { return has_camera_focal(j) || j.camera.haperture_mm != kNukeHaperture_mm; }
+bool has_vaperture(const JobConfig& j) { return has_chan(j) || j.camera.vaperture_mm != kNukeVaperture_mm; }
+bool has_passes_type(const JobConfig& j) { return has_passes(j) || j.output.passes_type != PassPixelType::Float; }
+std::string passes_text(const std::vector<std::string>& passes) {
+    std::string s;
+    for (const auto& p : passes) s += (s.empty() ? "" : ",") + p;
+    return s;
+}
+
 const char* const kWhere = "where or how files are written, not what a frame holds";
 const char* const kHow = "how (threads, batches, memory) frames are made, not their values";
 const char* const kPreview = "previews are files of their own; the EXR does not change";
@@ -103,6 +118,12 @@ std::vector<JobKey> make_table() {
            "output.existing_depth", V(option_name(j.output.existing_depth))),
         px("output.pixel_type", "keep", "passthrough type: keep (half stays half; integer -> float) | half | float",
            "float", "output.pixel_type", V(option_name(j.output.pixel_type))),
+        when(has_passes, px("output.passes", "none",
+                            "passes beside depth.Z: P (position), N (normals), or a model's extra output (sky, "
+                            "confidence); needs depth in metres", "[\"P\", \"N\"]", "output.passes",
+                            V(passes_text(j.output.passes)))),
+        when(has_passes_type, px("output.passes_type", "float", "pixel type of the passes: float | half", "half",
+                            "output.passes_type", V(option_name(j.output.passes_type)))),
         scalar("path", np("output.preview", "none",
                           "8-bit colour-mapped previews: a path pattern (its path), or {path, colormap, size}",
                           "previews/p.####.jpg", kPreview, V(j.output.preview.path))),
@@ -182,9 +203,13 @@ std::vector<JobKey> make_table() {
         old_name_of("depth.stabilize_radius", true,
                     px("depth.stabilize_window", "8", "older name: W means depth.stabilize_radius W/2", "4",
                        "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window)))),
-        px("depth.focal_px", "none",
-           "the plate's focal length in plate px (focal_mm / sensor_width_mm x plate width), for focal-dependent "
-           "metric models", "1200", "depth.focal_px", V(opt(j.depth.focal_px))),
+        // camera.focal_px stands where depth.focal_px stood: its older name, the same fingerprint line.
+        px("camera.focal_px", "none",
+           "the plate's focal length in plate columns (focal_mm / haperture_mm x display width); or camera.focal / "
+           "camera.fov", "1200", "depth.focal_px", V(opt(j.camera.focal_px))),
+        old_name_of("camera.focal_px", false,
+                    px("depth.focal_px", "none", "older name of camera.focal_px", "1200", "depth.focal_px",
+                       V(opt(j.camera.focal_px)))),
         px("depth.upsample", "bilinear", "how depth reaches the plate's size: bilinear | guided | edge_hard", "guided",
            "depth.upsample", V(upsample_line(j))),
         px("depth.guided_radius", "0 (two model pixels)", "guided: window radius in plate px (0 .. 1024)", "8",
@@ -193,6 +218,19 @@ std::vector<JobKey> make_table() {
            V(upsample_line(j))),
         px("depth.edge_threshold", "0.05", "edge_hard: the depth jump that is an edge, a fraction of the range", "0.2",
            "depth.upsample", V(upsample_line(j))),
+        // ---- camera (the shot's camera, camera.h): on their fingerprint lines only when set
+        when(has_camera_focal, px("camera.focal", "none", "lens focal length in mm (Nuke Camera focal), with camera.haperture",
+                                  "35", "camera.focal", V(opt(j.camera.focal_mm)))),
+        when(has_haperture, px("camera.haperture", "24.576", "film back width in mm (Nuke's default)", "36",
+                                  "camera.haperture", V(num(j.camera.haperture_mm)))),
+        when(has_vaperture, px("camera.vaperture", "18.672",
+                          "film back height in mm (Nuke's default): turns a .chan file's vertical fov into a focal "
+                          "length", "24", "camera.vaperture", V(num(j.camera.vaperture_mm)))),
+        when(has_camera_fov, px("camera.fov", "none", "horizontal field of view in degrees (0 .. 180)", "40",
+                                "camera.fov", V(opt(j.camera.fov_deg)))),
+        when(has_chan, px("camera.chan", "none",
+                          "Nuke .chan file (frame tx ty tz rx ry rz [vfov]): per-frame camera, world-space passes",
+                          "cam/shot.chan", "camera.chan", V(j.camera.chan))),
         // ---- pipeline
         np("pipeline.frames_in_flight", "2 x threads", "frames held at once (bounds memory)", "4", kHow,
            V(std::to_string(j.pipeline.frames_in_flight))),

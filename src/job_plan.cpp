@@ -45,6 +45,39 @@ void check_video_model_job(const JobContext& ctx) {
                           "depth.normalize raw (or fixed)");
     if (ctx.contract().reference_focal_px > 0)
         throw ConfigError(model + ": output.reference_focal_px (focal-dependent metric depth) is not supported for video models");
+    for (const std::string& p : job.output.passes)
+        if (p != "P" && p != "N")
+            throw ConfigError("output.passes: " + p + ": " + model + ": extra model outputs are written for single-frame "
+                              "models only (P and N work: they are computed from the depth)");
+}
+
+/// output.passes against the model and the depth convention: P and N need depth in metres and a focal length;
+/// other names must be extra outputs the model's contract declares. Throws ConfigError naming the reason.
+void check_passes(const JobContext& ctx, bool has_focal) {
+    const JobConfig& job = ctx.job;
+    for (const std::string& p : job.output.passes) {
+        if (p == "P" || p == "N") {
+            if (ctx.normalizer->units() != "m")
+                throw ConfigError("output.passes: " + p + " needs depth in metres, and depth.Z here holds " +
+                                  (ctx.normalizer->units().empty() ? std::string("values without units")
+                                                                    : ctx.normalizer->units()) +
+                                  " (model kind " + depth_kind_name(ctx.contract().kind) + ", depth.convention " +
+                                  option_name(ctx.normalizer->kind()) + "). A metric model with depth.convention raw "
+                                  "or metric gives metres; a relative model needs depth.convention: metric with "
+                                  "depth.near and depth.far in metres");
+            if (!has_focal)
+                throw ConfigError("output.passes: " + p + " needs the shot's camera: set camera.focal (mm, with "
+                                  "camera.haperture), camera.fov (horizontal degrees) or camera.focal_px (plate pixels)");
+            continue;
+        }
+        const auto& extras = ctx.contract().extra_outputs;
+        if (std::any_of(extras.begin(), extras.end(), [&](const ExtraOutput& e) { return e.name == p; })) continue;
+        std::string declared;
+        for (const ExtraOutput& e : extras) declared += (declared.empty() ? "" : ", ") + e.name + " (" + e.channel + ")";
+        throw ConfigError("output.passes: '" + p + "' is not P or N, and " + ctx.model->path() +
+                          " declares no extra output of that name (its contract's output.extra_outputs: " +
+                          (declared.empty() ? std::string("none") : declared) + ")");
+    }
 }
 
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
@@ -98,11 +131,17 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
         }
     }
     if (contract.multi_frame()) check_video_model_job(*ctx);
-    if (contract.reference_focal_px > 0 && !job.depth.focal_px)
-        throw ConfigError("depth.focal_px: " + ctx->model->path() + " outputs metric depth for a " +
-                          std::to_string(static_cast<int>(contract.reference_focal_px)) +
-                          " px focal length; set depth.focal_px to the plate's focal length in plate pixels "
-                          "(focal_mm / sensor_width_mm x plate width)");
+    if (!job.camera.chan.empty()) ctx->chan = read_chan_file(job.camera.chan);
+    const bool chan_fov = ctx->chan && std::all_of(ctx->chan->begin(), ctx->chan->end(),
+                                                   [](const auto& kv) { return kv.second.vfov_deg.has_value(); });
+    const bool has_focal = job.camera.has_focal() || chan_fov;
+    if (contract.reference_focal_px > 0 && !has_focal)
+        throw ConfigError("camera.focal_px (older name depth.focal_px): " + ctx->model->path() +
+                          " outputs metric depth for a " + std::to_string(static_cast<int>(contract.reference_focal_px)) +
+                          " px focal length; set the shot's camera: camera.focal (mm, with camera.haperture), "
+                          "camera.fov (horizontal degrees) or camera.focal_px (plate pixels: focal_mm / haperture_mm x "
+                          "plate width)");
+    check_passes(*ctx, has_focal);
     return ctx;
 }
 
@@ -409,7 +448,7 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     }
     if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
     for (auto& kv : stages) meta.push_back(std::move(kv));
-    if (ctx.contract().reference_focal_px > 0) meta.push_back({"depthbatch/focal_px", std::to_string(*job.depth.focal_px)});
+    if (const std::string camera = describe_camera(job.camera); !camera.empty()) meta.push_back({"depthbatch/camera", camera});
     return meta;
 }
 

@@ -87,6 +87,22 @@ void validate_model_contract(const ModelContract& c, const std::string& origin) 
     if (!(c.reference_focal_px >= 0) || !std::isfinite(c.reference_focal_px))
         fail("output.reference_focal_px must be > 0 (or absent), not " + std::to_string(c.reference_focal_px));
     validate_temporal(c, fail);
+    // output.extra_outputs (issue 25): names a job can list in output.passes, channels the EXR can hold.
+    for (size_t i = 0; i < c.extra_outputs.size(); ++i) {
+        const ExtraOutput& e = c.extra_outputs[i];
+        const bool name_ok = !e.name.empty() && e.name.size() <= 64 && e.name != "P" && e.name != "N" &&
+                             std::all_of(e.name.begin(), e.name.end(), [](unsigned char ch) { return std::isalnum(ch) || ch == '_'; });
+        if (!name_ok) fail("output.extra_outputs name '" + e.name.substr(0, 64) + "' must be letters, digits and _ (not P or N)");
+        const bool channel_ok = !e.channel.empty() && e.channel.size() <= 128 &&
+                                std::all_of(e.channel.begin(), e.channel.end(), [](unsigned char ch) { return ch > 0x20 && ch < 0x7f; }) &&
+                                e.channel != "R" && e.channel != "G" && e.channel != "B" && e.channel != "A" &&
+                                e.channel != "depth.Z" && e.channel.front() != '.' && e.channel.back() != '.';
+        if (!channel_ok) fail("output.extra_outputs channel '" + e.channel.substr(0, 64) + "' of '" + e.name +
+                              "' is not a channel name of its own (printable, no spaces, not R, G, B, A or depth.Z)");
+        for (size_t k = 0; k < i; ++k)
+            if (c.extra_outputs[k].name == e.name || c.extra_outputs[k].channel == e.channel)
+                fail("output.extra_outputs: '" + e.name + "' (" + e.channel + ") repeats a name or channel");
+    }
 }
 
 ModelOutputCheck check_clip_output(const std::vector<int64_t>& out, const std::string& dtype,
@@ -310,6 +326,19 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
         else
             throw ModelError(origin + ": depthbatch.json field temporal.align must be \"scale_shift\" or \"none\", not " +
                              brief(t["align"]));
+    }
+    if (out.contains("extra_outputs") && !out["extra_outputs"].is_null()) {
+        const json& extras = out["extra_outputs"];
+        if (!extras.is_array() || extras.size() > 16)
+            throw ModelError(origin + ": depthbatch.json field output.extra_outputs must be a list (at most 16) of "
+                             "{\"name\": ..., \"channel\": ...}, not " + brief(extras));
+        for (const json& e : extras) {
+            if (!e.is_object() || !e.contains("name") || !e.contains("channel") || !e["name"].is_string() ||
+                !e["channel"].is_string())
+                throw ModelError(origin + ": depthbatch.json output.extra_outputs entry " + brief(e) +
+                                 " is not {\"name\": string, \"channel\": string}");
+            c.extra_outputs.push_back({e["name"].get<std::string>(), e["channel"].get<std::string>()});
+        }
     }
     for (auto it = j.begin(); it != j.end(); ++it)
         if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" && it.key() != "temporal")

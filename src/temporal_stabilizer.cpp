@@ -123,6 +123,7 @@ void TemporalStabilizer::finish(size_t i, int r) {
     out.width = cur.raw.width;
     out.height = cur.raw.height;
     out.data.resize(cur.raw.data.size());
+    out.extra = cur.raw.extra;   // the model's extra outputs (mattes, confidence) pass through unstabilized
     for (size_t p = 0; p < out.data.size(); ++p) {
         double sum = into[r].scale * cur.raw.data[p] + into[r].shift;
         int count = 1;

@@ -18,6 +18,12 @@ Fields (JSON):
   output.max_scale  optional (1-64, default 4): the output's H and W may be at most this many times the
                   input's; a larger output is refused (a model that upsamples by more must say so)
   output.reference_focal_px  optional: focal-dependent metric output (Depth Anything 3 metric)
+  output.extra_outputs  optional: what the module returns besides depth. A list of {"name", "channel", "about"}:
+                  forward then returns a tuple (depth, extra_1, ..., extra_k), each [N,1,H,W] or [N,H,W] of the
+                  depth's shape; extra k is written as EXR channel `channel` when the job lists `name` in
+                  output.passes ("sky" -> "sky.A", a matte; "confidence" -> "depth.confidence"). name: letters,
+                  digits and _, not P or N; channel: printable ASCII without spaces, not starting or ending with
+                  ".", not R/G/B/A/depth.Z; names and channels unique.
   Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
   source, source_sha256, license, variant, domain: provenance, copied into every rendered EXR's metadata as
                   depthbatch/model_<key>; domain "indoor" (trained on rooms only) makes depthbatch warn once per job
@@ -36,9 +42,22 @@ EXTRA_FILE = "depthbatch.json"
 KINDS = ("metric_depth", "relative_inverse_depth", "relative_depth")
 
 
+def extra_output(name: str, channel: str, about: str = "") -> Dict[str, str]:
+    """One entry of output.extra_outputs (see the module doc). Raises ValueError on a bad name or channel."""
+    if not name or not all(c.isalnum() or c == "_" for c in name) or name in ("P", "N"):
+        raise ValueError(f"extra output name {name!r}: letters, digits and _, not P or N")
+    printable = all(0x20 < ord(c) < 0x7f for c in channel)   # the C++ side's rule (model_contract.cpp)
+    if (not channel or not printable or channel in ("R", "G", "B", "A", "depth.Z") or channel[0] == "."
+            or channel[-1] == "."):
+        raise ValueError(f"extra output channel {channel!r} is empty, taken or not a channel name")
+    return {"name": name, "channel": channel, "about": about}
+
+
 def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: str, units: str = "",
-                  fixed_size: bool = False, mean=None, std=None, **provenance: Any) -> Dict[str, Any]:
-    """Build and validate a contract dict. Raises ValueError on a bad field."""
+                  fixed_size: bool = False, mean=None, std=None, extra_outputs=None,
+                  **provenance: Any) -> Dict[str, Any]:
+    """Build and validate a contract dict. Raises ValueError on a bad field. extra_outputs: entries made by
+    extra_output(), in the order the module returns them after the depth."""
     if mean is not None or std is not None:
         raise ValueError("input.mean/std must be null: depthbatch feeds RGB in [0, 1], normalise inside the module")
     if kind not in KINDS:
@@ -48,12 +67,20 @@ def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: s
     h, w = (int(size_hw[0]), int(size_hw[1]))
     if multiple < 1 or h % multiple or w % multiple:
         raise ValueError(f"size {h}x{w} is not a multiple of {multiple}")
+    output: Dict[str, Any] = {"kind": kind, "units": units}
+    if extra_outputs:
+        extras = [extra_output(e["name"], e["channel"], e.get("about", "")) for e in extra_outputs]
+        for key in ("name", "channel"):
+            values = [e[key] for e in extras]
+            if len(set(values)) != len(values):
+                raise ValueError(f"extra outputs repeat a {key}: {values}")
+        output["extra_outputs"] = extras
     return {
         "format": 1,
         "name": name,
         "input": {"colorspace": colorspace, "multiple": int(multiple), "size": [h, w],
                   "fixed_size": bool(fixed_size), "mean": mean, "std": std},
-        "output": {"kind": kind, "units": units},
+        "output": output,
         **provenance,
     }
 
@@ -79,7 +106,10 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
         if json.loads(files[EXTRA_FILE]) != json.loads(text):
             raise RuntimeError(f"{path}: contract did not survive the round trip")
         with torch.inference_mode():
-            diff = (module(example) - loaded(example)).abs().max().item()
+            a, b = module(example), loaded(example)
+            a = a if isinstance(a, (tuple, list)) else (a,)   # extra outputs: (depth, extra_1, ...)
+            b = b if isinstance(b, (tuple, list)) else (b,)
+            diff = max((x - y).abs().max().item() for x, y in zip(a, b))
         if not diff <= tol:
             raise RuntimeError(f"{path}: reloaded module differs by {diff} (> {tol})")
         os.replace(tmp, final)

@@ -172,6 +172,21 @@ class DepthAnything3Mono(nn.Module):
                 "sky": [sky], "depth": [depth]}
 
 
+class DepthAnything3MonoSky(DepthAnything3Mono):
+    """DepthAnything3Mono that also returns its sky head: forward(x) -> (depth, sky), each [N,1,H,W]; sky is
+    relu(logits) as the official head gives it (the official code calls sky >= 0.3 sky). depthbatch writes it
+    as the matte channel sky.A when a job asks for output.passes [sky] (contract output.extra_outputs)."""
+
+    def forward(self, x: Tensor) -> Tuple[Tensor, Tensor]:
+        _check_input(x, self.patch_size)
+        depth, sky = self.model(_normalize(x, self.mean, self.std))
+        return (clamp_sky(depth, sky) if self.clamp_sky else depth), sky
+
+
+SKY_MATTE = {"name": "sky", "channel": "sky.A",
+             "about": "the DA3 sky head, relu(logits); the official code treats sky >= 0.3 as sky"}
+
+
 def normalize_keys(sd: Dict[str, Tensor]) -> Dict[str, Tensor]:
     """Accept the hub layout (model.backbone..., model.head...) and DepthAnything3Net.state_dict()
     (backbone..., head...): the latter gets the "model." prefix. Anything else is left for strict_load."""
@@ -184,29 +199,32 @@ def normalize_keys(sd: Dict[str, Tensor]) -> Dict[str, Tensor]:
     return dict(sd)
 
 
-def build(state_dict: Dict[str, Tensor], *, net: str = "vitl", sky: str = "clamp") -> DepthAnything3Mono:
-    model = on_meta(lambda: DepthAnything3Mono(net, sky=sky))
+def build(state_dict: Dict[str, Tensor], *, net: str = "vitl", sky: str = "clamp",
+          sky_matte: bool = False) -> DepthAnything3Mono:
+    cls = DepthAnything3MonoSky if sky_matte else DepthAnything3Mono
+    model = on_meta(lambda: cls(net, sky=sky))
     strict_load(model, normalize_keys(state_dict), what=f"Depth Anything 3 ({net}) checkpoint")
     return model.eval()
 
 
 def export(checkpoint: str, out: str, which: str, *, sky: str = "clamp", source: Optional[str] = None,
-           net: str = "vitl", example_hw: Tuple[int, int] = (140, 196)) -> Dict[str, Any]:
+           net: str = "vitl", example_hw: Tuple[int, int] = (140, 196), sky_matte: bool = False) -> Dict[str, Any]:
     """Script a DA3 mono/metric checkpoint into `out` with its depthbatch.json; returns the contract.
 
     which: "mono-large" or "metric-large". The metric contract carries output.reference_focal_px = 300 and
-    output.depth_scale = "focal_px/reference_focal_px" (see METRIC_FOCAL_NOTE).
+    output.depth_scale = "focal_px/reference_focal_px" (see METRIC_FOCAL_NOTE). sky_matte: the module also
+    returns the sky head (DepthAnything3MonoSky), declared in output.extra_outputs as "sky" -> sky.A.
     """
     from tools.contract import make_contract, save_scripted
 
     if which not in MODELS:
         raise ValueError(f"unknown DA3 model {which!r}; one of {sorted(MODELS)}")
     info = MODELS[which]
-    model = build(read_state_dict(checkpoint), net=net, sky=sky)
+    model = build(read_state_dict(checkpoint), net=net, sky=sky, sky_matte=sky_matte)
     name = info["name"] if net == "vitl" else f"{info['name']}-{net}-test"
     contract = make_contract(
         name, colorspace="sRGB", multiple=PATCH_SIZE, size_hw=(DEFAULT_SIZE, DEFAULT_SIZE), kind=info["kind"],
-        units=info["units"], fixed_size=False, mean=None, std=None,
+        units=info["units"], fixed_size=False, mean=None, std=None, extra_outputs=[SKY_MATTE] if sky_matte else None,
         source=source or f"{info['hub']} {os.path.basename(checkpoint)}",
         source_sha256=sha256_file(checkpoint), license=info["license"], variant=which,
         sky=("clamped to the per-image 0.99 quantile of non-sky depth" if sky == "clamp" else "raw"))

@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     v3.add_argument("--sky", default="clamp", choices=["clamp", "none"],
                     help="clamp: sky pixels get the 0.99 quantile of non-sky depth (as the official forward); "
                          "none: raw network depth everywhere")
+    v3.add_argument("--sky-matte", action="store_true",
+                    help="also return the sky head, declared as the extra output 'sky' (EXR sky.A when a job "
+                         "asks for output.passes [sky])")
     v3.add_argument("--source", default=None, help="provenance text for the contract")
     v3.add_argument("--net", default="vitl", choices=["vitl", "vitb", "vits"], help=argparse.SUPPRESS)  # tests only
 
@@ -86,7 +89,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                               max_depth=args.metric_max_depth, source=args.source)
         elif args.command == "depth-anything-3":
             from tools.depth_anything_3 import export
-            contract = export(args.checkpoint, args.out, args.model, sky=args.sky, source=args.source, net=args.net)
+            contract = export(args.checkpoint, args.out, args.model, sky=args.sky, source=args.source, net=args.net,
+                              sky_matte=args.sky_matte)
         else:
             from tools.nuke_style import make
             make(args.out, tuple(args.size), inner=args.inner, seed=args.seed)

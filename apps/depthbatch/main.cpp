@@ -73,8 +73,15 @@ int print_info(const std::string& model_path) {
               << (c.embedded ? std::string(depthbatch::depth_kind_name(c.kind)) + (c.units.empty() ? "" : " (" + c.units + ")")
                              : std::string("unknown: the job must state model.kind"))
               << ", at most " << c.max_scale << "x the input's height and width"
-              << (c.max_scale != 4.0 ? " (output.max_scale)" : "") << "\n"
-              << "parameters   " << model->parameter_count() << "\n"
+              << (c.max_scale != 4.0 ? " (output.max_scale)" : "") << "\n";
+    if (c.reference_focal_px > 0)
+        std::cout << "focal        metric for a " << c.reference_focal_px
+                  << " px focal length at the processing size (output.reference_focal_px): metres = raw x "
+                     "focal_px / " << c.reference_focal_px << ", focal_px = (fx + fy) / 2; the job states the "
+                     "camera (camera.focal, camera.fov or camera.focal_px)\n";
+    for (const auto& e : c.extra_outputs)
+        std::cout << "extra output " << e.name << " -> EXR channel " << e.channel << " (output.passes: [" << e.name << "])\n";
+    std::cout << "parameters   " << model->parameter_count() << "\n"
               << "module       " << (model->traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)")
               << "\n";
     for (const auto& [k, v] : c.provenance) std::cout << k << std::string(k.size() < 13 ? 13 - k.size() : 1, ' ') << v << "\n";

@@ -45,7 +45,7 @@ using ExrWriteOptions = JobConfig::Output;
 /// One channel of the output file.
 struct OutputChannel {
     std::string name;
-    int source = -1;         ///< plate channel index, -1 for our depth
+    int source = -1;         ///< plate channel index, -1 for our depth (inside write_depth_exr: -2 - k for extra[k])
     OIIO::TypeDesc type;     ///< stored pixel type
 };
 
@@ -60,12 +60,23 @@ std::vector<std::string> output_channel_names(const PlateInfo& plate, const ExrW
 /// One line for the log: the channels and types written and what happens to the plate's own depth.
 std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& options);
 
+/// A channel written after depth.Z (output.passes, passes.h): `data` holds plate.width() x plate.height() floats
+/// over the data window, row-major; stored as `type` (FLOAT or HALF).
+struct ExtraChannel {
+    std::string name;               ///< "P.X", "N.Z", "sky.A", ...
+    const float* data = nullptr;
+    OIIO::TypeDesc type = OIIO::TypeDesc::FLOAT;
+};
+
 /// Write `depth` (1-channel float32, plate.width() x plate.height()) with the plate's passthrough
-/// channels to `path`. `metadata` entries are stored as strings under their given names.
-/// Throws RenderError (naming the path) if the folder cannot be created or the write fails, and
-/// OutputExistsError if `path` exists and the policy is not Overwrite (the existing file is untouched).
+/// channels to `path`, then the `extra` channels in their order. `metadata` entries are stored as strings
+/// under their given names.
+/// Throws RenderError (naming the path) if the folder cannot be created or the write fails, or an extra channel's
+/// name is already taken, and OutputExistsError if `path` exists and the policy is not Overwrite (the existing
+/// file is untouched).
 void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::ImageBuf& depth,
-                     const Metadata& metadata, const ExrWriteOptions& options);
+                     const Metadata& metadata, const ExrWriteOptions& options,
+                     const std::vector<ExtraChannel>& extra = {});
 
 /// Whether the file at `path` can stand for this job's render of its frame (`--skip-existing`): a complete
 /// OpenEXR file (every chunk of pixels present, OpenEXR's InputFile::isComplete) whose metadata says

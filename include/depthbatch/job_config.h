@@ -5,13 +5,15 @@
 // "Job file" lists it. The defaults themselves live in one place, the member initialisers of JobConfig below;
 // the parser only overrides what a job states. Sections: input (the plate), output (the EXR and previews),
 // model (file, device, processing size, contract overrides, tiles, backend options), color (OCIO), depth (the
-// written convention, its range, stabilization, upsampling), pipeline (threads, memory, summary, errors).
+// written convention, its range, stabilization, upsampling), camera (the shot's camera, camera.h: focal,
+// apertures, fov, focal_px, a .chan file), pipeline (threads, memory, summary, errors).
 // Older names: depth.kind is depth.convention, depth.stabilize_window W is depth.stabilize_radius W/2 (both
-// warn, once), pipeline.report is pipeline.summary; a job giving both spellings is a ConfigError.
+// warn, once), pipeline.report is pipeline.summary, depth.focal_px is camera.focal_px; a job giving both
+// spellings is a ConfigError. camera: one of focal, fov, focal_px (two of them: a ConfigError).
 // Relative paths resolve against the job file's folder; paths given on the command line (--output,
 // --set) resolve against the current folder.
 // Path keys (input.path, output.path, output.preview(.path), model.path, color.config, depth.stats_file,
-// pipeline.summary/report, pipeline.review), in the file and through --set alike, expand first: a leading `~`
+// camera.chan, pipeline.summary/report, pipeline.review), in the file and through --set alike, expand first: a leading `~`
 // (alone or before '/') is $HOME, and `$NAME` / `${NAME}` (NAME = [A-Za-z_][A-Za-z0-9_]*) is that environment
 // variable (SHOW, SEQ, SHOT...), in one pass. The frame token is never a variable: `$F` followed by digits or
 // by a character that cannot continue a name stays (`$F4`, `$F.exr`; `$FOO` is FOO, `${F}` is F). `$$` is a
@@ -21,6 +23,7 @@
 // regular file of at most 4 MiB; extensions in any case (.YAML, .Yml, .TOML).
 #pragma once
 
+#include "depthbatch/camera.h"
 #include "depthbatch/depth_upsample.h"
 #include "depthbatch/model_contract.h"
 
@@ -42,6 +45,7 @@ enum class HdrMode { Clamp, View };                               ///< color.hdr
 enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
 enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
 enum class OnError { Stop, Continue };                            ///< pipeline.on_error
+enum class PassPixelType { Float, Half };                         ///< output.passes_type (P, N, mattes)
 
 const char* option_name(OverwritePolicy v);
 const char* option_name(Compression v);
@@ -54,6 +58,7 @@ const char* option_name(DepthConvention v);
 const char* option_name(Normalization v);
 const char* option_name(OnError v);
 const char* option_name(DepthUpsample v);
+const char* option_name(PassPixelType v);
 
 /// How the plate is brought to the size the model sees.
 struct ProcessingSize {
@@ -96,6 +101,10 @@ struct JobConfig {
         OutputChannels channels = OutputChannels::Rgba;
         ExistingDepth existing_depth = ExistingDepth::Replace;
         PassthroughType pixel_type = PassthroughType::Keep;
+        /// output.passes: passes written beside depth.Z (passes.h), in the job's order: "P" (P.X P.Y P.Z),
+        /// "N" (N.X N.Y N.Z), or a model's extra output by its contract name ("sky"); empty = none.
+        std::vector<std::string> passes;
+        PassPixelType passes_type = PassPixelType::Float;   ///< output.passes_type: float (default) | half
         struct Preview {
             std::string path;           ///< 8-bit preview path pattern (.jpg/.png/.tif), "" = none
             std::string colormap = "turbo";
@@ -139,9 +148,11 @@ struct JobConfig {
         bool stabilize = false;
         int stabilize_window = 8;        ///< W: R = W / 2 frames on each side; depth.stabilize_radius R
                                          ///< is stored as W = 2R (depth.stabilize_window is its older name)
-        std::optional<double> focal_px;  ///< plate focal length in plate pixels
         UpsampleSettings upsample;       ///< depth.upsample, guided_radius, guided_epsilon, edge_threshold
     } depth;
+
+    /// camera.*: the shot's camera (camera.h); camera.focal_px's older name is depth.focal_px.
+    CameraSettings camera;
 
     struct Pipeline {
         int frames_in_flight = 0;       ///< 0 = 2 x worker threads

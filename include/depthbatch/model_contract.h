@@ -55,6 +55,14 @@ struct TemporalWindowing {
 /// "scale_shift", "none".
 const char* align_name(TemporalWindowing::Align align);
 
+/// An output a model gives besides depth (contract output.extra_outputs, tools/contract.py): the module's forward
+/// returns a tuple (depth, extra_1, ..., extra_k), each [N,1,H',W'] or [N,H',W'] of the depth's shape. Written as
+/// one EXR channel when a job lists its name in output.passes (restored to the plate bilinearly, float32 or half).
+struct ExtraOutput {
+    std::string name;      ///< what a job asks for in output.passes: letters, digits, _ (not P or N): "sky"
+    std::string channel;   ///< the EXR channel it is written as: "sky.A", "depth.confidence"
+};
+
 struct ModelContract {
     std::string name;                 ///< short model name, e.g. "fastdepth-nyu"
     std::string colorspace = "sRGB";  ///< OCIO colorspace (or alias) of the model's RGB input
@@ -73,6 +81,8 @@ struct ModelContract {
     /// output.max_scale: the model output's H' and W' may be at most this many times the input's H and W
     /// (1 to 64, default 4). Guards against a model that returns a huge map for a small input.
     double max_scale = 4.0;
+    /// output.extra_outputs: what the module returns after the depth, in order (empty = depth only).
+    std::vector<ExtraOutput> extra_outputs;
     std::map<std::string, std::string> provenance;    ///< source, source_sha256, license, variant, ...
     bool embedded = false;            ///< true when read from the model's own depthbatch.json
     /// input.frames: 1 for a single-frame model ([N,3,H,W] -> [N,H,W]); > 1 (at most kMaxContractFrames) for a
@@ -96,7 +106,9 @@ constexpr int kMaxContractFrames = 1024;    ///< input.frames: 1 .. 1024
 /// 1..16384 or not a multiple, unknown kind, metric depth without units "m", max_scale outside 1..64,
 /// reference_focal_px < 0), input.frames outside 1..1024, a temporal block that breaks TemporalWindowing's
 /// invariants (temporal.window, temporal.overlap, temporal.keyframes, temporal.crossfade, temporal.align named), a
-/// multi-frame model without one or a single-frame model with one, align scale_shift on a metric model. Never throws anything else for any input bytes (tests/fuzz/fuzz_contract.cpp).
+/// multi-frame model without one or a single-frame model with one, align scale_shift on a metric model,
+/// output.extra_outputs not a list of {name, channel} with valid, unique names and channels.
+/// Never throws anything else for any input bytes (tests/fuzz/fuzz_contract.cpp).
 ModelContract parse_model_contract(const std::string& json_text, const std::string& origin);
 
 /// Check the invariants above on a contract assembled from a job. Throws ModelError naming the field.

@@ -24,6 +24,9 @@ struct DepthImage {
     /// run_job warns with the count for the frame.
     size_t negative = 0;
     float negative_min = 0;
+    /// The contract's extra outputs (output.extra_outputs), in its order: width x height values each, on the
+    /// depth's grid; empty for a model without them.
+    std::vector<std::vector<float>> extra;
 };
 
 }  // namespace depthbatch

@@ -8,6 +8,7 @@
 
 #include <OpenImageIO/imageio.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -330,4 +331,185 @@ TEST(Depth, FocalDependentMetricModelUsesThePlateFocalLength) {
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("depth.focal_px"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir / "missing"));
+    // The camera section: Nuke's knobs (35 mm on the default 24.576 mm haperture over 200 columns).
+    r = run_cli({job("model: {path: focal.pt, size: plate}\ncamera: {focal: 35}\n", "knobs")});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NEAR(depth_at(dir / "knobs/d.1001.exr", 50, 50), 2.0 * (35 / 24.576 * 200) / 300, 1e-5);
+    // A processing size of another aspect: fx and fy are scaled each and averaged, as DA3's code does. 854x480
+    // at [140, 140] with a 1000 px focal: 0.759 x the raw output (the horizontal focal alone gave 0.546 x).
+    write_image(dir / "wide.1001.exr", 854, 480, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+    r = run_cli({write_job(dir / "square.yaml", "input: {path: wide.####.exr, colorspace: sRGB}\n"
+                                                "output: {path: square/d.####.exr}\nmodel: {path: focal.pt, size: [140, 140]}\n"
+                                                "camera: {focal_px: 1000}\n").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const double k = (1000 * 140 / 854.0 + 1000 * 140 / 480.0) / 2 / 300;
+    EXPECT_NEAR(k, 0.759, 5e-4);
+    EXPECT_NEAR(depth_at(dir / "square/d.1001.exr", 400, 200), 2 * k, 1e-5);
+    const OIIO::ImageSpec spec = file_spec(dir / "square/d.1001.exr");
+    EXPECT_NEAR(std::stod(spec.get_string_attribute("depthbatch/processing_focal_px")), 300 * k, 1e-3);
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/focal_px"), "1000");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/camera"), "focal_px 1000");
+    // `info` shows the reference focal.
+    r = run_cli({"info", (dir / "focal.pt").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "metric for a 300 px focal length")) << r.output;
+}
+
+namespace {
+/// Channel `name` of `buf` at file pixel (x, y) (OpenEXR stores channels sorted by name: look them up by name).
+float channel_at(const OIIO::ImageBuf& buf, const std::string& name, int x, int y) {
+    const int c = channel_index(buf, name);
+    EXPECT_GE(c, 0) << name;
+    return c < 0 ? std::nanf("") : buf.getchannel(x, y, 0, c);
+}
+}  // namespace
+
+// output.passes: P and N beside depth.Z from a wall 2 m in front of the camera (a constant metric probe), in
+// Nuke's camera space; a data window inside the display window; half on request; a relative model without a
+// metric mapping is refused (exit 2) with the reason.
+TEST(Depth, PositionAndNormalPassesBesideDepth) {
+    TempDir dir;
+    write_p_const(dir / "wall.pt", 2.0);
+    write_p_const(dir / "rel.pt", 2.0, "relative_inverse_depth");
+    // A 60x40 data window at (30, 20) inside a 120x80 display window; a 2:1 anamorphic file without the attribute.
+    write_image(dir / "p.1001.exr", 60, 40, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; }, 30, 20, 120, 80);
+    auto job = [&](const std::string& extra, const std::string& out) {
+        return write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB, pixel_aspect: 2}\n"
+                                                "output: {path: " + out + "/d.####.exr, passes: [P, N]}\n"
+                                                "model: {path: wall.pt, size: plate}\ncamera: {focal_px: 100}\n" + extra).string();
+    };
+    RunResult r = run_cli({job("", "float")});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path out = dir / "float/d.1001.exr";
+    std::vector<std::string> names = channel_names(out);
+    std::sort(names.begin(), names.end());
+    const std::vector<std::string> want = {"B", "G", "N.X", "N.Y", "N.Z", "P.X", "P.Y", "P.Z", "R", "depth.Z"};
+    EXPECT_EQ(names, want);
+    const OIIO::ImageSpec spec = file_spec(out);
+    EXPECT_FLOAT_EQ(spec.get_float_attribute("PixelAspectRatio", 0.0f), 2.0f) << "the plate's squeezed grid, as the job says";
+    for (int c = 0; c < spec.nchannels; ++c)
+        if (spec.channelnames[c].size() > 1) EXPECT_EQ(spec.channelformat(c), OIIO::TypeDesc::FLOAT) << spec.channelnames[c];
+    OIIO::ImageBuf buf = read_image(out);
+    // Data-window pixel (0, 0) is file pixel (30, 20): centre (30.5, 20.5), 29.5 columns left of the display
+    // centre (60) and 19.5 rows above it (40); fy = 2 fx = 200 rows.
+    EXPECT_NEAR(channel_at(buf, "P.X", 30, 20), -29.5 / 100 * 2, 1e-6);
+    EXPECT_NEAR(channel_at(buf, "P.Y", 30, 20), 19.5 / 200 * 2, 1e-6);
+    EXPECT_FLOAT_EQ(channel_at(buf, "P.Z", 30, 20), -2.0f);
+    EXPECT_NEAR(channel_at(buf, "N.X", 30, 20), 0, 1e-6);
+    EXPECT_NEAR(channel_at(buf, "N.Y", 30, 20), 0, 1e-6);
+    EXPECT_NEAR(channel_at(buf, "N.Z", 30, 20), 1, 1e-6);
+    EXPECT_NEAR(channel_at(buf, "P.X", 89, 59), 29.5 / 100 * 2, 1e-6);
+    EXPECT_NEAR(channel_at(buf, "P.Y", 89, 59), -19.5 / 200 * 2, 1e-6);
+    // Half on request.
+    r = run_cli({job("", "half") , "--set", "output.passes_type=half"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const OIIO::ImageSpec half = file_spec(dir / "half/d.1001.exr");
+    for (int c = 0; c < half.nchannels; ++c)
+        EXPECT_EQ(half.channelformat(c), half.channelnames[c] == "depth.Z" || half.channelnames[c].size() == 1
+                                             ? half.channelformat(c) : OIIO::TypeDesc(OIIO::TypeDesc::HALF))
+            << half.channelnames[c];
+    EXPECT_EQ(half.channelformat(half.channelindex("P.X")), OIIO::TypeDesc::HALF);
+    EXPECT_EQ(half.channelformat(half.channelindex("depth.Z")), OIIO::TypeDesc::FLOAT) << "depth.Z stays float";
+    // A relative model without a metric mapping, or no focal length: exit 2, nothing written.
+    r = run_cli({job("", "rel"), "--set", "model.path=" + (dir / "rel.pt").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "output.passes: P needs depth in metres")) << r.output;
+    EXPECT_TRUE(contains(r.output, "depth.convention: metric with depth.near and depth.far")) << r.output;
+    r = run_cli({job("", "rel2"), "--set", "model.path=" + (dir / "rel.pt").string(), "--set", "depth.convention=metric",
+                 "--set", "depth.near=1", "--set", "depth.far=10", "--set", "depth.normalize=frame"});
+    EXPECT_EQ(r.exit_code, 0) << r.output << " (a relative model mapped to metres)";
+    r = run_cli({write_job(dir / "nofocal.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                                 "output: {path: nofocal/d.####.exr, passes: [N]}\n"
+                                                 "model: {path: wall.pt, size: plate}\n").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "output.passes: N needs the shot's camera")) << r.output;
+    r = run_cli({job("", "sky"), "--set", "output.passes=[P, sky]"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "declares no extra output")) << r.output;
+    for (const char* d : {"rel", "nofocal", "sky"}) EXPECT_FALSE(fs::exists(dir / d)) << d;
+}
+
+// camera.chan: a Nuke .chan file moves the camera per frame (world-space P and N) and, with its vfov column, sets
+// the focal length through camera.vaperture; a frame the file lacks fails naming it.
+TEST(Depth, ChanFileGivesWorldSpacePassesPerFrame) {
+    TempDir dir;
+    write_p_const(dir / "wall.pt", 4.0);
+    for (int f : {1001, 1002, 1003})
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 40, 30, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+    // Frame 1001: at (1, 2, 3), no rotation; 1002: turned 90 degrees about Y (looking down world -X), vfov 30.
+    const double vfov = 30;
+    write_file(dir / "cam.chan", "1001 1 2 3 0 0 0 " + std::to_string(vfov) + "\n1002 1 2 3 0 90 0 " + std::to_string(vfov) + "\n");
+    RunResult r = run_cli({write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB, frames: 1001-1002}\n"
+                                                       "output: {path: out/d.####.exr, passes: [P, N]}\n"
+                                                       "model: {path: wall.pt, size: plate}\ncamera: {chan: cam.chan}\n").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const double fx = 18.672 / (2 * std::tan(vfov / 2 * 3.14159265358979 / 180)) / 24.576 * 40;
+    OIIO::ImageBuf a = read_image(dir / "out/d.1001.exr");
+    // Pixel (0, 0), centre (0.5, 0.5): 19.5 columns left, 14.5 rows up of the display centre (20, 15).
+    EXPECT_NEAR(channel_at(a, "P.X", 0, 0), 1 - 19.5 / fx * 4, 1e-4);
+    EXPECT_NEAR(channel_at(a, "P.Y", 0, 0), 2 + 14.5 / fx * 4, 1e-4);
+    EXPECT_NEAR(channel_at(a, "P.Z", 0, 0), 3 - 4, 1e-5);
+    EXPECT_NEAR(channel_at(a, "N.Z", 0, 0), 1, 1e-5) << "N faces the camera: world +Z";
+    OIIO::ImageBuf b = read_image(dir / "out/d.1002.exr");
+    // Camera -Z is world -X, camera +X is world -Z.
+    EXPECT_NEAR(channel_at(b, "P.X", 0, 0), 1 - 4, 1e-4);
+    EXPECT_NEAR(channel_at(b, "P.Y", 0, 0), 2 + 14.5 / fx * 4, 1e-4);
+    EXPECT_NEAR(channel_at(b, "P.Z", 0, 0), 3 + 19.5 / fx * 4, 1e-4);
+    EXPECT_NEAR(channel_at(b, "N.X", 0, 0), 1, 1e-5) << "N faces the camera: world +X";
+    EXPECT_TRUE(contains(file_spec(dir / "out/d.1002.exr").get_string_attribute("depthbatch/camera"), "cam.chan"));
+    r = run_cli({(dir / "job.yaml").string(), "--set", "input.frames=1003", "--set", "output.path=" + (dir / "o3/d.####.exr").string()});
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "has no line for this frame")) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "o3/d.1003.exr"));
+}
+
+// A model's extra outputs (contract output.extra_outputs: DA3's sky head, a confidence): the module returns
+// (depth, extra...), and each one the job asks for is one channel at the plate's size, named by the contract.
+TEST(Depth, ExtraModelOutputsAreWrittenWhenAsked) {
+    TempDir dir;
+    write_probe_model(dir / "sky.pt",
+                      "def forward(self, x):\n    d = x[:, 0:1, :, :] * 0.0 + 3.0\n"
+                      "    return (d, x[:, 1:2, :, :], x[:, 0:1, :, :] * 0.0 + 0.25)\n",
+                      R"({"format": 1, "name": "sky-probe", "input": {"colorspace": "sRGB", "multiple": 1},
+                          "output": {"kind": "metric_depth", "units": "m", "extra_outputs": [
+                            {"name": "sky", "channel": "sky.A"}, {"name": "confidence", "channel": "depth.confidence"}]}})");
+    // G is 1 in the top half (sky), 0 below.
+    write_image(dir / "p.1001.exr", 64, 40, {"R", "G", "B"}, "half", [](int, int y, int c) { return c == 1 ? (y < 20 ? 1.0f : 0.0f) : 0.5f; });
+    auto run = [&](const std::string& passes, const std::string& out) {
+        return run_cli({write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                                         "output: {path: " + out + "/d.####.exr, passes: " + passes + "}\n"
+                                                         "model: {path: sky.pt, size: 32}\ncamera: {fov: 50}\n").string()});
+    };
+    RunResult r = run("[sky, N, confidence]", "both");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path out = dir / "both/d.1001.exr";
+    std::vector<std::string> names = channel_names(out);
+    std::sort(names.begin(), names.end());
+    const std::vector<std::string> want = {"B", "G", "N.X", "N.Y", "N.Z", "R", "depth.Z", "depth.confidence", "sky.A"};
+    EXPECT_EQ(names, want);
+    OIIO::ImageBuf buf = read_image(out);
+    EXPECT_NEAR(channel_at(buf, "sky.A", 10, 2), 1.0f, 1e-5) << "sky at the top";
+    EXPECT_NEAR(channel_at(buf, "depth.confidence", 10, 2), 0.25f, 1e-6);
+    EXPECT_NEAR(channel_at(buf, "sky.A", 10, 37), 0.0f, 1e-5) << "no sky at the bottom";
+    EXPECT_NEAR(channel_at(buf, "depth.Z", 10, 37), 3.0f, 1e-5);
+    r = run("[sky]", "sky_only");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    names = channel_names(dir / "sky_only/d.1001.exr");
+    std::sort(names.begin(), names.end());
+    const std::vector<std::string> sky_only = {"B", "G", "R", "depth.Z", "sky.A"};
+    EXPECT_EQ(names, sky_only);
+    // A name the contract does not declare lists what it does.
+    r = run("[clouds]", "clouds");
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "output.extra_outputs: sky (sky.A), confidence (depth.confidence)")) << r.output;
+    r = run_cli({"info", (dir / "sky.pt").string()});
+    EXPECT_TRUE(contains(r.output, "extra output sky -> EXR channel sky.A")) << r.output;
+    // A contract that declares an output the module does not return: exit 4 naming it.
+    write_probe_model(dir / "liar.pt", "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + 3.0\n",
+                      R"({"format": 1, "name": "liar", "input": {"colorspace": "sRGB", "multiple": 1},
+                          "output": {"kind": "metric_depth", "units": "m", "extra_outputs": [{"name": "sky", "channel": "sky.A"}]}})");
+    r = run_cli({write_job(dir / "liar.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                              "output: {path: liar/d.####.exr}\nmodel: {path: liar.pt, size: plate}\n").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
+    EXPECT_TRUE(contains(r.output, "declares 1 extra output(s)")) << r.output;
 }

@@ -1007,6 +1007,56 @@ TEST(JobConfigErrors, EdgesTilesAndPixelAspect) {
     EXPECT_TRUE(contains(e, "depth.edge_threshold")) << e;
 }
 
+// Issue 25's keys: the camera section (Nuke's knobs, fov, focal_px and its older name depth.focal_px, a .chan
+// path) and output.passes / passes_type.
+TEST(JobConfig, CameraAndPasses) {
+    const JobConfig d = yaml(kMinimalYaml);
+    EXPECT_FALSE(d.camera.has_focal());
+    EXPECT_EQ(d.camera.haperture_mm, 24.576);
+    EXPECT_EQ(d.camera.vaperture_mm, 18.672);
+    EXPECT_TRUE(d.output.passes.empty());
+    EXPECT_EQ(d.output.passes_type, PassPixelType::Float);
+    const JobConfig j = yaml(kMinimalYaml + "camera: {focal: 35, haperture: 36, vaperture: 24, chan: track/cam.chan}\n",
+                             {"output.passes=[P, N]", "output.passes_type=half"});
+    EXPECT_EQ(*j.camera.focal_mm, 35);
+    EXPECT_EQ(j.camera.haperture_mm, 36);
+    EXPECT_EQ(j.camera.vaperture_mm, 24);
+    EXPECT_EQ(fs::path(j.camera.chan).filename(), "cam.chan");
+    EXPECT_TRUE(fs::path(j.camera.chan).is_absolute()) << "resolved against the job's folder";
+    EXPECT_EQ(j.output.passes, (std::vector<std::string>{"P", "N"}));
+    EXPECT_EQ(j.output.passes_type, PassPixelType::Half);
+    EXPECT_EQ(*yaml(kMinimalYaml + "camera: {fov: 40}\n").camera.fov_deg, 40);
+    EXPECT_EQ(*yaml(kMinimalYaml + "camera: {focal_px: 2450}\n").camera.focal_px, 2450);
+    EXPECT_EQ(*yaml(kMinimalYaml + "depth: {focal_px: 2450}\n").camera.focal_px, 2450) << "the older spelling";
+    EXPECT_EQ(yaml(kMinimalYaml, {"output.passes=N"}).output.passes, (std::vector<std::string>{"N"}))
+        << "a bare name is a list of one";
+    // The older spelling fingerprints as it always did.
+    EXPECT_EQ(output_settings_text(yaml(kMinimalYaml + "depth: {focal_px: 2450}\n")),
+              output_settings_text(yaml(kMinimalYaml + "camera: {focal_px: 2450}\n")));
+    EXPECT_NE(output_settings_text(d), output_settings_text(j));
+}
+
+TEST(JobConfigErrors, CameraAndPasses) {
+    std::string e = job_error(kMinimalYaml + "camera: {focal: 35, fov: 40}\n", "yaml");
+    EXPECT_TRUE(contains(e, "the focal length is stated twice (camera.focal and camera.fov)")) << e;
+    e = job_error(kMinimalYaml + "camera: {focal_px: 35}\ndepth: {focal_px: 35}\n", "yaml");
+    EXPECT_TRUE(contains(e, "is the older name of camera.focal_px")) << e;
+    e = job_error(kMinimalYaml + "camera: {fov: 180}\n", "yaml");
+    EXPECT_TRUE(contains(e, "camera.fov")) << e;
+    e = job_error(kMinimalYaml + "camera: {focal: -35}\n", "yaml");
+    EXPECT_TRUE(contains(e, "'camera.focal': must be > 0 (mm)")) << e;
+    e = job_error(kMinimalYaml + "camera: {haperture: 0}\n", "yaml");
+    EXPECT_TRUE(contains(e, "camera.haperture")) << e;
+    e = job_error(kMinimalYaml + "camera: {lens: 35}\n", "yaml");
+    EXPECT_TRUE(contains(e, "unknown key 'camera.lens'")) << e;
+    e = job_error(kMinimalYaml, "yaml", {"output.passes=[P, P]"});
+    EXPECT_TRUE(contains(e, "'P' is listed twice")) << e;
+    e = job_error(kMinimalYaml, "yaml", {"output.passes=[P, N.X]"});
+    EXPECT_TRUE(contains(e, "'N.X' is not a pass name")) << e;
+    e = job_error(kMinimalYaml, "yaml", {"output.passes_type=double"});
+    EXPECT_TRUE(contains(e, "output.passes_type")) << e;
+}
+
 TEST(JobConfig, ZipLevel) {
     EXPECT_EQ(yaml(kMinimalYaml).output.zip_level, 4);
     const JobConfig j = yaml(kMinimalYaml, {"output.zip_level=01"});
@@ -1284,7 +1334,7 @@ TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {
     const std::string y = lines({"input: {path: /p/a.####.exr}", "output:", "  path: /d/d.####.exr",
                                  "  preview: p.####.jpg", "model:", "  batch: 2"});
     EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"nosuch.key=1"}),
-              "--set nosuch.key=1: unknown section 'nosuch' (allowed: color, depth, input, model, output, pipeline)");
+              "--set nosuch.key=1: unknown section 'nosuch' (allowed: camera, color, depth, input, model, output, pipeline)");
     EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.batch=abc"}),
               "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'");
     EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview.path="}),

@@ -110,7 +110,13 @@ std::string settings_text_before_the_table(const JobConfig& job) {
       << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\ninput.pixel_aspect=" << opt(i.pixel_aspect) << "\n";
     if (d.normalize == Normalization::Sequence || d.stabilize) s << "input.frames=" << format_frame_spec(i.frames) << "\n";
     s << "output.compression=" << option_name(o.compression) << "\noutput.zip_level=" << o.zip_level << "\noutput.channels=" << option_name(o.channels)
-      << "\noutput.existing_depth=" << option_name(o.existing_depth) << "\noutput.pixel_type=" << option_name(o.pixel_type)
+      << "\noutput.existing_depth=" << option_name(o.existing_depth) << "\noutput.pixel_type=" << option_name(o.pixel_type);
+    // Issue 25's keys: their lines only when a job uses them.
+    std::string passes;
+    for (const auto& p : o.passes) passes += (passes.empty() ? "" : ",") + p;
+    if (!o.passes.empty()) s << "\noutput.passes=" << passes;
+    if (!o.passes.empty() || o.passes_type != PassPixelType::Float) s << "\noutput.passes_type=" << option_name(o.passes_type);
+    s
       << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px << ","
       << m.size.width_px << "," << m.size.height_px << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","
       << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","
@@ -124,8 +130,14 @@ std::string settings_text_before_the_table(const JobConfig& job) {
       << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
       << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
       << "\ndepth.stabilize_window=" << d.stabilize_window
-      << "\ndepth.focal_px=" << opt(d.focal_px) << "\ndepth.upsample=" << option_name(d.upsample.method) << ","
+      << "\ndepth.focal_px=" << opt(job.camera.focal_px) << "\ndepth.upsample=" << option_name(d.upsample.method) << ","
       << d.upsample.radius_px << "," << d.upsample.epsilon << "," << d.upsample.edge_threshold << "\n";
+    const CameraSettings& cam = job.camera;
+    if (cam.focal_mm) s << "camera.focal=" << opt(cam.focal_mm) << "\n";
+    if (cam.focal_mm || cam.haperture_mm != kNukeHaperture_mm) s << "camera.haperture=" << cam.haperture_mm << "\n";
+    if (!cam.chan.empty() || cam.vaperture_mm != kNukeVaperture_mm) s << "camera.vaperture=" << cam.vaperture_mm << "\n";
+    if (cam.fov_deg) s << "camera.fov=" << opt(cam.fov_deg) << "\n";
+    if (!cam.chan.empty()) s << "camera.chan=" << cam.chan << "\n";
     return s.str() + "model.precision=" + option_name(job.model.precision) + "\n";
 }
 

@@ -414,3 +414,33 @@ TEST(ModelOutputCheck, SwappedHeightAndWidthIsFlaggedAndFatalForFixedSize) {
     EXPECT_TRUE(contains(msg, "rotated")) << msg;
     EXPECT_FALSE(check_model_output({1, 1, 48, 64}, "Float", in, c).transposed);
 }
+
+// output.extra_outputs (issue 25): what a module returns after the depth, by name and EXR channel.
+TEST(ModelContract, ExtraOutputsAreDeclaredByNameAndChannel) {
+    const auto parse = [](const std::string& extras) {
+        return parse_model_contract(R"({"input": {}, "output": {"kind": "relative_depth", "extra_outputs": )" + extras + "}}",
+                                    "m.pt");
+    };
+    const ModelContract c = parse(R"([{"name": "sky", "channel": "sky.A", "about": "DA3 sky head"},
+                                      {"name": "confidence", "channel": "depth.confidence"}])");
+    ASSERT_EQ(c.extra_outputs.size(), 2u);
+    EXPECT_EQ(c.extra_outputs[0].name, "sky");
+    EXPECT_EQ(c.extra_outputs[0].channel, "sky.A");
+    EXPECT_EQ(c.extra_outputs[1].channel, "depth.confidence");
+    EXPECT_TRUE(parse("[]").extra_outputs.empty());
+    EXPECT_TRUE(parse("null").extra_outputs.empty());
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {R"("sky")", "must be a list"},
+        {R"([{"name": "sky"}])", "is not {\"name\": string, \"channel\": string}"},
+        {R"([{"name": "sky", "channel": 1}])", "is not {\"name\": string, \"channel\": string}"},
+        {R"([{"name": "P", "channel": "x.A"}])", "name 'P' must be letters, digits and _ (not P or N)"},
+        {R"([{"name": "a b", "channel": "x.A"}])", "must be letters, digits and _"},
+        {R"([{"name": "s", "channel": "depth.Z"}])", "is not a channel name of its own"},
+        {R"([{"name": "s", "channel": "a b"}])", "is not a channel name of its own"},
+        {R"([{"name": "s", "channel": "m.A"}, {"name": "t", "channel": "m.A"}])", "repeats a name or channel"},
+    };
+    for (const auto& [json, expected] : bad) {
+        const std::string msg = test::expect_error<ModelError>([&] { parse(json); }, json);
+        EXPECT_TRUE(contains(msg, expected)) << json << "\n" << msg;
+    }
+}

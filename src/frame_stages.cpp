@@ -206,6 +206,8 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         if (!w.temporal_cut.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
         ExrWriteOptions options = ctx.job.output;
+        options.pixel_type = ctx.passthrough->pixel_type(options.pixel_type, *w.plate);   // auto, for this plate
+        if (options.channels != OutputChannels::Depth) ctx.passthrough->apply(*w.plate);   // to scene_linear (or nothing)
         if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
         write_depth_exr(w.result.output_path, *w.plate, depth, meta, options);
         w.result.times.write_ms = ms_since(t0);

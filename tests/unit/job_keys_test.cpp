@@ -111,6 +111,8 @@ std::string settings_text_before_the_table(const JobConfig& job) {
     if (d.normalize == Normalization::Sequence || d.stabilize) s << "input.frames=" << format_frame_spec(i.frames) << "\n";
     s << "output.compression=" << option_name(o.compression) << "\noutput.zip_level=" << o.zip_level << "\noutput.channels=" << option_name(o.channels)
       << "\noutput.existing_depth=" << option_name(o.existing_depth) << "\noutput.pixel_type=" << option_name(o.pixel_type)
+      // issue 25: a line of its own only when not the default (scene_linear)
+      << (o.passthrough_colorspace == PassthroughColorspace::Plate ? "\noutput.passthrough_colorspace=plate" : "")
       << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px << ","
       << m.size.width_px << "," << m.size.height_px << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","
       << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","

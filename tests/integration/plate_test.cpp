@@ -701,10 +701,13 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
         if (p.name == "rgb16")   // not cut to 8 bits: 32768/65535 decoded, not 128/255
             EXPECT_NEAR(buf.getchannel(5, 5, 0, 1), srgb_to_linear(32768 / 65535.0), 1e-6);
     }
-    // The old values on request: the plate's codes exactly (code/255 as float).
-    const auto kept = s.run(".png", "kept", "colorspace: sRGB", "passthrough_colorspace: plate, pixel_type: keep");
+    // The old values on request (CASES.md 10): passthrough_colorspace: plate, pixel_type: float give the plate's
+    // codes exactly (code/65535 here, the last plate; code/255 alike).
+    const auto kept = s.run(".png", "kept", "colorspace: sRGB", "passthrough_colorspace: plate, pixel_type: float");
     ASSERT_EQ(kept.exit_code, 0) << kept.output;
+    expect_types(s.out("kept"), {kFloat, kFloat, kFloat, kFloat});
     expect_passthrough(s.out("kept"), "R", s.dir / "p.1001.png", "R");
+    EXPECT_EQ(read_image(s.out("kept")).getchannel(5, 5, 0, 1), 32768 / 65535.0f);
     EXPECT_EQ(meta(s.out("kept"), "depthbatch/colorspace_rgb"), "sRGB");
     // A JPEG (a real plate): renders, 3 channels in, half RGB in scene-linear; encoded back to sRGB and rounded,
     // every pixel is the decoder's code again (the round trip Nuke's Write to JPEG does); depth is the probe's

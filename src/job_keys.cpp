@@ -57,7 +57,7 @@ std::string contract_line(const JobConfig& j) {
            (c.fixed_size ? (*c.fixed_size ? "fixed" : "any") : "-");
 }
 std::string tiles_line(const JobConfig& j) { return std::to_string(j.model.tiles.size) + "," + std::to_string(j.model.tiles.overlap); }
-bool passthrough_is_plate(const JobConfig& j) { return j.output.passthrough_colorspace == PassthroughColorspace::Plate; }
+bool passthrough_converts(const JobConfig& j) { return j.output.passthrough_colorspace == PassthroughColorspace::SceneLinear; }
 std::string upsample_line(const JobConfig& j) {
     const UpsampleSettings& u = j.depth.upsample;
     return std::string(option_name(u.method)) + "," + num(u.radius_px) + "," + num(u.epsilon) + "," + num(u.edge_threshold);
@@ -106,10 +106,10 @@ std::vector<JobKey> make_table() {
            "passthrough type: auto (half for 8/10-bit and half plates, float for float and 12/16-bit) | keep (half "
            "stays half; integer -> float) | half | float",
            "float", "output.pixel_type", V(option_name(j.output.pixel_type))),
-        // In the fingerprint only when not the default, so that the text of jobs that do not set it stays the one
-        // depthbatch 0.3 wrote (their outputs still differ from before by output.pixel_type, keep -> auto, whose
-        // default changed with this one: outputs written before with the old defaults are rendered again).
-        when(passthrough_is_plate, px("output.passthrough_colorspace", "scene_linear",
+        // In the fingerprint only for scene_linear (the default since issue 25): outputs written before it hold
+        // the plate's values, which is `plate`, and their fingerprint text has no such line. So a job asking for
+        // plate (and the pixel type of then) still finds them current, and any scene_linear job renders them again.
+        when(passthrough_converts, px("output.passthrough_colorspace", "scene_linear",
            "the RGB passthrough: scene_linear (converted from the plate's colorspace to the config's scene_linear "
            "role, as Nuke reads EXR) | plate (the plate's values)",
            "plate", "output.passthrough_colorspace", V(option_name(j.output.passthrough_colorspace)))),

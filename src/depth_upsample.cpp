@@ -10,7 +10,6 @@ namespace {
 
 /// edge_hard: the smallest luma span (0-1) within an edge's reach that counts as an edge of the plate.
 constexpr float kGuideEdge = 0.05f;
-
 /// One source coordinate of a bilinear enlargement at pixel centres (x_src = (x + 0.5) * n / N - 0.5, clamped
 /// at the borders): the two source indices and the weight of the second. The same sampling as OIIO's
 /// ImageBufAlgo::resample with interpolation, which the bilinear method uses.
@@ -164,12 +163,16 @@ void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_
     }
     if (s.method != DepthUpsample::EdgeHard) return;
 
-    // edge_hard: the two sides of an edge are the minimum and maximum of the model's depth in the 3 x 3 model
-    // pixels around the plate pixel (its bilinear support and one more). A pixel is at an edge when two
-    // neighbouring model pixels there differ by more than the threshold — a jump, not a slope (a slope spreads
-    // its change over many pixels, each step under it) —
-    const int reach = 1;
-    const Plane lo = extreme(p, reach, false), hi = extreme(p, reach, true);
+    // edge_hard. The model's depth mixes the two sides of an edge in the model pixels the edge crosses: the
+    // plate's shrink (resample.h's triangle filter, a tent of half-width one model pixel) mixes every model
+    // pixel whose centre lies within one model pixel of the edge, i.e. at most two in a row, whatever the
+    // edge's phase. The two sides are therefore looked for in the 5 x 5 model pixels around the plate pixel
+    // (reach 2: past both mixed pixels on either side): their lowest and highest depth, and the plate pixel takes
+    // the one its guided depth is nearer. (The 3 x 3 of before held a mixed pixel as a "side" whenever the edge
+    // fell between model pixels: a line of mixed depth around every such object, issue 25.) A plate pixel is at
+    // an edge when two neighbouring model pixels in that window differ by more than the threshold — a jump, not
+    // a slope (a slope spreads its change over many pixels, each step under it) —
+    const int reach = 2;
     Plane step{w, h, std::vector<float>(n, 0.0f)};
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) {
@@ -181,11 +184,16 @@ void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_
             step.data[static_cast<size_t>(y) * w + x] = d;
         }
     const Plane jumps = extreme(step, reach, true);
-    // ... and the plate shows an edge there too: its luma spans more than kGuideEdge in the same 3 x 3. Where it
+    // ... and the plate shows an edge there too: its luma spans more than kGuideEdge in the same window. Where it
     // does not, the guide cannot say where the edge is, and snapping would draw an edge of its own.
     const Plane guide_lo = extreme(guide_low, reach, false), guide_hi = extreme(guide_low, reach, true);
     const float range = percentile(p.data, 98.0) - percentile(p.data, 2.0);
     const float jump = static_cast<float>(s.edge_threshold) * std::max(range, 1e-12f);
+    // Elsewhere the guided depth is clamped to the lowest and highest depth of the 3 x 3 model pixels around the
+    // plate pixel (its bilinear support and one more): no overshoot, a flat area is exactly the model's value, and
+    // the tail of an edge that the wider window reaches without the plate showing it is not let in.
+    const Plane near_lo = extreme(p, 1, false), near_hi = extreme(p, 1, true);
+    const Plane lo = extreme(p, reach, false), hi = extreme(p, reach, true);
     std::vector<int> nx(static_cast<size_t>(W)), ny(static_cast<size_t>(H));   // the model pixel each plate pixel is in
     for (int x = 0; x < W; ++x) nx[static_cast<size_t>(x)] = std::min(w - 1, static_cast<int>((x + 0.5) * w / W));
     for (int y = 0; y < H; ++y) ny[static_cast<size_t>(y)] = std::min(h - 1, static_cast<int>((y + 0.5) * h / H));
@@ -193,9 +201,12 @@ void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_
         float* out = q + static_cast<size_t>(y) * W;
         for (int x = 0; x < W; ++x) {
             const int i = nx[static_cast<size_t>(x)], j = ny[static_cast<size_t>(y)];
-            const float l = lo.at(i, j), u = hi.at(i, j);
-            if (jumps.at(i, j) > jump && guide_hi.at(i, j) - guide_lo.at(i, j) > kGuideEdge) out[x] = out[x] - l <= u - out[x] ? l : u;
-            else out[x] = std::clamp(out[x], l, u);   // never outside the model's own values around it
+            if (jumps.at(i, j) > jump && guide_hi.at(i, j) - guide_lo.at(i, j) > kGuideEdge) {
+                const float l = lo.at(i, j), u = hi.at(i, j);
+                out[x] = out[x] - l <= u - out[x] ? l : u;
+            } else {
+                out[x] = std::clamp(out[x], near_lo.at(i, j), near_hi.at(i, j));   // never outside the model's values around it
+            }
         }
     }
 }

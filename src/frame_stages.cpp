@@ -307,6 +307,8 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
             w.plate->file_spec.attribute("PixelAspectRatio", static_cast<float>(*ctx.job.input.pixel_aspect));
         const PassPlanes passes = compute_passes(ctx, w, values, extras);
         ExrWriteOptions options = ctx.job.output;
+        options.pixel_type = ctx.passthrough->pixel_type(options.pixel_type, *w.plate);   // auto, for this plate
+        if (options.channels != OutputChannels::Depth) ctx.passthrough->apply(*w.plate);   // to scene_linear (or nothing)
         if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
         write_depth_exr(w.result.output_path, *w.plate, depth, meta, options, passes.channels);
         w.result.times.write_ms = ms_since(t0);

@@ -43,8 +43,10 @@ DEPTHBATCH_OPTION_NAMES(Compression, {Compression::Zip, "zip"}, {Compression::Zi
 DEPTHBATCH_OPTION_NAMES(OutputChannels, {OutputChannels::Rgba, "rgba"}, {OutputChannels::Depth, "depth"},
                         {OutputChannels::All, "all"})
 DEPTHBATCH_OPTION_NAMES(ExistingDepth, {ExistingDepth::Replace, "replace"}, {ExistingDepth::Rename, "rename"})
-DEPTHBATCH_OPTION_NAMES(PassthroughType, {PassthroughType::Keep, "keep"}, {PassthroughType::Half, "half"},
-                        {PassthroughType::Float, "float"})
+DEPTHBATCH_OPTION_NAMES(PassthroughType, {PassthroughType::Auto, "auto"}, {PassthroughType::Keep, "keep"},
+                        {PassthroughType::Half, "half"}, {PassthroughType::Float, "float"})
+DEPTHBATCH_OPTION_NAMES(PassthroughColorspace, {PassthroughColorspace::SceneLinear, "scene_linear"},
+                        {PassthroughColorspace::Plate, "plate"})
 DEPTHBATCH_OPTION_NAMES(Precision, {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Bf16, "bf16"})
 DEPTHBATCH_OPTION_NAMES(HdrMode, {HdrMode::Clamp, "clamp"}, {HdrMode::View, "view"})
 DEPTHBATCH_OPTION_NAMES(DepthConvention, {DepthConvention::Raw, "raw"}, {DepthConvention::Metric, "metric"},
@@ -377,6 +379,7 @@ void read_output(const Reader& r, JobConfig& job) {
         job.output.passes = names;
     }
     r.option("output.passes_type", job.output.passes_type);
+    r.option("output.passthrough_colorspace", job.output.passthrough_colorspace);
     // output.preview: a path, or {path, colormap, size}.
     if (r.has("output.preview")) {
         const std::string path = r.sub("output.preview", "path"), colormap = r.sub("output.preview", "colormap"),
@@ -590,6 +593,7 @@ const char* option_name(Compression v) { return name_of(v); }
 const char* option_name(OutputChannels v) { return name_of(v); }
 const char* option_name(ExistingDepth v) { return name_of(v); }
 const char* option_name(PassthroughType v) { return name_of(v); }
+const char* option_name(PassthroughColorspace v) { return name_of(v); }
 const char* option_name(Precision v) { return name_of(v); }
 const char* option_name(HdrMode v) { return name_of(v); }
 const char* option_name(DepthConvention v) { return name_of(v); }

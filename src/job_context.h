@@ -16,6 +16,7 @@
 #include "depthbatch/depth_preview.h"
 #include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/frame_sequence.h"
+#include "depthbatch/passthrough_color.h"
 #include "depthbatch/plate.h"
 #include "depthbatch/reformat.h"
 #include "depthbatch/run_job.h"
@@ -89,6 +90,7 @@ struct JobContext {
     int torch_threads = 1;
     std::unique_ptr<DepthModel> model;
     std::shared_ptr<const ColorTransform> color;
+    std::shared_ptr<const PassthroughColor> passthrough;   ///< the RGB passthrough's colour and pixel type
     std::optional<DepthNormalizer> normalizer;
     ReformatPlan first_plan;
     int first_frame = 0;                        ///< the frame the plate kind and colour were decided from

@@ -57,6 +57,7 @@ std::string contract_line(const JobConfig& j) {
            (c.fixed_size ? (*c.fixed_size ? "fixed" : "any") : "-");
 }
 std::string tiles_line(const JobConfig& j) { return std::to_string(j.model.tiles.size) + "," + std::to_string(j.model.tiles.overlap); }
+bool passthrough_converts(const JobConfig& j) { return j.output.passthrough_colorspace == PassthroughColorspace::SceneLinear; }
 std::string upsample_line(const JobConfig& j) {
     const UpsampleSettings& u = j.depth.upsample;
     return std::string(option_name(u.method)) + "," + num(u.radius_px) + "," + num(u.epsilon) + "," + num(u.edge_threshold);
@@ -116,7 +117,9 @@ std::vector<JobKey> make_table() {
         px("output.existing_depth", "replace",
            "replace (drop the plate's Z/depth.Z) | rename (keep it as depth.Z_plate/Z_plate)", "rename",
            "output.existing_depth", V(option_name(j.output.existing_depth))),
-        px("output.pixel_type", "keep", "passthrough type: keep (half stays half; integer -> float) | half | float",
+        px("output.pixel_type", "auto",
+           "passthrough type: auto (half for 8/10-bit and half plates, float for float and 12/16-bit) | keep (half "
+           "stays half; integer -> float) | half | float",
            "float", "output.pixel_type", V(option_name(j.output.pixel_type))),
         when(has_passes, px("output.passes", "none",
                             "passes beside depth.Z: P (position), N (normals), or a model's extra output (sky, "
@@ -124,6 +127,13 @@ std::vector<JobKey> make_table() {
                             V(passes_text(j.output.passes)))),
         when(has_passes_type, px("output.passes_type", "float", "pixel type of the passes: float | half", "half",
                             "output.passes_type", V(option_name(j.output.passes_type)))),
+        // In the fingerprint only for scene_linear (the default since issue 25): outputs written before it hold
+        // the plate's values, which is `plate`, and their fingerprint text has no such line. So a job asking for
+        // plate (and the pixel type of then) still finds them current, and any scene_linear job renders them again.
+        when(passthrough_converts, px("output.passthrough_colorspace", "scene_linear",
+           "the RGB passthrough: scene_linear (converted from the plate's colorspace to the config's scene_linear "
+           "role, as Nuke reads EXR) | plate (the plate's values)",
+           "plate", "output.passthrough_colorspace", V(option_name(j.output.passthrough_colorspace)))),
         scalar("path", np("output.preview", "none",
                           "8-bit colour-mapped previews: a path pattern (its path), or {path, colormap, size}",
                           "previews/p.####.jpg", kPreview, V(j.output.preview.path))),

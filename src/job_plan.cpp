@@ -175,7 +175,19 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
                     spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
                     " px on the long side (they are never enlarged)");
     ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
-    log_info(describe_output(plate, job.output));
+    // The RGB passthrough: the plate's colorspace -> scene_linear (passthrough_color.h); nothing for depth only.
+    const bool rgb_out = job.output.channels != OutputChannels::Depth;
+    ctx.passthrough = PassthroughColor::create(ctx.color->config_path(), ctx.color->from(),
+                                               rgb_out ? job.output.passthrough_colorspace : PassthroughColorspace::Plate);
+    ExrWriteOptions options = job.output;
+    std::string why;
+    options.pixel_type = ctx.passthrough->pixel_type(job.output.pixel_type, plate, &why);
+    if (rgb_out) {
+        log_info("passthrough R, G, B: ", ctx.passthrough->converts() ? "converted '" + ctx.passthrough->plate() + "' -> '" +
+                 ctx.passthrough->written() + "' (the config's scene_linear role)" : "as the plate has them ('" +
+                 ctx.passthrough->written() + "')", "; ", why);
+    }
+    log_info(describe_output(plate, options));
     // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
     // them, stay lossless.
     if (job.output.compression == Compression::Dwaa && job.output.channels != OutputChannels::Depth)
@@ -441,6 +453,9 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     for (const char* key : {"license", "source", "source_sha256", "variant", "domain"})
         if (const auto it = ctx.contract().provenance.find(key); it != ctx.contract().provenance.end() && !it->second.empty())
             meta.push_back({std::string("depthbatch/model_") + key, it->second});
+    // What the written R, G, B are in (passthrough_color.h). Not as oiio:ColorSpace: OIIO 2.4's OpenEXR writer
+    // drops every "oiio:" attribute but ConstantColor, AverageColor and SHA-1.
+    if (job.output.channels != OutputChannels::Depth) meta.push_back({"depthbatch/colorspace_rgb", ctx.passthrough->written()});
     if (seq.range) {
         meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(seq.stats.sample_frames)});
         meta.push_back({"depthbatch/stats_percentiles",

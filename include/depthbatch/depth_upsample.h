@@ -16,14 +16,18 @@
 //              0-1). Depth edges move onto the plate's edges and are as sharp as they are; where the plate has
 //              no edge of its own, depth is smoothed over the window instead.
 //   edge_hard  guided, then every pixel at a depth edge takes the depth of one side. A plate pixel is at an edge
-//              when, in the 3 x 3 model pixels around it (its bilinear support and one more), two neighbouring
-//              model pixels differ by more than edge_threshold x the frame's depth range (2nd-98th percentile of
-//              the model's output) and the plate's luma there spans more than 0.05 (the plate shows the edge
-//              too: without one the guide cannot place it). It then takes the minimum or the maximum of the
-//              model's depth in that 3 x 3, whichever its guided depth is nearer: no pixel at an edge holds a
-//              depth between the two sides (what ZDefocus and a depth-keyed matte want). Other pixels keep their
-//              guided value clamped to that 3 x 3's minimum and maximum (no overshoot; a flat area is exactly
-//              the model's value), so slopes, whose change is spread over many pixels, stay smooth.
+//              when, in the 5 x 5 model pixels around it, two neighbouring model pixels differ by more than
+//              edge_threshold x the frame's depth range (2nd-98th percentile of the model's output) and the
+//              plate's luma there spans more than 0.05 (the plate shows the edge too: without one the guide
+//              cannot place it). It then takes the minimum or the maximum of the model's depth in that 5 x 5,
+//              whichever its guided depth is nearer. 5 x 5 because the plate's shrink (the triangle filter,
+//              resample.h) mixes the two sides in up to two model pixels in a row wherever the edge falls: the
+//              window reaches past both to a pure pixel of each side, so no pixel at an edge holds a depth between
+//              the two sides, at any phase of the edge against the model's grid and any scale (tested at every
+//              quarter-pixel phase, 1.5x to 5x, x and y apart); what ZDefocus and a depth-keyed matte want.
+//              Other pixels keep their guided value clamped to the minimum and maximum of the 3 x 3 model pixels
+//              around them (no overshoot; a flat area is exactly the model's value), so slopes, whose change is
+//              spread over many pixels, stay smooth.
 // Guided and edge_hard enlarge only: a plate smaller than the model input, or model.size: plate, uses bilinear.
 #pragma once
 

@@ -11,7 +11,12 @@
 // output.existing_depth: "replace" (default) leaves the plate's own depth out; "rename" keeps it as
 // Z_plate / depth.Z_plate (in `all`: its full name + "_plate", e.g. left.Z_plate), in the rgba and all
 // layouts. Channel names are unique (a clash gets a numeric suffix).
-// Pixel types (output.pixel_type): "keep" — half stays half, float stays float, integer plates
+// Pixel types (output.pixel_type): "auto" (the default) is resolved per plate before writing (passthrough_color.h:
+// half for 8/10-bit plates whose codes survive it, else as "keep"; here, unresolved, it acts as "keep"). The
+// R, G, B passed through are converted to scene_linear before they reach write_depth_exr (passthrough_color.h;
+// output.passthrough_colorspace). pixel_type applies to the plate's channels only: channels depthbatch computes
+// (source -1 in OutputChannel: depth.Z, and any pass derived from depth such as P/N) are always float32 — the
+// hook for new passes is to add them with source -1 and TypeDesc::FLOAT. "keep" — half stays half, float stays float, integer plates
 // (8/10/16-bit PNG/JPEG/TIFF/DPX) become float so code/255, code/1023 and code/65535 survive exactly (CASES.md
 // 10: RGB = code/255 exactly); "half" / "float" — every passthrough channel in that type. depth.Z is always
 // float32. For 8- and 10-bit plates "half" loses no code either: half's 11 significant bits put k/255 and

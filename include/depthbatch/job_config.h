@@ -39,7 +39,8 @@ enum class OverwritePolicy { Error, Skip, Overwrite };             ///< output.o
 enum class Compression { Zip, Zips, Piz, Dwaa, None };            ///< output.compression (OpenEXR codecs)
 enum class OutputChannels { Rgba, Depth, All };                   ///< output.channels
 enum class ExistingDepth { Replace, Rename };                     ///< output.existing_depth
-enum class PassthroughType { Keep, Half, Float };                 ///< output.pixel_type
+enum class PassthroughType { Auto, Keep, Half, Float };           ///< output.pixel_type
+enum class PassthroughColorspace { SceneLinear, Plate };          ///< output.passthrough_colorspace
 enum class Precision { Fp32, Fp16, Bf16 };                        ///< model.precision
 enum class HdrMode { Clamp, View };                               ///< color.hdr
 enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
@@ -52,6 +53,7 @@ const char* option_name(Compression v);
 const char* option_name(OutputChannels v);
 const char* option_name(ExistingDepth v);
 const char* option_name(PassthroughType v);
+const char* option_name(PassthroughColorspace v);
 const char* option_name(Precision v);
 const char* option_name(HdrMode v);
 const char* option_name(DepthConvention v);
@@ -100,7 +102,9 @@ struct JobConfig {
         int zip_level = 4;              ///< zlib level of zip/zips, 1 (fastest) to 9 (smallest); 4 = OpenEXR's
         OutputChannels channels = OutputChannels::Rgba;
         ExistingDepth existing_depth = ExistingDepth::Replace;
-        PassthroughType pixel_type = PassthroughType::Keep;
+        PassthroughType pixel_type = PassthroughType::Auto;   ///< passthrough_color.h resolves auto per plate
+        /// scene_linear: the RGB passthrough converted to the config's scene_linear role; plate: as stored
+        PassthroughColorspace passthrough_colorspace = PassthroughColorspace::SceneLinear;
         /// output.passes: passes written beside depth.Z (passes.h), in the job's order: "P" (P.X P.Y P.Z),
         /// "N" (N.X N.Y N.Z), or a model's extra output by its contract name ("sky"); empty = none.
         std::vector<std::string> passes;

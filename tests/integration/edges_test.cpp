@@ -89,6 +89,39 @@ TEST(Edges, UpsampleMethodsOnAStepThroughTheCli) {
     EXPECT_EQ(misplaced, 0) << "edge_hard's edge lies on the plate's edge within 1 px";
 }
 
+// Issue 25's held-back check through the CLI: a square with edges at 131 and 388 on a 512 plate processed at 128
+// (edges between model pixels), a probe whose depth is linear in its input (0.1 on black, 0.9 on white), so the
+// model pixels the edges cross hold mixed depths. edge_hard must leave none: every value 0.1 or 0.9 (it left a
+// line of 0.851-0.875 all around the square, 1,028 px), the boundary within 1 px of the square's edge.
+TEST(Edges, EdgeHardLeavesNoMixedDepthWhereEdgesFallBetweenModelPixels) {
+    TempDir dir;
+    const int W = 512;
+    auto inside = [](int x, int y) { return x >= 131 && x < 388 && y >= 131 && y < 388; };
+    write_plate(dir / "sq.1001.exr", W, W, 1.0f, [&](int x, int y) { return inside(x, y) ? 1.0f : 0.0f; });
+    write_probe_model(dir / "linear.pt", "def forward(self, x):\n    return 0.1 + 0.8 * x.mean(dim=1, keepdim=True)\n",
+                      probe_contract("metric_depth"));
+    const fs::path job = write_job(dir / "job.yaml", "input: {path: sq.####.exr, colorspace: sRGB}\n"
+                                                     "model: {path: linear.pt, size: [128, 128]}\n"
+                                                     "depth: {upsample: edge_hard}\noutput: {path: out/d.####.exr}\n");
+    const RunResult r = run_cli({job.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::vector<float> d = depth_values(dir / "out" / "d.1001.exr");
+    ASSERT_EQ(d.size(), static_cast<size_t>(W * W));
+    long mixed = 0, misplaced = 0;
+    for (int y = 0; y < W; ++y)
+        for (int x = 0; x < W; ++x) {
+            const float v = d[static_cast<size_t>(y) * W + x];
+            const bool near = std::abs(v - 0.9f) < 1e-5f, far = std::abs(v - 0.1f) < 1e-5f;
+            mixed += !near && !far;
+            bool by_edge = false;
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) by_edge |= inside(x + dx, y + dy) != inside(x, y);
+            misplaced += !by_edge && (inside(x, y) ? !near : !far);
+        }
+    EXPECT_EQ(mixed, 0) << "pixels between the two sides' depths";
+    EXPECT_EQ(misplaced, 0) << "pixels more than 1 px from the edge on the wrong side";
+}
+
 // A 2:1 anamorphic plate (pixelAspectRatio 2) holding a disc, stored squeezed as an ellipse half as wide as
 // high: the model sees a circle (the probe writes the bright region's width / height as it sees it), and the
 // output keeps the stored grid and the aspect attribute. input.pixel_aspect: ignore gives the squeezed view.

@@ -39,11 +39,17 @@ struct Shot {
     }
     /// Write and run a job on p.####.<ext> into <out>/d.####.exr. `input`, `output` add keys to those
     /// sections ("colorspace: sRGB"); `more` adds whole sections.
+    /// These tests check that a plate's values reach the EXR as read, so unless `output` says otherwise the job
+    /// asks for them as read: passthrough_colorspace: plate, pixel_type: keep (the defaults linearise and pick
+    /// half where it loses nothing, issue 25: Cases.Case10PngAndJpegWithAndWithoutAlpha tests those).
     RunResult run(const std::string& ext, const std::string& out, const std::string& input = "",
-                  const std::string& output = "", const std::string& more = "", const std::string& env = "") {
+                  std::string output = "", const std::string& more = "", const std::string& env = "") {
         const fs::path job = dir / (out + ".yaml");
+        if (output.find("passthrough_colorspace") == std::string::npos)
+            output += std::string(output.empty() ? "" : ", ") + "passthrough_colorspace: plate";
+        if (output.find("pixel_type") == std::string::npos) output += ", pixel_type: keep";
         write_job(job, "input: {path: p.####" + ext + (input.empty() ? "" : ", " + input) + "}\n"
-                       "output: {path: " + out + "/d.####.exr" + (output.empty() ? "" : ", " + output) + "}\n"
+                       "output: {path: " + out + "/d.####.exr, " + output + "}\n"
                        "model: {path: " + model.string() + ", size: plate, device: cpu}\n" + more);
         return run_cli({job.string()}, env);
     }
@@ -629,8 +635,19 @@ TEST(Cases, Case4NegativeOriginOverscanAndOffsetDataWindow) {
 
 // ==== CASES.md 10: PNG / JPEG, alpha =================================================================
 
+namespace {
+/// The sRGB decoding and encoding (IEC 61966-2-1), written out.
+double srgb_to_linear(double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); }
+double linear_to_srgb(double v) { return v <= 0.0031308 ? v * 12.92 : 1.055 * std::pow(v, 1 / 2.4) - 0.055; }
+}  // namespace
+
+// The defaults (issue 25): the RGB passthrough in scene-linear as Nuke reads EXR (an 8-bit sRGB plate decoded
+// once, by OCIO), half for 8-bit plates (every code survives: tests/unit/passthrough_color_test.cpp), float for
+// 16-bit; alpha never converted; the header names the colorspace. The model sees the plate's sRGB values as
+// before, so depth is unchanged. passthrough_colorspace: plate, pixel_type: keep give the plate's codes exactly.
 TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
     Shot s;
+    const std::string defaults = "passthrough_colorspace: scene_linear, pixel_type: auto";   // the defaults, spelled out
     struct Plate {
         std::string name, ext;
         Names channels;
@@ -653,36 +670,90 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
             if (f.rfind("p.1001.", 0) == 0) fs::remove(s.dir / f);
         const fs::path in = s.dir / ("p.1001" + p.ext);
         write_image(in, 320, 240, p.channels, p.type, p.fn);
-        const auto r = s.run(p.ext, p.name, "colorspace: sRGB");
+        const auto r = s.run(p.ext, p.name, "colorspace: sRGB", defaults);
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const fs::path out = s.out(p.name);
-        const bool alpha = p.channels.back() == "A";
+        const bool alpha = p.channels.back() == "A", wide = p.type == "uint16";
         EXPECT_EQ(channel_names(out), (alpha ? Names{"R", "G", "B", "A", "depth.Z"} : Names{"R", "G", "B", "depth.Z"}));
+        const OIIO::TypeDesc t = wide ? kFloat : kHalf;   // auto: half for 8-bit, float for 16-bit
+        expect_types(out, alpha ? std::vector<OIIO::TypeDesc>{t, t, t, t, kFloat} : std::vector<OIIO::TypeDesc>{t, t, t, kFloat});
+        EXPECT_EQ(meta(out, "depthbatch/colorspace_rgb"), "Linear Rec.709 (sRGB)");
+        EXPECT_EQ(meta(out, "depthbatch/colorspace_in"), "sRGB");
         OIIO::ImageBuf buf = read_image(out);
         const int z = channel_index(buf, "depth.Z");
         EXPECT_NEAR(buf.getchannel(10, 100, 0, z), p.depth_left, 1e-5);    // alpha 0 half
         EXPECT_NEAR(buf.getchannel(300, 100, 0, z), p.depth_right, 1e-5);  // alpha 1 half
-        // Passthrough: code/255 or code/65535 exactly, alpha as stored.
-        const std::string src0 = p.channels.size() >= 3 ? "R" : "Y";
-        expect_passthrough(out, "R", in, src0);
-        if (alpha) expect_passthrough(out, "A", in, "A");
+        // Passthrough: the sRGB decoding of the plate's value (half: within half's rounding), alpha as stored.
+        const double tol = wide ? 1e-6 : 6e-4;   // relative: half keeps 11 significant bits
+        for (int c = 0; c < 3; ++c) {
+            const double v = p.fn(10, 100, p.channels.size() >= 3 ? c : 0), lin = srgb_to_linear(v);
+            EXPECT_NEAR(buf.getchannel(10, 100, 0, c), lin, lin * tol + 1e-7) << "channel " << c << " (plate " << v << ")";
+        }
+        if (alpha) {
+            EXPECT_EQ(buf.getchannel(10, 100, 0, 3), 0.0f) << "alpha is never colour-converted";
+            EXPECT_EQ(buf.getchannel(300, 100, 0, 3), 1.0f);
+        }
         if (p.name == "rgba") {
-            EXPECT_EQ(buf.getchannel(10, 100, 0, 0), 200 / 255.0f) << "colour under alpha 0 is kept";
+            EXPECT_NEAR(buf.getchannel(10, 100, 0, 0), srgb_to_linear(200 / 255.0), 6e-4) << "colour under alpha 0 is kept";
             EXPECT_EQ(meta(out, "depthbatch/alpha"), "unassociated: colour as stored in the plate, not premultiplied by A");
         }
-        if (p.name == "rgb16") EXPECT_EQ(buf.getchannel(5, 5, 0, 1), 32768 / 65535.0f) << "not cut to 8 bits";
+        if (p.name == "grey") EXPECT_NEAR(buf.getchannel(5, 5, 0, 1), 0.2158605f, 1e-4) << "code 128, linearised once";
+        if (p.name == "rgb16")   // not cut to 8 bits: 32768/65535 decoded, not 128/255
+            EXPECT_NEAR(buf.getchannel(5, 5, 0, 1), srgb_to_linear(32768 / 65535.0), 1e-6);
     }
-    // A JPEG (a real plate): renders, 3 channels in, RGB = the decoder's code/255.
+    // The old values on request (CASES.md 10): passthrough_colorspace: plate, pixel_type: float give the plate's
+    // codes exactly (code/65535 here, the last plate; code/255 alike).
+    const auto kept = s.run(".png", "kept", "colorspace: sRGB", "passthrough_colorspace: plate, pixel_type: float");
+    ASSERT_EQ(kept.exit_code, 0) << kept.output;
+    expect_types(s.out("kept"), {kFloat, kFloat, kFloat, kFloat});
+    expect_passthrough(s.out("kept"), "R", s.dir / "p.1001.png", "R");
+    EXPECT_EQ(read_image(s.out("kept")).getchannel(5, 5, 0, 1), 32768 / 65535.0f);
+    EXPECT_EQ(meta(s.out("kept"), "depthbatch/colorspace_rgb"), "sRGB");
+    // A JPEG (a real plate): renders, 3 channels in, half RGB in scene-linear; encoded back to sRGB and rounded,
+    // every pixel is the decoder's code again (the round trip Nuke's Write to JPEG does); depth is the probe's
+    // mean of the plate's own sRGB values.
     for (const auto& f : list_dir(s.dir.path))
         if (f.rfind("p.1001.", 0) == 0) fs::remove(s.dir / f);
     fs::create_symlink(samples_dir() / "plates/carshadow/carshadow.1001.jpg", s.dir / "p.1001.jpg");
-    const auto r = s.run(".jpg", "jpg", "colorspace: sRGB");
+    const auto r = s.run(".jpg", "jpg", "colorspace: sRGB", defaults);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(channel_names(s.out("jpg")), (Names{"R", "G", "B", "depth.Z"}));
-    for (const char* c : {"R", "G", "B"}) expect_passthrough(s.out("jpg"), c, s.dir / "p.1001.jpg", c);
-    const auto R = channel_floats(s.out("jpg"), "R"), G = channel_floats(s.out("jpg"), "G"),
-               B = channel_floats(s.out("jpg"), "B"), d = depth_values(s.out("jpg"));
-    for (size_t i = 0; i < d.size(); i += 97) ASSERT_NEAR(d[i], (R[i] + G[i] + B[i]) / 3.0f, 1e-6);
+    expect_types(s.out("jpg"), {kHalf, kHalf, kHalf, kFloat});
+    const auto d = depth_values(s.out("jpg"));
+    std::vector<std::vector<unsigned char>> codes;
+    long changed = 0;
+    for (const char* c : {"R", "G", "B"}) {
+        codes.push_back(channel_bytes(s.dir / "p.1001.jpg", c, OIIO::TypeDesc::UINT8));
+        const auto lin = channel_floats(s.out("jpg"), c);
+        ASSERT_EQ(lin.size(), codes.back().size());
+        for (size_t i = 0; i < lin.size(); ++i) changed += std::lround(linear_to_srgb(lin[i]) * 255.0) != codes.back()[i];
+    }
+    EXPECT_EQ(changed, 0) << "values that do not encode back to the JPEG's code";
+    for (size_t i = 0; i < d.size(); i += 97)
+        ASSERT_NEAR(d[i], (codes[0][i] / 255.0f + codes[1][i] / 255.0f + codes[2][i] / 255.0f) / 3.0f, 1e-6);
+}
+
+// The default on plates that are already scene-linear, and on a 10-bit DPX (issue 25): a half EXR in
+// scene_linear is written bit for bit, still half; the 10-bit DPX (auto: ACEScct) is linearised to Linear
+// Rec.709 and written as float, because half would change some 10-bit codes of saturated colours through the
+// AP1 -> Rec.709 matrix (passthrough_color_test.cpp); the log says why.
+TEST(Cases, DefaultPassthroughOfLinearExrAndTenBitDpx) {
+    Shot s;
+    const std::string defaults = "passthrough_colorspace: scene_linear, pixel_type: auto";
+    const fs::path exr = s.link_sample("Cannon.exr");
+    auto r = s.run(".exr", "exr", "", defaults);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(file_spec(s.out("exr")).channelformat(0), kHalf);
+    for (const char* c : {"R", "G", "B"}) expect_passthrough(s.out("exr"), c, exr, c);
+    EXPECT_EQ(meta(s.out("exr"), "depthbatch/colorspace_rgb"), "Linear Rec.709 (sRGB)");
+    fs::remove(exr);
+    const fs::path dpx = s.link_sample("dpx_nuke_10bits_rgb.dpx");
+    r = s.run(".dpx", "dpx", "", defaults);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "output.pixel_type auto: float (half would change")) << r.output;
+    EXPECT_EQ(file_spec(s.out("dpx")).channelformat(0), kFloat);
+    EXPECT_EQ(meta(s.out("dpx"), "depthbatch/colorspace_rgb"), "Linear Rec.709 (sRGB)");
+    EXPECT_EQ(meta(s.out("dpx"), "depthbatch/colorspace_in"), "ACEScct");
 }
 
 // ==== CASES.md 12: HDR ===============================================================================

@@ -108,8 +108,10 @@ TEST(Render, ProbeDepthIsExactPerPixelAtPlateSize) {
     write_p_mean(dir / "pmean.pt");
     write_image(dir / "p.1001.exr", 37, 21, {"R", "G", "B"}, "float",
                 [](int x, int y, int c) { return 0.01f * x + 0.02f * y + 0.1f * c; });
+    // The plate is called sRGB so the model sees its values as they are; passthrough_colorspace: plate keeps
+    // them in the output too (the default would linearise them, issue 25).
     write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                "output: {path: out/d.####.exr}\n"
+                                "output: {path: out/d.####.exr, passthrough_colorspace: plate}\n"
                                 "model: {path: pmean.pt, size: plate}\n");
     const auto r = run_cli({(dir / "job.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;

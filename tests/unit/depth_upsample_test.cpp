@@ -135,6 +135,133 @@ TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAndItsEdgeOnThePlateEdge) {
     EXPECT_EQ(misplaced, 0) << "the depth edge lies on the plate's edge within 1 px";
 }
 
+// ---- edge_hard wherever an edge falls ------------------------------------------------------------------
+//
+// A two-level plate (a rectangle of luma 0.9 on 0.1) through the real reformat (the triangle filter mixes the
+// model pixels an edge crosses: one or two per edge, whatever its phase) and a model whose depth is a linear
+// function of its input, so mixed model pixels hold mixed depths (what a real network does at an edge it saw
+// inside one pixel), then edge_hard back to the plate. Every output value must be one of the two plateaus and
+// the boundary within 1 plate px of the rectangle's edge.
+
+namespace {
+
+struct Rect {
+    double x0, y0, x1, y1;   // plate coordinates; pixel (x, y) covers [x, x + 1) x [y, y + 1)
+};
+
+/// The fraction of plate pixel [i, i + 1) inside [a, b): edges between pixel centres are anti-aliased.
+double cover(int i, double a, double b) { return std::clamp(std::min(b, i + 1.0) - std::max(a, double(i)), 0.0, 1.0); }
+
+/// The plate's two levels and the probe model: depth a linear function of the input, pointwise, so a mixed
+/// input pixel is a mixed depth. Two scenes: bright near (depth 5 - 3 v on luma 0.1 / 0.9), and bright far on
+/// black and white (depth 0.1 + 0.8 v, the held-back check's 0.1 and 0.9).
+struct Scene {
+    float dark, bright, a, b;   // depth = a + b * v
+    float depth(float v) const { return a + b * v; }
+};
+constexpr Scene kNearBright{0.1f, 0.9f, 5.0f, -3.0f}, kFarBright{0.0f, 1.0f, 0.1f, 0.8f};
+
+struct PhaseResult {
+    long mixed = 0, misplaced = 0;
+    float worst = 0;   // the mixed value furthest from both plateaus
+    float worst_gap = -1;
+};
+
+/// A W x H plate holding `r`, processed at w x h, enlarged back with edge_hard.
+PhaseResult edge_hard_on(int W, int H, int w, int h, const Rect& r, const Scene& sc = kNearBright) {
+    OIIO::ImageBuf rgb(OIIO::ImageSpec(W, H, 3, OIIO::TypeDesc::FLOAT));
+    float* px = static_cast<float*>(rgb.localpixels());
+    for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x) {
+            const double c = cover(x, r.x0, r.x1) * cover(y, r.y0, r.y1);
+            for (int k = 0; k < 3; ++k) px[(static_cast<size_t>(y) * W + x) * 3 + k] = static_cast<float>(sc.dark + c * (sc.bright - sc.dark));
+        }
+    ProcessingSize size;
+    size.mode = ProcessingSize::Mode::Explicit;
+    size.width_px = w;
+    size.height_px = h;
+    ModelContract c;
+    c.multiple = 1;
+    const ReformatPlan plan = ReformatPlan::make(W, H, size, c);
+    const ModelInput in = plan.to_model_input(rgb);
+    DepthImage d{in.width, in.height, std::vector<float>(static_cast<size_t>(in.width) * in.height)};
+    for (size_t i = 0; i < d.data.size(); ++i) d.data[i] = sc.depth(in.chw[i]);
+    UpsampleSettings s;
+    s.method = DepthUpsample::EdgeHard;
+    const UpsampleGuide guide = plan.make_guide(in, rgb);
+    const OIIO::ImageBuf out = plan.restore(d, s, &guide);
+    std::vector<float> z(static_cast<size_t>(W) * H);
+    EXPECT_TRUE(out.get_pixels(OIIO::ROI(0, W, 0, H, 0, 1, 0, 1), OIIO::TypeDesc::FLOAT, z.data()));
+    const float near = sc.depth(sc.bright), far = sc.depth(sc.dark);
+    PhaseResult res;
+    for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x) {
+            const float v = z[static_cast<size_t>(y) * W + x];
+            const bool is_near = std::abs(v - near) <= 1e-5f, is_far = std::abs(v - far) <= 1e-5f;
+            if (!is_near && !is_far) {
+                ++res.mixed;
+                if (const float gap = std::min(std::abs(v - near), std::abs(v - far)); gap > res.worst_gap)
+                    res.worst = v, res.worst_gap = gap;
+            }
+            // The pixel centre's distance to the rectangle's outline (Chebyshev): within 1 px either side is right.
+            const double cx = x + 0.5, cy = y + 0.5;
+            const bool inside = cx > r.x0 && cx < r.x1 && cy > r.y0 && cy < r.y1;
+            const double dx = std::min(std::abs(cx - r.x0), std::abs(cx - r.x1)), dy = std::min(std::abs(cy - r.y0), std::abs(cy - r.y1));
+            const bool by_edge = inside ? std::min(dx, dy) <= 1.0
+                                        : (std::max(r.x0 - cx, cx - r.x1) <= 1.0 && std::max(r.y0 - cy, cy - r.y1) <= 1.0);
+            if (!by_edge && (inside ? !is_near : !is_far)) ++res.misplaced;
+        }
+    return res;
+}
+
+}  // namespace
+
+// The held-back check of issue 25: edges at 131 and 388 on a 512 plate processed at 128 gave a line of mixed
+// depth (1,028 px) all around the square.
+TEST(DepthUpsample, EdgeHardSquareBetweenModelPixels) {
+    for (const Scene& sc : {kNearBright, kFarBright}) {
+        const PhaseResult r = edge_hard_on(512, 512, 128, 128, {131, 131, 388, 388}, sc);
+        EXPECT_EQ(r.mixed, 0) << "e.g. " << r.worst;
+        EXPECT_EQ(r.misplaced, 0);
+    }
+}
+
+// Every sub-pixel phase of the edges against the model's grid (the left/top edge and, with it, the
+// right/bottom one, in quarter plate pixels: whole-pixel and anti-aliased edges), at 2x, 3x, 4x, 3.7x and 1.5x,
+// and plates larger than the processing size by different non-integer factors in x and y.
+TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAtAnyPhaseOrScale) {
+    struct Case { int W, H, w, h; };
+    const Case cases[] = {{192, 160, 96, 80},   // 2x
+                          {240, 192, 80, 64},   // 3x
+                          {256, 192, 64, 48},   // 4x
+                          {259, 222, 70, 60},   // 3.7x
+                          {180, 150, 120, 100}, // 1.5x
+                          {263, 181, 71, 67},   // 3.70x by 2.70x
+                          {301, 157, 97, 31}};  // 3.10x by 5.06x
+    long total_mixed = 0, total_misplaced = 0, renders = 0;
+    for (const Case& c : cases) {
+        const double sx = double(c.W) / c.w, sy = double(c.H) / c.h;
+        // Enough quarter-pixel steps to pass through every phase of one model pixel (and one more).
+        const int steps = 4 * static_cast<int>(std::ceil(std::max(sx, sy))) + 4;
+        for (int k = 0; k <= steps; ++k) {
+            const double x0 = 0.3 * c.W + 0.25 * k, y0 = 0.3 * c.H + 0.25 * k;
+            // The far edges move at another rate, so near and far edges take their phases independently.
+            const double x1 = 0.7 * c.W + 0.25 * ((3 * k) % (steps + 1)), y1 = 0.7 * c.H + 0.25 * ((5 * k) % (steps + 1));
+            for (const Scene& sc : {kNearBright, kFarBright}) {
+                const PhaseResult r = edge_hard_on(c.W, c.H, c.w, c.h, {x0, y0, x1, y1}, sc);
+                EXPECT_EQ(r.mixed, 0) << c.W << "x" << c.H << " at " << c.w << "x" << c.h << ", rectangle " << x0 << ","
+                                      << y0 << " - " << x1 << "," << y1 << ": e.g. " << r.worst;
+                EXPECT_EQ(r.misplaced, 0) << c.W << "x" << c.H << " at " << c.w << "x" << c.h << ", rectangle " << x0
+                                          << "," << y0 << " - " << x1 << "," << y1;
+                total_mixed += r.mixed, total_misplaced += r.misplaced, ++renders;
+            }
+        }
+    }
+    EXPECT_GT(renders, 250);
+    EXPECT_EQ(total_mixed, 0);
+    EXPECT_EQ(total_misplaced, 0);
+}
+
 TEST(DepthUpsample, SmoothSlopesKeepTheirValuesUnderEdgeHard) {
     // A ramp of depth (a floor) with no plate edges: edge_hard must not quantize it into steps.
     const int w = 32, h = 32, W = 128, H = 128;

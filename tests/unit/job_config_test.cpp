@@ -266,7 +266,8 @@ TEST(JobConfig, DefaultsOfAMinimalJob) {
     EXPECT_EQ(j.output.compression, Compression::Zip);
     EXPECT_EQ(j.output.channels, OutputChannels::Rgba);
     EXPECT_EQ(j.output.existing_depth, ExistingDepth::Replace);
-    EXPECT_EQ(j.output.pixel_type, PassthroughType::Keep);
+    EXPECT_EQ(j.output.pixel_type, PassthroughType::Auto) << "issue 25: half where it loses nothing";
+    EXPECT_EQ(j.output.passthrough_colorspace, PassthroughColorspace::SceneLinear) << "issue 25: as Nuke reads EXR";
     EXPECT_EQ(j.model.path, "default");
     EXPECT_EQ(j.model.device, "auto");
     EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Model);

@@ -117,6 +117,8 @@ std::string settings_text_before_the_table(const JobConfig& job) {
     if (!o.passes.empty()) s << "\noutput.passes=" << passes;
     if (!o.passes.empty() || o.passes_type != PassPixelType::Float) s << "\noutput.passes_type=" << option_name(o.passes_type);
     s
+      // issue 25: a line only for scene_linear (the default since): outputs of before hold the plate's values
+      << (o.passthrough_colorspace == PassthroughColorspace::SceneLinear ? "\noutput.passthrough_colorspace=scene_linear" : "")
       << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px << ","
       << m.size.width_px << "," << m.size.height_px << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","
       << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","
@@ -211,6 +213,13 @@ TEST(JobConfigKeys, FingerprintTextIsTheOneBeforeTheTable) {
                   settings_text_before_the_table(j).substr(0, settings_text_before_the_table(j).rfind("model.precision=")) +
                       "model.precision=fp32\n");
     }
+    // Issue 25: outputs of before hold the plate's values as float (the defaults of then); a job asking for just
+    // that has their text exactly, and the new defaults (scene_linear, auto) do not.
+    const JobConfig old = yaml_job(set(set(kBaseJob, "output.passthrough_colorspace", "plate"), "output.pixel_type", "keep"));
+    const std::string text = output_settings_text(old);
+    EXPECT_EQ(text.find("passthrough"), std::string::npos) << text;
+    EXPECT_NE(text.find("output.pixel_type=keep\nmodel.path="), std::string::npos) << text;
+    EXPECT_NE(output_settings_text(yaml_job(kBaseJob)).find("output.passthrough_colorspace=scene_linear\n"), std::string::npos);
 }
 
 // The statistics settings: what sequence statistics depend on, not how the depth reaches the plate.

@@ -42,7 +42,8 @@ Files slurm_files(const FarmPlan& plan, const SubmitOptions& o) {
         s << "#!/bin/bash\n"
           << "#SBATCH --job-name=" << name << "\n"
           << "#SBATCH --ntasks=1\n"
-          << "#SBATCH --output=logs/" << log << "\n";
+          << "#SBATCH --output=logs/" << log << "\n"
+          << "#SBATCH --open-mode=append\n";   // a requeued task adds to its log, the first try's lines kept
         if (!o.partition.empty()) s << "#SBATCH --partition=" << o.partition << "\n";
         if (plan.gpus > 0) s << "#SBATCH --gpus-per-task=" << plan.gpus << "\n";
         return s.str();

@@ -10,12 +10,14 @@
 //
 // Engines and what is written in the output folder:
 //   slurm     render.sbatch (an array job, one task per chunk, indices 1..N: never frame numbers, since
-//             Slurm refuses indices >= MaxArraySize, 1001 by default), stats.sbatch
+//             Slurm refuses indices >= MaxArraySize, 1001 by default), stats.sbatch; logs/ (relative to
+//             sbatch --chdir, appended to by a requeued task), summaries/
 //   openjd    job.template.yaml (jobtemplate-2023-09 + TASK_CHUNKING: a CHUNK[INT] frame parameter, contiguous
 //             chunks — non-contiguous for a job of every Nth frame, whose contiguous chunks would be one frame
 //             each — and optional targetRuntimeSeconds for adaptive chunking)
 //   deadline  job_info.job + plugin_info.job (CommandLine plugin, <STARTFRAME>/<ENDFRAME>), the same pair
-//             for the stats job, and submit.sh (deadlinecommand, chaining JobDependencies)
+//             for the stats job, submit.sh (deadlinecommand, chaining JobDependencies) and JobPreLoad.py
+//             (CUDA_VISIBLE_DEVICES from the Worker's GPU affinity, installed once by the studio)
 //   opencue   opencue_submit.py (opencue-pyoutline: a Shell layer with #FRAME_START#/#FRAME_END#, chunked, after
 //             a one-frame stats layer; serialized with raw commands, use_pycuerun=False)
 //   tractor   job.alf (alfscript: a stats Task, then one Task per chunk)

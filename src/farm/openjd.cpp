@@ -5,8 +5,9 @@
 // job parameters (Depthbatch, JobFile: a parameter's value is never interpolated; PATH parameters would refuse
 // absolute defaults), used as {{Param.Depthbatch}} and {{Param.JobFile}}, and a --set holding "{{" becomes a
 // STRING parameter of its own (Set1, Set2, ...). `openjd run -p JobFile=...` points a run at another copy.
-// GPUs: a GPU job's steps carry hostRequirements amount.worker.gpu (min = FarmPlan::gpus); the worker agent
-// hands the task its GPUs through CUDA_VISIBLE_DEVICES and the task runs on `cuda`.
+// GPUs: a GPU job's steps carry hostRequirements amount.worker.gpu (min = FarmPlan::gpus), so only workers
+// with GPUs take them; the task runs on `cuda`, the first GPU its worker sees (CUDA_VISIBLE_DEVICES where the
+// host sets one per worker).
 #include "farm/farm_engines.h"
 
 #include "depthbatch/frame_sequence.h"

@@ -249,6 +249,7 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     // Device first: a job asking for a GPU that is not there is a configuration problem.
     std::tie(m->impl_->device, m->device_reason_) = choose_device(options.device);
     m->device_name_ = m->impl_->device.str();
+    m->gpu_ = query_gpu_device(m->impl_->device.is_cuda() ? m->impl_->device.index() : -1);
 
     std::unordered_map<std::string, std::string> extra{{"depthbatch.json", ""}};
     try {

@@ -111,7 +111,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     const ModelContract& contract = ctx->contract();
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
-    log_info("device ", ctx->model->device_name(), " (", ctx->model->device_reason(), ")");
+    log_info("device ", describe_device(ctx->model->device_name(), ctx->model->gpu()), " (", ctx->model->device_reason(), ")");
     // The training domain a contract states ("domain": "indoor" for FastDepth on NYU): depthbatch cannot tell an
     // exterior plate from its pixels, so it says once per job what the model knows (issue 26 §4).
     if (const auto d = contract.provenance.find("domain"); d != contract.provenance.end() && d->second == "indoor")
@@ -490,7 +490,7 @@ ValidationResult validate_job(const JobConfig& job) {
     line("job", job.job_file.empty() ? "(built in code)" : job.job_file);
     line("model", ctx->model->path() + " (" + c.name + ", " + depth_kind_name(c.kind) + ", sha256 " +
                       ctx->model->sha256().substr(0, 12) + ")");
-    line("device", ctx->model->device_name() + " (" + ctx->model->device_reason() + ")");
+    line("device", describe_device(ctx->model->device_name(), ctx->model->gpu()) + " (" + ctx->model->device_reason() + ")");
     const std::vector<int> requested = select_render_frames(job.render, ctx->shot);
     ctx->guard.preflight(requested);
     line("shot", std::to_string(ctx->shot.size()) + " frames (" + format_frame_spec(ctx->shot) + ")");

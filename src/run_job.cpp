@@ -175,6 +175,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     JobReport report;
     report.job_file = job.job_file;
     report.device = ctx->model->device_name();
+    report.gpu = ctx->model->gpu();
     report.torch_threads = ctx->torch_threads;
     report.model_name = ctx->contract().name;
     report.model_path = ctx->model->path();

@@ -242,7 +242,7 @@ void stop_watchdog(const depthbatch::JobConfig& job, const depthbatch::ProgressR
 
 /// `depthbatch submit JOB --engine E`: the engine's job files in --out, and for Slurm the submission itself.
 struct SubmitFlags {
-    std::string job, engine = "slurm", out, partition, chunk_size = "10", gpus = "0", target_runtime = "0";
+    std::string job, engine = "slurm", out, partition, chunk_size = "10", gpus, target_runtime = "0";
     std::vector<std::string> sets;
     bool dry_run = false;
 };
@@ -261,7 +261,7 @@ int run_submit(const SubmitFlags& f) {
     o.job_path = resolve_user_path(fs::current_path(), f.job);
     o.sets = f.sets;
     o.chunk_size = integer("--chunk-size", f.chunk_size, 1, 1000000);
-    o.gpus_per_task = integer("--gpus-per-task", f.gpus, 0, 64);
+    o.gpus_per_task = f.gpus.empty() ? -1 : integer("--gpus-per-task", f.gpus, 0, 64);
     o.target_runtime_s = integer("--target-runtime", f.target_runtime, 0, 7 * 24 * 3600);
     o.partition = f.partition;
     o.executable = (executable_dir() / "depthbatch").string();
@@ -287,7 +287,7 @@ int run_submit(const SubmitFlags& f) {
     if (!stats_id.empty()) std::cout << "submitted sequence statistics job " << stats_id << "\n";
     std::cout << "submitted array job " << array_id << " (tasks 1-" << plan.chunks << ")"
               << (stats_id.empty() ? "" : ", starting after job " + stats_id + " succeeds") << "\n"
-              << "logs:    " << o.out_dir << "/logs/" << plan.name << "." << array_id << "_<task>.log\n"
+              << "logs:    " << o.out_dir << "/logs/" << plan.safe_name << "." << array_id << "_<task>.log\n"
               << "follow:  squeue -j " << array_id << (stats_id.empty() ? "" : "," + stats_id) << "\n"
               << "after:   sacct -j " << array_id << " (with accounting), or scontrol show job " << array_id << "\n"
               << "cancel:  scancel " << array_id << " (tasks stop within pipeline.grace_s; resubmit to resume)\n";
@@ -419,7 +419,9 @@ int main(int argc, char** argv) {
                                                    "beside the job file)");
     submit->add_option("--chunk-size", submit_flags.chunk_size, "Frames per task (default 10)");
     submit->add_option("--partition", submit_flags.partition, "Slurm partition");
-    submit->add_option("--gpus-per-task", submit_flags.gpus, "Slurm GPUs per task (default 0)");
+    submit->add_option("--gpus-per-task", submit_flags.gpus, "GPUs each task asks the engine for (default: 1 when "
+                                                             "model.device is cuda or cuda:N, else 0); the task runs on "
+                                                             "the first GPU the engine gives it");
     submit->add_option("--target-runtime", submit_flags.target_runtime, "OpenJD targetRuntimeSeconds for adaptive chunks "
                                                                          "(default 0: fixed chunks)");
     submit->add_option("--set", submit_flags.sets, "Override any job key, on every task (repeatable)");

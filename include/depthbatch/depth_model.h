@@ -8,6 +8,7 @@
 // Inference runs under c10::InferenceMode with the module in eval() mode.
 #pragma once
 
+#include "depthbatch/gpu_device.h"
 #include "depthbatch/job_config.h"
 #include "depthbatch/model_contract.h"
 #include "depthbatch/model_data.h"
@@ -43,6 +44,9 @@ public:
     /// "cpu" or "cuda:N", and why it was picked (for the log).
     const std::string& device_name() const { return device_name_; }
     const std::string& device_reason() const { return device_reason_; }
+    /// The GPU behind device_name() (its CUDA index, driver name and UUID, CUDA_VISIBLE_DEVICES); index -1 on the
+    /// CPU. describe_device (gpu_device.h) makes the log's line of it.
+    const GpuDevice& gpu() const { return gpu_; }
     /// True for modules made with torch.jit.trace (the archive holds traced_inputs.pkl, which
     /// torch.jit.trace has saved since PyTorch 2.0), false for torch.jit.script.
     bool traced() const { return traced_; }
@@ -99,6 +103,7 @@ private:
     std::unique_ptr<Impl> impl_;
     ModelContract contract_;
     std::string path_, sha256_, device_name_, device_reason_;
+    GpuDevice gpu_;
     bool traced_ = false;
     Precision precision_ = Precision::Fp32;
 };

@@ -10,17 +10,28 @@
 //
 // Engines and what is written in the output folder:
 //   slurm     render.sbatch (an array job, one task per chunk, indices 1..N: never frame numbers, since
-//             Slurm refuses indices >= MaxArraySize, 1001 by default), stats.sbatch
+//             Slurm refuses indices >= MaxArraySize, 1001 by default), stats.sbatch; logs/ (relative to
+//             sbatch --chdir, appended to by a requeued task), summaries/
 //   openjd    job.template.yaml (jobtemplate-2023-09 + TASK_CHUNKING: a CHUNK[INT] frame parameter, contiguous
 //             chunks — non-contiguous for a job of every Nth frame, whose contiguous chunks would be one frame
 //             each — and optional targetRuntimeSeconds for adaptive chunking)
 //   deadline  job_info.job + plugin_info.job (CommandLine plugin, <STARTFRAME>/<ENDFRAME>), the same pair
-//             for the stats job, and submit.sh (deadlinecommand, chaining JobDependencies)
+//             for the stats job, submit.sh (deadlinecommand, chaining JobDependencies) and JobPreLoad.py
+//             (CUDA_VISIBLE_DEVICES from the Worker's GPU affinity, installed once by the studio)
 //   opencue   opencue_submit.py (opencue-pyoutline: a Shell layer with #FRAME_START#/#FRAME_END#, chunked, after
 //             a one-frame stats layer; serialized with raw commands, use_pycuerun=False)
 //   tractor   job.alf (alfscript: a stats Task, then one Task per chunk)
+// Each engine is one file in src/farm/ (slurm.cpp, openjd.cpp, deadline.cpp, opencue.cpp, tractor.cpp) behind
+// farm_job_files; paths are quoted for each format by depthbatch/farm_quoting.h, so any path a file system
+// allows reaches the task as it is and nothing in a name is executed.
+//
+// GPUs: a job whose model.device is cuda (or cuda:N) asks each task for FarmPlan::gpus GPUs in the engine's own
+// terms (Slurm --gpus-per-task, OpenJD amount.worker.gpu, OpenCue gpus, Deadline through the JobPreLoad.py
+// written beside its files) and the task runs on `cuda`, the first GPU the engine made visible to it
+// (CUDA_VISIBLE_DEVICES), never on a fixed index of the machine.
 #pragma once
 
+#include "depthbatch/farm_quoting.h"
 #include "depthbatch/job_config.h"
 
 #include <string>
@@ -42,33 +53,44 @@ struct SubmitOptions {
     int chunk_size = 10;                  ///< frames per task (the last chunks may hold one fewer)
     std::string out_dir;                  ///< where the engine's files (and Slurm's logs) go, absolute
     std::string executable;               ///< the depthbatch the nodes run, absolute
-    std::string partition;                ///< Slurm partition ("" = the cluster's default)
-    int gpus_per_task = 0;                ///< Slurm --gpus-per-task (0 = none asked for)
+    std::string partition;                ///< Slurm partition(s), e.g. "gpu" or "gpu,cpu" ("" = the cluster's
+                                          ///< default); one token of [A-Za-z0-9._,-], else ConfigError
+    int gpus_per_task = -1;               ///< GPUs each task asks for; -1 = 1 when model.device is cuda or
+                                          ///< cuda:N, else 0
     int max_array_size = 0;               ///< Slurm MaxArraySize (0 = unknown: no limit applied)
     double target_runtime_s = 0;          ///< OpenJD chunks.targetRuntimeSeconds (0 = fixed chunks)
 };
 
 /// How a job is cut for the farm.
 struct FarmPlan {
-    std::string name;                     ///< the job's name on the farm: the job file's stem
+    std::string name;                     ///< the job file's stem, as it is (for messages)
+    std::string safe_name;                ///< farm_safe_name(name): the job's name on the farm, its log files
     std::vector<int> frames;              ///< the shot's frames (input.frames, else what is on disk)
     std::string output_path;              ///< the job's output.path pattern (Deadline's output folder)
     int chunk_size = 0;                   ///< frames per chunk after any Slurm limit
     int chunks = 0;                       ///< N in --chunk I/N: ceil(frames / chunk_size)
     bool needs_stats = false;             ///< depth.normalize: sequence
-    std::string note;                     ///< a change the plan made to the options (chunk size raised to fit
-                                          ///< MaxArraySize), "" if none
+    int gpus = 0;                         ///< GPUs each task asks the engine for (0 = a CPU job)
+    std::vector<std::string> task_sets;   ///< --set overrides the plan adds to every task after the user's:
+                                          ///< model.device=cuda for a cuda:N job given GPUs (the engine's GPUs
+                                          ///< are renumbered from 0 in the task)
+    std::string note;                     ///< changes the plan made to the options (chunk size raised to fit
+                                          ///< MaxArraySize) and doubts about them (GPUs for a CPU job), "; "
+                                          ///< between them, "" if none
 };
 
 /// Cut `job` into chunks of `options.chunk_size` frames. With options.max_array_size set (Slurm), when
 /// the chunks would need indices at or above it, the chunk size is raised to the smallest that fits and
-/// `note` says so with the numbers. Throws ConfigError for a chunk size < 1 and InputError when the shot
-/// has no frames.
+/// `note` says so with the numbers. GPUs: gpus = options.gpus_per_task, or with -1 one for a job whose
+/// model.device is cuda or cuda:N (none otherwise); a cuda:N job given GPUs runs on `cuda` (task_sets).
+/// Throws ConfigError for a chunk size < 1 and InputError when the shot has no frames.
 FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& options);
 
 /// The files to write for `plan` on options.engine: (file name inside options.out_dir, content), in the
-/// order they should be written. Throws ConfigError for a path that the engine's syntax cannot carry
-/// (e.g. a brace in a path for Tractor).
+/// order they should be written. Every path is carried as it is (README "On the farm": quoting); throws
+/// ConfigError only for what a format cannot hold at all (a path that is not UTF-8 for the engines whose files
+/// are Unicode text, a newline in Deadline's key=value lines, an XML-forbidden control byte for OpenCue) and
+/// for a --partition that is not one token.
 std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& plan, const SubmitOptions& options);
 
 /// Write `files` (farm_job_files) into options.out_dir through the output guard of `job` (src/output_guard.h):
@@ -82,15 +104,13 @@ std::vector<std::string> write_farm_files(const JobConfig& job, const std::vecto
 /// OpenJD's range expression for `frames` ("1001-1100:2,1200"): format_frame_spec with ':' for the step.
 std::string openjd_range_expression(const std::vector<int>& frames);
 
-/// Quote `text` for a POSIX shell ('...' with embedded quotes written as '\'').
-std::string shell_quote(const std::string& text);
-
 /// Slurm: MaxArraySize from `scontrol show config` (0 when scontrol cannot tell). Never throws.
 int slurm_max_array_size();
 
-/// Slurm: submit the written scripts with sbatch (stats first, the array job depending on it with
-/// --dependency=afterok) and return the job ids (stats id, or "", then the array job's id). Throws
-/// RenderError with sbatch's own message when a submission fails.
+/// Slurm: submit the written scripts with sbatch --chdir=options.out_dir (the scripts' log paths are relative
+/// to it: logs/NAME.%A_%a.log), stats first, the array job depending on it with --dependency=afterok, and
+/// return the job ids (stats id, or "", then the array job's id). Throws RenderError with sbatch's own message
+/// when a submission fails.
 std::pair<std::string, std::string> slurm_submit(const FarmPlan& plan, const SubmitOptions& options);
 
 }  // namespace depthbatch

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "depthbatch/error.h"
+#include "depthbatch/gpu_device.h"
 #include "depthbatch/job_config.h"
 #include "depthbatch/sequence_stats.h"
 
@@ -57,6 +58,7 @@ struct JobReport {
     double wall_s = 0;                ///< the whole job: model load, planning, statistics and rendering
     double render_s = 0;              ///< the rendering pipeline alone (first frame read to last frame written)
     std::string device;               ///< "cpu" or "cuda:N"
+    GpuDevice gpu;                    ///< the GPU behind it (index -1 on the CPU), CUDA_VISIBLE_DEVICES
     int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;
     StageTimes totals;                ///< summed over rendered frames
     double infer_wait_ms = 0;         ///< time the inference stage sat waiting for its next input

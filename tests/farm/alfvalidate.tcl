@@ -4,7 +4,9 @@
 # alfscript operators exist (Job, Task, RemoteCmd, Cmd, Instance, Assign,
 # Iterate); each is aliased to a checker here.  Prints every command with its
 # task path; exits 1 on any error.
-# Usage: tclsh alfvalidate.tcl job.alf
+# Usage: tclsh alfvalidate.tcl job.alf ?ARGV_FILE?
+# With ARGV_FILE, every command's argv is also written there as the bytes a blade would pass: each element
+# followed by a NUL byte, each command ended by one more NUL (the file is read and written as UTF-8).
 #
 # Option names: the common ones from Pixar's "Job Scripting Operators" page;
 # unknown options are reported as errors so typos are caught.
@@ -76,6 +78,10 @@ proc cmdcommon {kind slave launch args} {
     set o [parseopts $kind $::opts(Cmd) $args]
     if {[catch {llength $launch} n] || $n == 0} { err "$kind: empty or malformed launch expression: $launch"; return }
     incr ::ncmds
+    if {$::argvout ne {}} {
+        foreach word $launch { puts -nonewline $::argvout "$word\0" }
+        puts -nonewline $::argvout "\0"
+    }
     puts "    [string toupper $kind] argv=[list $launch] service=[list [dget $o -service {}]] task=[list [join $::path /]]"
 }
 proc op_RemoteCmd {slave launch args} { cmdcommon RemoteCmd $slave $launch {*}$args }
@@ -88,8 +94,10 @@ proc op_Instance {slave title args} {
 proc op_Assign  {slave var value} { $slave eval [list set $var $value] }
 proc op_Iterate {slave args} { err "Iterate not supported by this validator" }
 
-if {[llength $argv] != 1} { puts stderr "usage: tclsh alfvalidate.tcl job.alf"; exit 2 }
-set f [open [lindex $argv 0]]; set script [read $f]; close $f
+if {[llength $argv] < 1 || [llength $argv] > 2} { puts stderr "usage: tclsh alfvalidate.tcl job.alf ?ARGV_FILE?"; exit 2 }
+set f [open [lindex $argv 0]]; fconfigure $f -encoding utf-8; set script [read $f]; close $f
+set ::argvout {}
+if {[llength $argv] == 2} { set ::argvout [open [lindex $argv 1] w]; fconfigure $::argvout -encoding utf-8 -translation lf }
 
 set slave [interp create -safe]
 foreach op {Job Task RemoteCmd Cmd Instance Assign Iterate} { interp alias $slave $op {} op_$op $slave }
@@ -102,4 +110,5 @@ foreach pair $::instances {
 }
 puts "SUMMARY tasks=[llength $::tasks] cmds=$::ncmds instances=[llength $::instances] errors=[llength $::errors]"
 foreach e $::errors { puts stderr "ERROR: $e" }
+if {$::argvout ne {}} { close $::argvout }
 exit [expr {[llength $::errors] ? 1 : 0}]

@@ -3,6 +3,7 @@
 // any moment), --skip-existing that trusts only complete outputs of the same job, pipeline.on_error: continue,
 // and the engines themselves: a real one-node Slurm cluster, Open Job Description's `openjd run`, OpenCue's
 // pyoutline, Tractor's alfscript parsed by Tcl, Deadline's job files.
+#include "depthbatch/frame_sequence.h"
 #include "depthbatch/sha256.h"
 #include "support/test_support.h"
 
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -314,6 +316,96 @@ void expect_same_frames(const fs::path& dir, const std::map<int, std::string>& r
     }
 }
 
+/// Deadline's CommandLine plugin hands Arguments to .NET's Process, which splits it as the Microsoft C runtime
+/// does (CommandLineToArgvW, 2008 rules): blanks separate words outside quotes; 2n backslashes before a quote
+/// give n and the quote toggles quoting, 2n+1 give n and a literal quote; "" inside quotes is a quote;
+/// other backslashes are literal. Written here from those rules, apart from the code under test.
+std::vector<std::string> split_windows_command_line(const std::string& s) {
+    std::vector<std::string> args;
+    size_t i = 0;
+    const size_t n = s.size();
+    while (true) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) ++i;
+        if (i >= n) break;
+        std::string arg;
+        bool quoted = false;
+        while (i < n && (quoted || (s[i] != ' ' && s[i] != '\t'))) {
+            if (s[i] == '\\') {
+                size_t k = 0;
+                while (i < n && s[i] == '\\') ++k, ++i;
+                if (i < n && s[i] == '"') {
+                    arg.append(k / 2, '\\');
+                    if (k % 2) arg += '"', ++i;
+                } else {
+                    arg.append(k, '\\');
+                }
+            } else if (s[i] == '"') {
+                if (quoted && i + 1 < n && s[i + 1] == '"') arg += '"', i += 2;
+                else quoted = !quoted, ++i;
+            } else {
+                arg += s[i++];
+            }
+        }
+        args.push_back(arg);
+    }
+    return args;
+}
+
+/// Issue 26: a shot folder as studios name them: spaces, both quotes, $(), backticks, '%' and non-ASCII. If any
+/// engine's file let a shell or Tcl read it, `touch X` or `touch Y` would run (canary_found).
+const std::string kEveryQuote = "shot 010 \"it's\" $(touch X) `touch Y` 100% \xc3\xa9";
+
+/// A job `job 50%.yaml` on the bedroom plate in `dir`/kEveryQuote, rendering into that folder's out/.
+fs::path every_quote_job(const fs::path& dir, const std::string& frames, const std::string& extra = "") {
+    fs::create_directories(dir / kEveryQuote);
+    return write_job(dir / kEveryQuote / "job 50%.yaml",
+                     "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() + "\n  frames: " +
+                         frames + "\noutput:\n  path: out/d.####.exr\n" + extra);
+}
+
+/// A file named X or Y under `dir` or in the current folder: something in a name was executed.
+std::string canary_found(const fs::path& dir) {
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.path().filename() == "X" || e.path().filename() == "Y") return e.path().string();
+    for (const char* c : {"X", "Y"})
+        if (fs::exists(fs::current_path() / c)) return (fs::current_path() / c).string();
+    return "";
+}
+
+/// The words of a NUL-separated argv file (tests/farm/alfvalidate.tcl ARGV_FILE): one vector per command.
+std::vector<std::vector<std::string>> read_argv_file(const fs::path& path) {
+    std::vector<std::vector<std::string>> cmds(1);
+    const std::string bytes = read_bytes(path);
+    size_t start = 0;
+    for (size_t at; (at = bytes.find('\0', start)) != std::string::npos; start = at + 1) {
+        if (at == start) cmds.emplace_back();   // the extra NUL ending a command
+        else cmds.back().push_back(bytes.substr(start, at - start));
+    }
+    cmds.pop_back();
+    return cmds;
+}
+
+/// OpenCue: each layer's <cmd> as cuebot would receive it, from the job spec pyoutline serializes for
+/// `script` (XML-unescaped by ElementTree): written to `dir`/cmd.LAYER. pyoutline's config and session
+/// folder are kept in `dir`.
+RunResult opencue_commands(const fs::path& script, const fs::path& dir) {
+    write_file(dir / "outline.cfg", "[outline]\nhome = " + (dir / "home").string() + "\nsession_dir = " +
+                                        (dir / "sessions").string() + "\nwrapper_dir = %(home)s/wrappers\nuser_dir = " +
+                                        (dir / "user").string() + "\nbin_dir = %(home)s/bin\nbackend = cue\n"
+                                        "spec_version = 1.15\nfacility = local\ndomain = example.com\nmaxretries = 2\n"
+                                        "default_show = testing\ndefault_shot = default\n");
+    const std::string py =
+        "import runpy, sys, xml.etree.ElementTree as ET\n"
+        "import outline.cuerun\n"
+        "build = runpy.run_path(sys.argv[1])['build']\n"
+        "spec = outline.cuerun.OutlineLauncher(build()).serialize(use_pycuerun=False)\n"
+        "for layer in ET.fromstring(spec).iter('layer'):\n"
+        "    open(sys.argv[2] + '/cmd.' + layer.get('name'), 'wb').write(layer.find('cmd').text.encode())\n"
+        "    print(layer.get('name'), 'gpus', layer.findtext('gpus'))\n";
+    return run_program(kFarmVenv / "bin/python", {"-c", py, script.string(), dir.string()},
+                       "env OUTLINE_CONFIG_FILE='" + (dir / "outline.cfg").string() + "'");
+}
+
 }  // namespace
 
 // Slurm, for real: a one-node cluster from Debian's packages (tests/farm/slurm-cluster), `depthbatch submit`
@@ -417,7 +509,7 @@ TEST(Farm, OpenCueOutlineSerializesWithPyoutline) {
     EXPECT_TRUE(contains(xml, "<layer name=\"render\" type=\"Render\">")) << xml;
     EXPECT_TRUE(contains(xml, "<chunk>4</chunk>")) << xml;
     EXPECT_TRUE(contains(xml, "<range>1001-1010</range>")) << xml;
-    EXPECT_TRUE(contains(xml, "--range #FRAME_START#-#FRAME_END# --skip-existing</cmd>")) << xml;
+    EXPECT_TRUE(contains(xml, "'--range' '#FRAME_START#-#FRAME_END#' '--skip-existing'</cmd>")) << xml;
     EXPECT_TRUE(contains(xml, "<depend type=\"LAYER_ON_LAYER\"")) << xml;
 }
 
@@ -461,11 +553,474 @@ TEST(Farm, DeadlineCommandLineTaskRendersItsFrames) {
     // <ENDFRAME> 1007. Run the arguments as the CommandLine plugin would.
     std::string args = std::regex_replace(plugin["Arguments"], std::regex("<STARTFRAME>"), "1005");
     args = std::regex_replace(args, std::regex("<ENDFRAME>"), "1007");
-    r = run_program("/bin/sh", {"-c", "exec '" + plugin["Executable"] + "' " + args});
+    r = run_program(plugin["Executable"], split_windows_command_line(args));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     // Frames finish in parallel: either may be the second.
     EXPECT_TRUE(contains(r.output, "frame 1005 rendered ") && contains(r.output, "frame 1007 rendered ")) << r.output;
     EXPECT_TRUE(contains(r.output, " rendered 2/2 ")) << r.output;
     EXPECT_TRUE(contains(r.output, "(Progress: 100%)")) << r.output;   // Deadline's CommandLine plugin reads this
     EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1005.exr", "d.1007.exr"}));
+}
+
+// ---- any path, through every engine (issue 26) ----------------------------------------------------------
+
+// Slurm, for real, with a job `job 50%.yaml` in a folder of every quote: sbatch runs the scripts, the logs land
+// under names depthbatch chose, the frames render into that folder equal to a single-process render, and
+// nothing in the name runs.
+TEST(Farm, SlurmRendersAJobInAFolderOfEveryQuote) {
+    const fs::path cluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
+    if (run_program(cluster, {"packages"}).exit_code != 0)
+        GTEST_SKIP() << "Slurm is not installed (scripts/setup installs slurmctld slurmd slurm-client munge)";
+    if (::geteuid() != 0) GTEST_SKIP() << "a private Slurm cluster needs root (SlurmUser=root, munged --force)";
+    const std::string seq = "depth:\n  convention: normalized\n  normalize: sequence\n";
+    const auto ref = reference_render("1001-1004", 1001, 1004, seq);
+    TempDir dir;
+    const fs::path job = every_quote_job(dir.path, "1001-1004", seq);
+    const fs::path shot = dir / kEveryQuote;
+    const fs::path state = dir / "slurm";
+    const auto started = run_program(cluster, {"start", state.string()});
+    ASSERT_EQ(started.exit_code, 0) << started.output;
+    struct Stop {
+        fs::path cluster, state;
+        ~Stop() { run_program(cluster, {"stop", state.string()}); }
+    } stop{cluster, state};
+    const std::string env = "env SLURM_CONF='" + (state / "slurm.conf").string() + "'";
+    const auto sub = run_cli({"submit", job.string(), "--chunk-size", "2"}, env);   // Slurm: the default engine
+    ASSERT_EQ(sub.exit_code, 0) << sub.output;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(sub.output, m, std::regex("JOB_ID=(\\d+)"))) << sub.output;
+    const std::string array_id = m[1];
+    ASSERT_TRUE(std::regex_search(sub.output, m, std::regex("submitted sequence statistics job (\\d+)"))) << sub.output;
+    const std::string stats_id = m[1];
+    for (int i = 0; i < 600; ++i) {
+        const auto q = run_program("squeue", {"-h", "-j", array_id + "," + stats_id}, env);
+        if (q.exit_code == 0 && q.output.find_first_not_of(" \n") == std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    const fs::path farm = shot / "job 50%.farm";
+    EXPECT_EQ(list_dir(farm / "logs"), (std::vector<std::string>{"job_50_." + array_id + "_1.log", "job_50_." + array_id +
+                                                                 "_2.log", "job_50_.stats." + stats_id + ".log"}));
+    const auto show = run_program("scontrol", {"show", "job", array_id}, env);
+    EXPECT_TRUE(contains(show.output, "JobName=depthbatch-job_50_")) << show.output;
+    EXPECT_EQ(show.output.find("JobState=FAILED"), std::string::npos) << show.output;
+    expect_same_frames(shot, ref, 1001, 1004);
+    for (int task = 1; task <= 2; ++task)
+        EXPECT_EQ(read_json(farm / "summaries" / ("job_50_.chunk-" + std::to_string(task) + ".json"))["rendered"], 2);
+    EXPECT_EQ(canary_found(dir.path), "");
+}
+
+// Open Job Description: the template of a job in a folder of every quote passes `openjd check`, and `openjd run`
+// renders into that folder; the paths travel as job parameters ("{{" in a path is no format string).
+TEST(Farm, OpenJDRunsAJobInAFolderOfEveryQuote) {
+    if (!fs::exists(kFarmVenv / "bin/openjd")) GTEST_SKIP() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
+    const auto ref = reference_render("1001-1003", 1001, 1003);
+    TempDir dir;
+    const fs::path job = every_quote_job(dir.path, "1001-1003");
+    auto r = run_cli({"submit", job.string(), "--engine", "openjd", "--chunk-size", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path tmpl = dir / kEveryQuote / "job 50%.farm/job.template.yaml";
+    r = run_program(kFarmVenv / "bin/openjd", {"check", tmpl.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_program(kFarmVenv / "bin/openjd", {"run", tmpl.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "Frame(CHUNK[INT]) = 1003")) << r.output;
+    expect_same_frames(dir / kEveryQuote, ref, 1001, 1003);
+    EXPECT_EQ(canary_found(dir.path), "");
+    // A folder with "{{", braces, a backslash and a newline still passes `openjd check`, its path given back
+    // by the parser as it is.
+    const std::string harder = "a {{Param.X}} {b} c\\d\nnew line";
+    fs::create_directories(dir / harder);
+    const fs::path job2 = write_job(dir / harder / "job.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                                                   "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
+    r = run_cli({"submit", job2.string(), "--engine", "openjd", "--set", "output.path=\"{{x}}/d.####.exr\"", "--dry-run", "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({"submit", job2.string(), "--engine", "openjd", "--set", "output.path=\"{{x}}/d.####.exr\""});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path tmpl2 = dir / harder / "job.farm/job.template.yaml";
+    r = run_program(kFarmVenv / "bin/openjd", {"check", tmpl2.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    r = run_program(kFarmVenv / "bin/python", {"-c", "import sys, yaml; t = yaml.safe_load(open(sys.argv[1], encoding='utf-8'));"
+                                                     "p = {d['name']: d['default'] for d in t['parameterDefinitions']};"
+                                                     "sys.stdout.write(p['JobFile'] + '\\0' + p['Set1'])", tmpl2.string()});
+    EXPECT_EQ(r.output, job2.string() + std::string(1, '\0') + "output.path=\"{{x}}/d.####.exr\"") << r.output;
+}
+
+// Deadline, OpenCue and Tractor with the same folder: each file parses with its engine's reader (key=value and
+// .NET's argument rules, pyoutline's XML spec then the shell RQD uses, Tcl), gives back the job's path byte for
+// byte, and the command it yields renders its frames into that folder without running anything in the name.
+TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
+    const auto ref = reference_render("1001-1006", 1001, 1006);
+    TempDir dir;
+    const fs::path job = every_quote_job(dir.path, "1001-1006");
+    const fs::path shot = dir / kEveryQuote;
+    // Deadline: chunks of 2, the second task is 1003-1004.
+    auto r = run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (shot / "dl").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::map<std::string, std::string> plugin;
+    {
+        std::istringstream lines(read_bytes(shot / "dl/plugin_info.job"));
+        for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+    }
+    std::vector<std::string> argv = split_windows_command_line(plugin["Arguments"]);
+    ASSERT_GE(argv.size(), 3u) << plugin["Arguments"];
+    EXPECT_EQ(argv[0], job.string());
+    EXPECT_EQ(argv[2], "<STARTFRAME>-<ENDFRAME>");
+    argv[2] = "1003-1004";
+    r = run_program(plugin["Executable"], argv);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // OpenCue: the render layer's command through /bin/sh, as RQD runs it, frame tokens replaced by cuebot's.
+    if (fs::exists(kFarmVenv / "bin/python")) {
+        r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (shot / "oc").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        r = opencue_commands(shot / "oc/opencue_submit.py", dir.path);
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        std::string cmd = read_bytes(dir / "cmd.render");
+        EXPECT_TRUE(contains(cmd, "'" + job.string().substr(0, job.string().find('\'')) + "'\\''s")) << cmd;
+        cmd = std::regex_replace(cmd, std::regex("#FRAME_START#"), "1005");
+        cmd = std::regex_replace(cmd, std::regex("#FRAME_END#"), "1006");
+        r = run_program("/bin/sh", {"-c", cmd});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    } else {
+        ADD_FAILURE() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
+    }
+    // Tractor: the argv Tcl gives back, run as a blade would (no shell).
+    if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
+        r = run_cli({"submit", job.string(), "--engine", "tractor", "--chunk-size", "2", "--out", (shot / "tr").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (shot / "tr/job.alf").string(),
+                                  (dir / "argv.bin").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const auto cmds = read_argv_file(dir / "argv.bin");
+        ASSERT_EQ(cmds.size(), 3u);
+        EXPECT_EQ(cmds[0], (std::vector<std::string>{DEPTHBATCH_BIN, job.string(), "--chunk", "1/3", "--skip-existing"}));
+        r = run_program(cmds[0][0], std::vector<std::string>(cmds[0].begin() + 1, cmds[0].end()));
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    } else {
+        ADD_FAILURE() << "tclsh is not installed (Debian: tcl)";
+    }
+    expect_same_frames(shot, ref, 1001, 1006);
+    EXPECT_EQ(canary_found(dir.path), "");
+
+    // Braces, brackets, a backslash and a newline: Tcl and pyoutline give the path back as it is; Deadline's
+    // key=value lines cannot hold the newline and say so.
+    const std::string harder = "a {b} [c] $d \\e \"f\" {{g}}\nh";
+    fs::create_directories(dir / harder);
+    const fs::path job2 = write_job(dir / harder / "job.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                                                   "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
+    r = run_cli({"submit", job2.string(), "--engine", "tractor", "--out", (dir / "tr2").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir / "tr2/job.alf").string(),
+                              (dir / "argv2.bin").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(read_argv_file(dir / "argv2.bin").at(0).at(1), job2.string());
+    r = run_cli({"submit", job2.string(), "--engine", "opencue", "--out", (dir / "oc2").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = opencue_commands(dir / "oc2/opencue_submit.py", dir.path);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_program("/bin/sh", {"-c", "f() { printf '%s' \"$2\"; }; " +
+                                          std::regex_replace(read_bytes(dir / "cmd.render"), std::regex("^exec "), "f ")});
+    EXPECT_EQ(r.output, job2.string());
+    r = run_cli({"submit", job2.string(), "--engine", "deadline", "--out", (dir / "dl2").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "line break, which Deadline's key=value job files cannot carry")) << r.output;
+    EXPECT_EQ(canary_found(dir.path), "");
+}
+
+// ---- the GPU the engine gave the task (issue 26 §2) -------------------------------------------------------
+
+// OpenCue: RQD exports the GPUs it booked as CUE_GPU_CORES; the command hands them to CUDA_VISIBLE_DEVICES (and
+// leaves an engine's own CUDA_VISIBLE_DEVICES alone when RQD booked none). Deadline: the JobPreLoad.py beside
+// the job cuts the Worker's GPU affinity per concurrent task. OpenJD: a cuda template with amount.worker.gpu
+// passes `openjd check`. A stand-in for depthbatch prints what it was given.
+TEST(Farm, EachEngineHandsTheTaskItsGpus) {
+    if (!fs::exists(kFarmVenv / "bin/python")) GTEST_SKIP() << "the farm tools are not installed (scripts/setup: .venv-farm)";
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1004", "model:\n  device: cuda:1\n");
+    const fs::path fake = write_file(dir / "fake-depthbatch", "#!/bin/sh\nprintf 'CUDA_VISIBLE_DEVICES=%s\\n' \"${CUDA_VISIBLE_DEVICES-unset}\"\n"
+                                                              "printf '%s\\n' \"$@\"\n");
+    fs::permissions(fake, fs::perms::owner_all);
+    auto r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (dir / "oc").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "model.device cuda:1 runs as `cuda` on the farm")) << r.output;
+    r = opencue_commands(dir / "oc/opencue_submit.py", dir.path);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "render gpus 1")) << r.output;
+    std::string cmd = read_bytes(dir / "cmd.render");
+    cmd = std::regex_replace(cmd, std::regex("'" DEPTHBATCH_BIN "'"), "'" + fake.string() + "'");
+    r = run_program("/bin/sh", {"-c", cmd}, "env CUE_GPU_CORES=2,3 CUDA_VISIBLE_DEVICES=0");
+    EXPECT_TRUE(contains(r.output, "CUDA_VISIBLE_DEVICES=2,3\n")) << r.output;
+    EXPECT_TRUE(contains(r.output, "--set\nmodel.device=cuda\n")) << r.output;
+    r = run_program("/bin/sh", {"-c", cmd}, "env -u CUE_GPU_CORES CUDA_VISIBLE_DEVICES=5");
+    EXPECT_TRUE(contains(r.output, "CUDA_VISIBLE_DEVICES=5\n")) << r.output;
+
+    r = run_cli({"submit", job.string(), "--engine", "deadline", "--gpus-per-task", "2", "--out", (dir / "dl").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string py =
+        "import runpy, sys\n"
+        "m = runpy.run_path(sys.argv[1])\n"
+        "f = m['depthbatch_cuda_devices']\n"
+        "print(f(2, 0, True, [4, 5, 6, 7]), f(2, 1, True, [4, 5, 6, 7]), f(2, 1, False, []), f(1, 3, True, [6, 7]), f(0, 0, True, [1]))\n"
+        "class P:\n"
+        "    def __init__(s, n): s.n, s.env = n, {}\n"
+        "    def GetPluginInfoEntryWithDefault(s, k, d): return s.n if k == 'DepthbatchGPUsPerTask' else d\n"
+        "    def GetThreadNumber(s): return 1\n"
+        "    def OverrideGpuAffinity(s): return True\n"
+        "    def GpuAffinity(s): return [2, 3, 6, 7]\n"
+        "    def SetProcessEnvironmentVariable(s, k, v): s.env[k] = v\n"
+        "    def LogInfo(s, t): print(t)\n"
+        "    def LogWarning(s, t): print(t)\n"
+        "for n in ('2', '0'):\n"
+        "    p = P(n); m['__main__'](p); print('env', p.env)\n";
+    r = run_program(kFarmVenv / "bin/python", {"-c", py, (dir / "dl/JobPreLoad.py").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "4,5 6,7 2,3 7 None\n")) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: CUDA_VISIBLE_DEVICES=6,7 (render thread 1, 2 GPU(s) per task)\n"
+                                   "env {'CUDA_VISIBLE_DEVICES': '6,7'}\nenv {}\n")) << r.output;
+    EXPECT_TRUE(contains(read_bytes(dir / "dl/plugin_info.job"), "DepthbatchGPUsPerTask=2\n"));
+
+    if (fs::exists(kFarmVenv / "bin/openjd")) {
+        r = run_cli({"submit", job.string(), "--engine", "openjd", "--out", (dir / "oj").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        EXPECT_TRUE(contains(read_bytes(dir / "oj/job.template.yaml"), "name: amount.worker.gpu\n          min: 1\n"));
+        r = run_program(kFarmVenv / "bin/openjd", {"check", (dir / "oj/job.template.yaml").string()});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+    }
+}
+
+// ---- a farm soak (issue 26 §6) ------------------------------------------------------------------------------
+
+namespace {
+
+struct SoakShot {
+    std::string name, plate, frames, extra;
+    int chunk_size;
+};
+
+/// The shots of the soak: three plates of three sizes (960x540 and 854x480 JPEG, 1024x436 PNG), a stepped shot,
+/// one with sequence statistics, one stabilized. Scaled to two cores: 6 shots, 53 frames (the issue asks for 8
+/// shots), about 4 minutes in all on two busy cores.
+std::vector<SoakShot> soak_shots() {
+    const std::string plates = (samples_dir() / "plates").string();
+    return {{"bedroom", plates + "/bedroom/bedroom.####.jpg", "1001-1008", "", 4},
+            {"carshadow", plates + "/carshadow/carshadow.####.jpg", "1001-1008", "", 4},
+            {"sintel", plates + "/sintel/sintel.####.png", "1001-1009", "", 3},
+            {"bedroom_seq", plates + "/bedroom/bedroom.####.jpg", "1013-1020",
+             "depth:\n  convention: normalized\n  normalize: sequence\n", 4},
+            {"carshadow_stab", plates + "/carshadow/carshadow.####.jpg", "1001-1012", "depth:\n  stabilize: true\n", 4},
+            {"bedroom_odd", plates + "/bedroom/bedroom.####.jpg", "1001-1015x2", "", 3}};
+}
+
+fs::path soak_job(const fs::path& dir, const SoakShot& s) {
+    fs::create_directories(dir / s.name);
+    return write_job(dir / s.name / "job.yaml", "input:\n  path: " + s.plate + "\n  frames: " + s.frames +
+                                                    "\noutput:\n  path: out/d.####.exr\n" + s.extra);
+}
+
+/// Task ids (`123_4`, `122`) of this cluster's jobs in `state` ("" = any).
+std::vector<std::string> slurm_tasks(const std::string& env, const std::string& state = "") {
+    std::vector<std::string> args = {"-h", "-o", "%i"};
+    if (!state.empty()) args.insert(args.end(), {"-t", state});
+    const auto q = run_program("squeue", args, env);
+    std::vector<std::string> ids;
+    std::istringstream lines(q.output);
+    for (std::string l; std::getline(lines, l);)
+        if (!l.empty() && std::isdigit(static_cast<unsigned char>(l[0]))) ids.push_back(l);
+    return ids;
+}
+
+/// Live depthbatch processes whose arguments name a path under `dir` (the soak's own tasks, nothing else).
+std::vector<pid_t> task_processes(const fs::path& dir) {
+    std::vector<pid_t> pids;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(e.path() / "cmdline", std::ios::binary);
+        std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (cmd.rfind(std::string(DEPTHBATCH_BIN) + '\0', 0) == 0 && contains(cmd, dir.string() + "/"))
+            pids.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    return pids;
+}
+
+/// `frame N rendered` lines in every log under `dir` (tasks append to their log when requeued).
+int rendered_lines(const fs::path& dir) {
+    int n = 0;
+    static const std::regex line("frame \\d+ rendered");
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_regular_file() && e.path().parent_path().filename() == "logs") {
+            const std::string text = read_bytes(e.path());
+            n += static_cast<int>(std::distance(std::sregex_iterator(text.begin(), text.end(), line), std::sregex_iterator()));
+        }
+    return n;
+}
+
+}  // namespace
+
+// Six shots at once on the one-node Slurm cluster, each submitted in chunks: once undisturbed, once while a
+// seeded loop scancels, requeues (scontrol requeue, as after a node failure; released from Slurm's 120 s hold)
+// and SIGKILLs running tasks, the
+// shots whose frames are not all there resubmitted as an artist would. Every frame ends complete and byte for
+// byte a single-process render, no temporary is left, the last summary of every chunk adds up, the statistics
+// sidecar equals the single-process one. Prints the cluster's frames/s with and without the faults and the
+// frames rendered twice (0: --skip-existing keeps every finished frame). DEPTHBATCH_SOAK_SEED changes the seed.
+TEST(Farm, SoakOnTheSlurmClusterSurvivesCancelsRequeuesAndKills) {
+    const fs::path cluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
+    if (run_program(cluster, {"packages"}).exit_code != 0)
+        GTEST_SKIP() << "Slurm is not installed (scripts/setup installs slurmctld slurmd slurm-client munge)";
+    if (::geteuid() != 0) GTEST_SKIP() << "a private Slurm cluster needs root (SlurmUser=root, munged --force)";
+    const auto shots = soak_shots();
+    TempDir dir;
+    // Single-process references.
+    std::map<std::string, std::map<int, std::string>> ref;
+    std::map<std::string, std::vector<int>> frames;
+    size_t total = 0;
+    for (const auto& s : shots) {
+        const fs::path job = soak_job(dir / "ref", s);
+        const auto r = run_cli({job.string(), "-q"});
+        ASSERT_EQ(r.exit_code, 0) << s.name << "\n" << r.output;
+        frames[s.name] = depthbatch::parse_frame_spec(s.frames);
+        total += frames[s.name].size();
+        for (int f : frames[s.name]) ref[s.name][f] = read_bytes(dir / "ref" / s.name / "out" / ("d." + std::to_string(f) + ".exr"));
+    }
+    const fs::path state = dir / "slurm";
+    const auto started = run_program(cluster, {"start", state.string()});
+    ASSERT_EQ(started.exit_code, 0) << started.output;
+    struct Stop {
+        fs::path cluster, state;
+        ~Stop() { run_program(cluster, {"stop", state.string()}); }
+    } stop{cluster, state};
+    const std::string env = "env SLURM_CONF='" + (state / "slurm.conf").string() + "'";
+    const auto submit = [&](const fs::path& job, const SoakShot& s) {
+        const auto r = run_cli({"submit", job.string(), "--chunk-size", std::to_string(s.chunk_size), "-q"}, env);
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+    };
+    const auto complete = [&](const fs::path& root, const SoakShot& s) {
+        for (int f : frames[s.name])
+            if (!fs::exists(root / s.name / "out" / ("d." + std::to_string(f) + ".exr"))) return false;
+        return true;
+    };
+    using Clock = std::chrono::steady_clock;
+    const auto seconds = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+    const auto wait_empty = [&](double limit_s, const std::function<void()>& tick) {
+        const auto t0 = Clock::now();
+        while (!slurm_tasks(env).empty()) {
+            ASSERT_LT(seconds(t0), limit_s) << "the queue did not empty";
+            if (tick) tick();
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        }
+    };
+
+    // 1. Undisturbed.
+    auto t0 = Clock::now();
+    for (const auto& s : shots) submit(soak_job(dir / "calm", s), s);
+    wait_empty(400, nullptr);
+    const double calm_s = seconds(t0);
+    for (const auto& s : shots) ASSERT_TRUE(complete(dir / "calm", s)) << s.name;
+
+    // 2. Under faults: a seeded loop hits a running task every 1-3 s, at most 10 times; after each wave (the
+    //    queue empty) the incomplete shots are resubmitted.
+    const char* seed_env = std::getenv("DEPTHBATCH_SOAK_SEED");
+    std::mt19937 rng(seed_env ? static_cast<unsigned>(std::stoul(seed_env)) : 26u);
+    std::map<std::string, int> faults;
+    int hits = 0;
+    auto next_hit = Clock::now() + std::chrono::milliseconds(1500);
+    const fs::path storm = dir / "storm";
+    const auto fault = [&] {
+        // Slurm holds a requeued job for 120 s (BeginTime) once its first run has ended; the operator releases
+        // it at once here.
+        std::istringstream held(run_program("squeue", {"-h", "-t", "PENDING", "-o", "%i %r"}, env).output);
+        for (std::string id, reason; held >> id >> reason;)
+            if (reason == "BeginTime") run_program("scontrol", {"update", "JobId=" + id, "StartTime=now"}, env);
+        if (hits >= 10 || Clock::now() < next_hit) return;
+        next_hit = Clock::now() + std::chrono::milliseconds(std::uniform_int_distribution<int>(1000, 3000)(rng));
+        const int what = std::uniform_int_distribution<int>(0, 2)(rng);
+        if (what == 2) {
+            const auto pids = task_processes(storm);
+            if (pids.empty()) return;
+            ::kill(pids[std::uniform_int_distribution<size_t>(0, pids.size() - 1)(rng)], SIGKILL);
+            ++faults["SIGKILL"];
+        } else {
+            const auto running = slurm_tasks(env, "RUNNING");
+            if (running.empty()) return;
+            const std::string id = running[std::uniform_int_distribution<size_t>(0, running.size() - 1)(rng)];
+            if (what == 0) {
+                run_program("scancel", {id}, env);
+                ++faults["scancel"];
+            } else {
+                run_program("scontrol", {"requeue", id}, env);
+                ++faults["requeue"];
+            }
+        }
+        ++hits;
+    };
+    t0 = Clock::now();
+    for (const auto& s : shots) submit(soak_job(storm, s), s);
+    int waves = 1, resubmitted = 0;
+    std::string wave_times;
+    for (;; ++waves) {
+        wait_empty(400, fault);
+        wave_times += (wave_times.empty() ? "" : ", ") + std::to_string(static_cast<int>(seconds(t0))) + " s";
+        bool all = true;
+        for (const auto& s : shots)
+            if (!complete(storm, s)) {
+                all = false;
+                ++resubmitted;
+                submit(storm / s.name / "job.yaml", s);
+            }
+        if (all) break;
+        ASSERT_LT(waves, 6) << "shots still incomplete after 6 waves";
+    }
+    const double storm_s = seconds(t0);
+    const int rendered = rendered_lines(storm);
+
+    // Every frame complete and identical, nothing temporary, every chunk's last summary adds up.
+    for (const auto& [root, label] : {std::make_pair(dir / "calm", "calm"), std::make_pair(storm, "faults")}) {
+        for (const auto& s : shots) {
+            for (int f : frames[s.name])
+                EXPECT_EQ(read_bytes(root / s.name / "out" / ("d." + std::to_string(f) + ".exr")), ref[s.name][f])
+                    << label << " " << s.name << " frame " << f;
+            EXPECT_EQ(temporaries(root / s.name / "out"), std::vector<std::string>{}) << label << " " << s.name;
+            const int chunks = static_cast<int>((frames[s.name].size() + s.chunk_size - 1) / s.chunk_size);
+            for (int c = 1; c <= chunks; ++c) {
+                const fs::path sum = root / s.name / "job.farm/summaries" / ("job.chunk-" + std::to_string(c) + ".json");
+                ASSERT_TRUE(fs::exists(sum)) << sum;
+                const auto j = read_json(sum);
+                const int share = static_cast<int>(depthbatch::chunk_frames(frames[s.name], c, chunks).size());
+                EXPECT_EQ(j["failed"], 0) << sum;
+                EXPECT_EQ(j["frames_requested"]["count"], share) << sum;
+                if (j["exit_code"] == 0) EXPECT_EQ(j["rendered"].get<int>() + j["skipped"].get<int>(), share) << sum;
+                else EXPECT_EQ(j["exit_name"], "interrupted") << sum;   // a stop after its last frame was out
+                EXPECT_LE(j["rendered"].get<int>() + j["skipped"].get<int>(), share) << sum;
+            }
+            if (!s.extra.empty() && contains(s.extra, "sequence"))
+                EXPECT_EQ(read_bytes(root / s.name / "out/d.stats.json"), read_bytes(dir / "ref" / s.name / "out/d.stats.json"));
+        }
+    }
+    const int calm_rendered = rendered_lines(dir / "calm");
+    EXPECT_EQ(calm_rendered, static_cast<int>(total));
+    EXPECT_EQ(rendered, static_cast<int>(total)) << "frames rendered twice under faults";
+    EXPECT_GE(hits, 3) << "the fault loop found too few running tasks";
+    std::ostringstream report;
+    report << "soak: " << shots.size() << " shots, " << total << " frames, 2 CPUs: undisturbed " << calm_s << " s ("
+           << total / calm_s << " frames/s); under " << hits << " faults (" << faults["scancel"] << " scancel, "
+           << faults["requeue"] << " requeue, " << faults["SIGKILL"] << " SIGKILL) " << storm_s << " s ("
+           << total / storm_s << " frames/s), " << waves << " waves (queue empty at " << wave_times << "), " << resubmitted << " shot resubmissions, "
+           << rendered - static_cast<int>(total) << " frames rendered twice";
+    std::cout << report.str() << std::endl;
+    RecordProperty("soak", report.str());
+}
+
+// The log and the summary name the device a task ran on, with CUDA_VISIBLE_DEVICES as the engine set it (on a
+// GPU also its index, the driver's name and UUID: gpu_device.h, unit-tested; no GPU here).
+TEST(Farm, LogAndSummaryNameTheDeviceAndTheVisibleGpus) {
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001");
+    const auto r = run_cli({job.string(), "--device", "cpu", "-v", "--summary", (dir / "s.json").string()},
+                           "env CUDA_VISIBLE_DEVICES=3");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "device cpu (CUDA_VISIBLE_DEVICES=3) (")) << r.output;
+    const auto j = read_json(dir / "s.json");
+    EXPECT_EQ(j["device"], "cpu");
+    EXPECT_EQ(j["device_info"], nlohmann::json::parse(R"({"index": null, "name": null, "uuid": null, "cuda_visible_devices": "3"})"))
+        << j["device_info"];
 }

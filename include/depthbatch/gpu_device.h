@@ -1,0 +1,32 @@
+// depthbatch — which GPU a task runs on, for the log and the JSON summary: on a farm the engine hands a task its
+// GPU(s) through CUDA_VISIBLE_DEVICES (README "On the farm": GPUs), and "cuda:0" alone does not say which card of
+// the machine that was. The name and UUID come from the CUDA driver (libcuda.so.1, opened at run time, so this
+// compiles and runs without CUDA); the UUID is the one nvidia-smi -L and CUDA_VISIBLE_DEVICES use.
+#pragma once
+
+#include <string>
+
+namespace depthbatch {
+
+struct GpuDevice {
+    int index = -1;             ///< the CUDA ordinal in this process (cuda:N, numbered within CUDA_VISIBLE_DEVICES); -1 = CPU
+    std::string name;           ///< the driver's name, e.g. "NVIDIA H200" ("" when the driver cannot tell)
+    std::string uuid;           ///< "GPU-8b1c3f0e-...": format_gpu_uuid ("" when the driver cannot tell)
+    bool visible_set = false;   ///< CUDA_VISIBLE_DEVICES was set in the environment
+    std::string visible;        ///< its value, as the engine set it (e.g. "3" or "GPU-...,GPU-...")
+};
+
+/// The 16 bytes of a CUDA UUID (CUuuid) as nvidia-smi writes it: "GPU-" then 8-4-4-4-12 lowercase hex digits.
+std::string format_gpu_uuid(const unsigned char bytes[16]);
+
+/// CUDA ordinal `index` of this process as the driver names it (cuDeviceGetName, cuDeviceGetUuid through
+/// libcuda.so.1), with CUDA_VISIBLE_DEVICES from the environment. index < 0 gives a CPU entry (index -1, the
+/// environment still read). Name and UUID stay "" when the driver library or the device is not there. Never
+/// throws.
+GpuDevice query_gpu_device(int index);
+
+/// One line for the log: `device_name` ("cpu", "cuda:0"), then for a GPU its name and UUID, and
+/// CUDA_VISIBLE_DEVICES when set, e.g. "cuda:0 = NVIDIA H200 GPU-8b1c3f0e-... (CUDA_VISIBLE_DEVICES=3)".
+std::string describe_device(const std::string& device_name, const GpuDevice& gpu);
+
+}  // namespace depthbatch

@@ -11,6 +11,8 @@ Fields (JSON):
   input.multiple  H and W fed to the model must be multiples of this (px): 32 FastDepth, 14 ViT
   input.size      [height, width] the model was trained at (px): the default processing size
   input.fixed_size  true when the module only accepts exactly input.size (a traced module)
+  input.frames    optional, > 1 for a multi-frame (video) model: the module takes [B,T,3,H,W] and returns
+                  [B,T,H,W], T = 1..frames consecutive frames (tools/video_depth_anything.py)
   input.mean/std  per-channel normalisation the caller must apply, or null when the module applies
                   its own (ours always do: depthbatch feeds RGB in [0, 1])
   output.kind     "metric_depth" | "relative_inverse_depth" | "relative_depth"
@@ -19,6 +21,8 @@ Fields (JSON):
                   input's; a larger output is refused (a model that upsamples by more must say so)
   output.reference_focal_px  optional: focal-dependent metric output (Depth Anything 3 metric)
   Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
+  temporal        multi-frame models only: how depthbatch windows a shot (window, overlap, keyframes,
+                  crossfade, align "scale_shift" | "none"; README "Video models")
   source, source_sha256, license, variant: provenance, copied into every rendered EXR's metadata
 """
 from __future__ import annotations
@@ -36,7 +40,8 @@ KINDS = ("metric_depth", "relative_inverse_depth", "relative_depth")
 
 
 def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: str, units: str = "",
-                  fixed_size: bool = False, mean=None, std=None, **provenance: Any) -> Dict[str, Any]:
+                  fixed_size: bool = False, mean=None, std=None, frames: Any = None,
+                  **provenance: Any) -> Dict[str, Any]:
     """Build and validate a contract dict. Raises ValueError on a bad field."""
     if kind not in KINDS:
         raise ValueError(f"output kind {kind!r} is not one of {KINDS}")
@@ -45,11 +50,16 @@ def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: s
     h, w = (int(size_hw[0]), int(size_hw[1]))
     if multiple < 1 or h % multiple or w % multiple:
         raise ValueError(f"size {h}x{w} is not a multiple of {multiple}")
+    inp: Dict[str, Any] = {"colorspace": colorspace, "multiple": int(multiple), "size": [h, w],
+                           "fixed_size": bool(fixed_size), "mean": mean, "std": std}
+    if frames is not None:
+        if int(frames) < 1:
+            raise ValueError(f"input frames must be >= 1, not {frames}")
+        inp["frames"] = int(frames)
     return {
         "format": 1,
         "name": name,
-        "input": {"colorspace": colorspace, "multiple": int(multiple), "size": [h, w],
-                  "fixed_size": bool(fixed_size), "mean": mean, "std": std},
+        "input": inp,
         "output": {"kind": kind, "units": units},
         **provenance,
     }
@@ -59,7 +69,7 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
                   example: torch.Tensor, tol: float = 1e-5) -> float:
     """Save `module` with the contract embedded, reload it and check the round trip.
 
-    example: [N,3,H,W] float32 input. Returns the max abs difference between the in-memory module and
+    example: [N,3,H,W] float32 input ([B,T,3,H,W] for a multi-frame model). Returns the max abs difference between the in-memory module and
     the reloaded file (raises RuntimeError above `tol`). Never pass a module that went through
     torch.jit.optimize_for_inference: such a file fails to load (see DESIGN.md, Nuke facts).
     """

@@ -314,16 +314,26 @@ class DPTHeadBase(nn.Module):
         dpt_temporal.py runs its motion modules. A single-frame head returns x unchanged."""
         return x
 
-    def fuse(self, layers: List[Tensor], frames: int = 1) -> Tuple[List[Tensor], List[Tensor]]:
-        """-> ([layer1_rn..layer4_rn], [path_4, path_3, path_2, path_1]); `frames`: see `temporal`."""
+    def fuse_deep(self, layers: List[Tensor], frames: int = 1) -> Tuple[List[Tensor], Tensor, Tensor]:
+        """-> ([layer1_rn..layer4_rn], path_4, path_3): the part of `fuse` that may mix frames."""
         s = self.scratch
         layer_3 = self.temporal(layers[2], 0, frames)
         layer_4 = self.temporal(layers[3], 1, frames)
         rn = [s.layer1_rn(layers[0]), s.layer2_rn(layers[1]), s.layer3_rn(layer_3), s.layer4_rn(layer_4)]
         path_4 = self.temporal(s.refinenet4(rn[3], None, [int(rn[2].shape[2]), int(rn[2].shape[3])]), 2, frames)
         path_3 = self.temporal(s.refinenet3(path_4, rn[2], [int(rn[1].shape[2]), int(rn[1].shape[3])]), 3, frames)
-        path_2 = s.refinenet2(path_3, rn[1], [int(rn[0].shape[2]), int(rn[0].shape[3])])
-        path_1 = s.refinenet1(path_2, rn[0], None)
+        return rn, path_4, path_3
+
+    def fuse_shallow(self, path_3: Tensor, rn2: Tensor, rn1: Tensor) -> Tuple[Tensor, Tensor]:
+        """-> (path_2, path_1): refinenet2 and refinenet1, per image (any batch split gives the same)."""
+        s = self.scratch
+        path_2 = s.refinenet2(path_3, rn2, [int(rn1.shape[2]), int(rn1.shape[3])])
+        return path_2, s.refinenet1(path_2, rn1, None)
+
+    def fuse(self, layers: List[Tensor], frames: int = 1) -> Tuple[List[Tensor], List[Tensor]]:
+        """-> ([layer1_rn..layer4_rn], [path_4, path_3, path_2, path_1]); `frames`: see `temporal`."""
+        rn, path_4, path_3 = self.fuse_deep(layers, frames)
+        path_2, path_1 = self.fuse_shallow(path_3, rn[1], rn[0])
         return rn, [path_4, path_3, path_2, path_1]
 
     def upsample(self, path_1: Tensor, ph: int, pw: int) -> Tensor:

@@ -207,9 +207,22 @@ class DPTHeadTemporal(DPTHead):
     def __init__(self, in_channels: int, features: int, out_channels: List[int],
                  max_len: int = TEMPORAL_MAX_LEN):
         super().__init__(in_channels, features, out_channels, metric=False)
+        self.micro_batch = 4
         self.motion_modules = nn.ModuleList([
             TemporalModule(out_channels[2], max_len), TemporalModule(out_channels[3], max_len),
             TemporalModule(features, max_len), TemporalModule(features, max_len)])
+
+    def forward(self, tokens: List[Tensor], ph: int, pw: int, frames: int = 1) -> Tensor:
+        """[N*frames, 1, ph*14, pw*14]. After the motion modules, the shallow fusion and the output convs run
+        `micro_batch` images at a time (dpt_temporal.py does the same to bound memory; the result does not
+        depend on the split: these layers see one image at a time)."""
+        rn, path_4, path_3 = self.fuse_deep(self.reassemble(tokens, ph, pw), frames)
+        outs: List[Tensor] = []
+        for i in range(0, int(path_3.shape[0]), self.micro_batch):
+            j = i + self.micro_batch
+            path_1 = self.fuse_shallow(path_3[i:j], rn[1][i:j], rn[0][i:j])[1]
+            outs.append(self.scratch.output_conv2(self.upsample(path_1, ph, pw)))
+        return torch.cat(outs, 0)
 
     def temporal(self, x: Tensor, stage: int, frames: int) -> Tensor:
         if stage == 0:

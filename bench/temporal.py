@@ -75,7 +75,7 @@ def model_contract(model: str) -> Dict[str, object]:
         return {}
 
 
-def line(mode: str, label: str, r: Dict[str, float], width: int) -> str:
+def row(mode: str, label: str, r: Dict[str, float], width: int) -> str:
     return (f"  {mode:8s} {label + ':':{width}s} RMSE {r['rmse']:.4f} m  delta1 {r['delta1']:.4f}  "
             f"error flicker {r['flicker']:.4f} m")
 
@@ -142,7 +142,7 @@ def main() -> int:
                     inverse = plan[label][2] == "relative_inverse_depth"
                     res[label] = metrics(preds if mode == "metric" else align_sequence(preds, gts, inverse), gts)
                 for label, r in res.items():
-                    print(line(mode, label, r, width))
+                    print(row(mode, label, r, width))
                 labels = list(res)
                 if video:
                     print(ratio(mode, f"{labels[0]}/fastdepth stabilized", res[labels[0]], res["fastdepth stabilized"]))

@@ -11,6 +11,8 @@ Fields (JSON):
   input.multiple  H and W fed to the model must be multiples of this (px): 32 FastDepth, 14 ViT
   input.size      [height, width] the model was trained at (px): the default processing size
   input.fixed_size  true when the module only accepts exactly input.size (a traced module)
+  input.frames    optional, > 1 for a multi-frame (video) model: the module takes [B,T,3,H,W] and returns
+                  [B,T,H,W], T = 1..frames consecutive frames (tools/video_depth_anything.py)
   input.mean/std  always null: depthbatch feeds RGB in [0, 1] and the module applies its own normalisation
                   (the C++ refuses a contract with either set; make_contract raises ValueError)
   output.kind     "metric_depth" | "relative_inverse_depth" | "relative_depth"
@@ -25,6 +27,8 @@ Fields (JSON):
                   digits and _, not P or N; channel: printable ASCII without spaces, not starting or ending with
                   ".", not R/G/B/A/depth.Z; names and channels unique.
   Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
+  temporal        multi-frame models only: how depthbatch windows a shot (window, overlap, keyframes,
+                  crossfade, align "scale_shift" | "none"; README "Video models")
   source, source_sha256, license, variant, domain: provenance, copied into every rendered EXR's metadata as
                   depthbatch/model_<key>; domain "indoor" (trained on rooms only) makes depthbatch warn once per job
 """
@@ -54,10 +58,10 @@ def extra_output(name: str, channel: str, about: str = "") -> Dict[str, str]:
 
 
 def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: str, units: str = "",
-                  fixed_size: bool = False, mean=None, std=None, extra_outputs=None,
+                  fixed_size: bool = False, mean=None, std=None, extra_outputs=None, frames: Any = None,
                   **provenance: Any) -> Dict[str, Any]:
     """Build and validate a contract dict. Raises ValueError on a bad field. extra_outputs: entries made by
-    extra_output(), in the order the module returns them after the depth."""
+    extra_output(), in the order the module returns them after the depth. frames: > 1 for a multi-frame model."""
     if mean is not None or std is not None:
         raise ValueError("input.mean/std must be null: depthbatch feeds RGB in [0, 1], normalise inside the module")
     if kind not in KINDS:
@@ -75,11 +79,16 @@ def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: s
             if len(set(values)) != len(values):
                 raise ValueError(f"extra outputs repeat a {key}: {values}")
         output["extra_outputs"] = extras
+    inp: Dict[str, Any] = {"colorspace": colorspace, "multiple": int(multiple), "size": [h, w],
+                           "fixed_size": bool(fixed_size), "mean": mean, "std": std}
+    if frames is not None:
+        if int(frames) < 1:
+            raise ValueError(f"input frames must be >= 1, not {frames}")
+        inp["frames"] = int(frames)
     return {
         "format": 1,
         "name": name,
-        "input": {"colorspace": colorspace, "multiple": int(multiple), "size": [h, w],
-                  "fixed_size": bool(fixed_size), "mean": mean, "std": std},
+        "input": inp,
         "output": output,
         **provenance,
     }
@@ -89,7 +98,7 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
                   example: torch.Tensor, tol: float = 1e-5) -> float:
     """Save `module` with the contract embedded, reload it and check the round trip.
 
-    example: [N,3,H,W] float32 input. Returns the max abs difference between the in-memory module and
+    example: [N,3,H,W] float32 input ([B,T,3,H,W] for a multi-frame model). Returns the max abs difference between the in-memory module and
     the reloaded file (raises RuntimeError above `tol`). Never pass a module that went through
     torch.jit.optimize_for_inference: such a file fails to load (see DESIGN.md, Nuke facts).
     """

@@ -307,14 +307,33 @@ class DPTHeadBase(nn.Module):
             out.append(resize(project(x)))
         return out
 
-    def fuse(self, layers: List[Tensor]) -> Tuple[List[Tensor], List[Tensor]]:
-        """-> ([layer1_rn..layer4_rn], [path_4, path_3, path_2, path_1])."""
+    def temporal(self, x: Tensor, stage: int, frames: int) -> Tensor:
+        """Hook of a temporal head (tools/video_depth_anything.py DPTHeadTemporal overrides it): mixes
+        x [N*frames, C, h, w] (N clips of `frames` consecutive frames) across time at `stage` 0 (the
+        third reassembled map), 1 (the fourth), 2 (path_4) or 3 (path_3), where Video Depth Anything's
+        dpt_temporal.py runs its motion modules. A single-frame head returns x unchanged."""
+        return x
+
+    def fuse_deep(self, layers: List[Tensor], frames: int = 1) -> Tuple[List[Tensor], Tensor, Tensor]:
+        """-> ([layer1_rn..layer4_rn], path_4, path_3): the part of `fuse` that may mix frames."""
         s = self.scratch
-        rn = [s.layer1_rn(layers[0]), s.layer2_rn(layers[1]), s.layer3_rn(layers[2]), s.layer4_rn(layers[3])]
-        path_4 = s.refinenet4(rn[3], None, [int(rn[2].shape[2]), int(rn[2].shape[3])])
-        path_3 = s.refinenet3(path_4, rn[2], [int(rn[1].shape[2]), int(rn[1].shape[3])])
-        path_2 = s.refinenet2(path_3, rn[1], [int(rn[0].shape[2]), int(rn[0].shape[3])])
-        path_1 = s.refinenet1(path_2, rn[0], None)
+        layer_3 = self.temporal(layers[2], 0, frames)
+        layer_4 = self.temporal(layers[3], 1, frames)
+        rn = [s.layer1_rn(layers[0]), s.layer2_rn(layers[1]), s.layer3_rn(layer_3), s.layer4_rn(layer_4)]
+        path_4 = self.temporal(s.refinenet4(rn[3], None, [int(rn[2].shape[2]), int(rn[2].shape[3])]), 2, frames)
+        path_3 = self.temporal(s.refinenet3(path_4, rn[2], [int(rn[1].shape[2]), int(rn[1].shape[3])]), 3, frames)
+        return rn, path_4, path_3
+
+    def fuse_shallow(self, path_3: Tensor, rn2: Tensor, rn1: Tensor) -> Tuple[Tensor, Tensor]:
+        """-> (path_2, path_1): refinenet2 and refinenet1, per image (any batch split gives the same)."""
+        s = self.scratch
+        path_2 = s.refinenet2(path_3, rn2, [int(rn1.shape[2]), int(rn1.shape[3])])
+        return path_2, s.refinenet1(path_2, rn1, None)
+
+    def fuse(self, layers: List[Tensor], frames: int = 1) -> Tuple[List[Tensor], List[Tensor]]:
+        """-> ([layer1_rn..layer4_rn], [path_4, path_3, path_2, path_1]); `frames`: see `temporal`."""
+        rn, path_4, path_3 = self.fuse_deep(layers, frames)
+        path_2, path_1 = self.fuse_shallow(path_3, rn[1], rn[0])
         return rn, [path_4, path_3, path_2, path_1]
 
     def upsample(self, path_1: Tensor, ph: int, pw: int) -> Tensor:
@@ -339,8 +358,8 @@ class DPTHead(DPTHeadBase):
             nn.Conv2d(features // 2, 32, kernel_size=3, stride=1, padding=1), nn.ReLU(True),
             nn.Conv2d(32, 1, kernel_size=1, stride=1, padding=0), *tail)
 
-    def forward(self, tokens: List[Tensor], ph: int, pw: int) -> Tensor:
-        path_1 = self.fuse(self.reassemble(tokens, ph, pw))[1][3]
+    def forward(self, tokens: List[Tensor], ph: int, pw: int, frames: int = 1) -> Tensor:
+        path_1 = self.fuse(self.reassemble(tokens, ph, pw), frames)[1][3]
         return self.scratch.output_conv2(self.upsample(path_1, ph, pw))
 
 
@@ -435,7 +454,11 @@ def read_state_dict(path: str) -> Dict[str, Tensor]:
         from safetensors.torch import load_file
         sd = load_file(path, device="cpu")
     else:
-        sd = torch.load(path, map_location="cpu", weights_only=True)
+        try:
+            sd = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # truncated / not a torch file: one line naming the file
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise ValueError(f"{path}: not a readable checkpoint ({type(e).__name__}: {first})") from None
     if isinstance(sd, dict) and not any(isinstance(v, Tensor) for v in sd.values()):
         inner = [k for k in ("state_dict", "model") if isinstance(sd.get(k), dict)]
         if len(inner) == 1:

@@ -1,6 +1,7 @@
 """Export depth models to depthbatch TorchScript files: `python -m tools.export SUBCOMMAND ...`.
 
   depth-anything-v2   official .pth or Hugging Face (-hf) .safetensors -> scripted module + depthbatch.json
+  video-depth-anything  official Video Depth Anything .pth (relative or --metric) -> multi-frame module + json
   depth-anything-3    DA3MONO-LARGE / DA3METRIC-LARGE model.safetensors -> scripted module + depthbatch.json
   nuke-style-trace    a test model traced at one size, without depthbatch.json (what artists make for Nuke)
 
@@ -57,6 +58,18 @@ def _parser() -> argparse.ArgumentParser:
                     help="for the Depth-Anything-V2-Metric checkpoints: 20 (Hypersim, indoor) or 80 (VKITTI, outdoor)")
     v2.add_argument("--source", default=None, help="provenance text for the contract (default: the file name)")
 
+    vd = sub.add_parser("video-depth-anything",
+                        help="Video Depth Anything (32-frame windows; relative, or metric with --metric)")
+    vd.add_argument("--variant", required=True, choices=["vits", "vitb", "vitl"],
+                    help="vits = Small (Apache-2.0), vitb = Base, vitl = Large (CC-BY-NC-4.0)")
+    vd.add_argument("--metric", action="store_true",
+                    help="a Metric-Video-Depth-Anything checkpoint (metric_video_depth_anything_<variant>.pth): "
+                         "output in metres, windows not rescaled")
+    vd.add_argument("--checkpoint", required=True,
+                    help="video_depth_anything_<variant>.pth or metric_video_depth_anything_<variant>.pth (official)")
+    vd.add_argument("--out", required=True, help="output TorchScript file (.pt)")
+    vd.add_argument("--source", default=None, help="provenance text for the contract (default: the file name)")
+
     v3 = sub.add_parser("depth-anything-3", help="Depth Anything 3 monocular models")
     v3.add_argument("--model", required=True, choices=["mono-large", "metric-large"],
                     help="mono-large = DA3MONO-LARGE (relative depth), metric-large = DA3METRIC-LARGE")
@@ -87,6 +100,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             from tools.depth_anything_v2 import export
             contract = export(args.checkpoint, args.out, args.variant, pos_embed_interp=args.pos_embed_interp,
                               max_depth=args.metric_max_depth, source=args.source)
+        elif args.command == "video-depth-anything":
+            from tools.video_depth_anything import export
+            contract = export(args.checkpoint, args.out, args.variant, metric=args.metric, source=args.source)
         elif args.command == "depth-anything-3":
             from tools.depth_anything_3 import export
             contract = export(args.checkpoint, args.out, args.model, sky=args.sky, source=args.source, net=args.net,

@@ -1,6 +1,7 @@
 // Unit tests for include/depthbatch/depth_upsample.h (bilinear / guided / edge_hard enlargement) and
 // include/depthbatch/tiling.h (the tile grid, alignment to the global depth, seamless blending).
 #include "depthbatch/depth_upsample.h"
+#include "depthbatch/passes.h"
 #include "depthbatch/reformat.h"
 #include "depthbatch/tiling.h"
 
@@ -168,7 +169,8 @@ struct PhaseResult {
 };
 
 /// A W x H plate holding `r`, processed at w x h, enlarged back with edge_hard.
-PhaseResult edge_hard_on(int W, int H, int w, int h, const Rect& r, const Scene& sc = kNearBright) {
+PhaseResult edge_hard_on(int W, int H, int w, int h, const Rect& r, const Scene& sc = kNearBright,
+                         std::vector<float>* depth_out = nullptr) {
     OIIO::ImageBuf rgb(OIIO::ImageSpec(W, H, 3, OIIO::TypeDesc::FLOAT));
     float* px = static_cast<float*>(rgb.localpixels());
     for (int y = 0; y < H; ++y)
@@ -193,6 +195,7 @@ PhaseResult edge_hard_on(int W, int H, int w, int h, const Rect& r, const Scene&
     std::vector<float> z(static_cast<size_t>(W) * H);
     EXPECT_TRUE(out.get_pixels(OIIO::ROI(0, W, 0, H, 0, 1, 0, 1), OIIO::TypeDesc::FLOAT, z.data()));
     const float near = sc.depth(sc.bright), far = sc.depth(sc.dark);
+    if (depth_out) *depth_out = z;
     PhaseResult res;
     for (int y = 0; y < H; ++y)
         for (int x = 0; x < W; ++x) {
@@ -260,6 +263,42 @@ TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAtAnyPhaseOrScale) {
     EXPECT_GT(renders, 250);
     EXPECT_EQ(total_mixed, 0);
     EXPECT_EQ(total_misplaced, 0);
+}
+
+// P from edge_hard depth has no flying points (issue 25): every position of the held-back square and of an
+// anamorphic, off-grid rectangle lies on the foreground plane or the background plane (P.Z = -depth of one side,
+// and P.X, P.Y on that side's ray), none in the space between them.
+TEST(DepthUpsample, PositionsFromEdgeHardDepthHaveNoFlyingPoints) {
+    struct Case { int W, H, w, h; Rect r; double aspect; };
+    const Case cases[] = {{512, 512, 128, 128, {131, 131, 388, 388}, 1.0},
+                          {263, 181, 71, 67, {80.25, 54.5, 190.75, 130.25}, 2.0}};
+    for (const Case& c : cases) {
+        std::vector<float> z;
+        const PhaseResult r = edge_hard_on(c.W, c.H, c.w, c.h, c.r, kNearBright, &z);
+        ASSERT_EQ(r.mixed, 0);
+        PlateCamera cam;
+        cam.fx = 1.2 * c.W;
+        cam.fy = cam.fx * c.aspect;
+        cam.pixel_aspect = c.aspect;
+        cam.cx = c.W / 2.0, cam.cy = c.H / 2.0;
+        std::vector<float> px(z.size()), py(z.size()), pz(z.size());
+        float* const planes[3] = {px.data(), py.data(), pz.data()};
+        position_pass(z.data(), c.W, c.H, cam, planes);
+        const float near = kNearBright.depth(kNearBright.bright), far = kNearBright.depth(kNearBright.dark);
+        long flying = 0;
+        for (int y = 0; y < c.H; ++y)
+            for (int x = 0; x < c.W; ++x) {
+                const size_t i = static_cast<size_t>(y) * c.W + x;
+                const bool on_near = std::abs(pz[i] + near) <= 1e-5f, on_far = std::abs(pz[i] + far) <= 1e-5f;
+                double ray[3];
+                cam.ray(x, y, ray);
+                const double d = -pz[i];
+                const bool on_ray = std::abs(px[i] - ray[0] * d) <= 1e-4 * std::abs(d) + 1e-6 &&
+                                    std::abs(py[i] - ray[1] * d) <= 1e-4 * std::abs(d) + 1e-6;
+                if (!(on_near || on_far) || !on_ray) ++flying;
+            }
+        EXPECT_EQ(flying, 0) << c.W << "x" << c.H << " at " << c.w << "x" << c.h;
+    }
 }
 
 TEST(DepthUpsample, SmoothSlopesKeepTheirValuesUnderEdgeHard) {

@@ -564,8 +564,7 @@ std::vector<DepthImage> DepthModel::run(const std::vector<const ModelInput*>& ba
                    "not record: set model.input_size [w, h] and model.fixed_size: true]";
         else if (!contract_.fixed_size)
             hint = " [input " + shape_text(shape) + (frames > 0 ? " (B,T,C,H,W)" : " (N,C,H,W)") +
-                   "; a module made with torch.jit.trace by an older PyTorch keeps no record of its input size: if "
-                   "it was traced at one fixed size, set model.input_size [w, h] and model.fixed_size: true]";
+                   "; a model that runs at one size only: set model.input_size [w, h] and model.fixed_size: true]";
         throw ModelError(where(device_name_) + ": " + msg + hint);
     }
 

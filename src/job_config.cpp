@@ -321,6 +321,9 @@ void read_input(const Reader& r, JobConfig& job) {
     job.input.part = r.str("input.part", job.input.part);
     job.input.view = r.str("input.view", job.input.view);
     job.input.layer = r.str("input.layer", job.input.layer);
+    job.input.scene = r.str("input.scene", job.input.scene);
+    if (job.input.scene != "indoor" && job.input.scene != "outdoor" && job.input.scene != "unknown")
+        r.fail("input.scene", "expected indoor, outdoor or unknown, not '" + printable(job.input.scene) + "'");
     if (r.has("input.pixel_aspect")) {
         const std::string s = r.str("input.pixel_aspect");
         if (s == "ignore") job.input.pixel_aspect = 1.0;

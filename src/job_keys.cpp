@@ -104,6 +104,10 @@ std::vector<JobKey> make_table() {
                                      "frame spec of the shot: 1001-1100, 1001-1100x2, 1001,1005,1010-1020 (in the "
                                      "fingerprint where it changes values: normalize sequence, stabilize)",
                                      "1001-1010", "input.frames", V(format_frame_spec(j.input.frames))))),
+        np("input.scene", "unknown",
+           "indoor | outdoor | unknown: what the plate shows, checked against the model's training domain (its "
+           "contract's domain): outdoor with an indoor-only model warns once per job", "outdoor",
+           "a check of the model against the shot: it says, the depth does not change", V(j.input.scene)),
         // ---- output: the EXR
         np("output.path", "(required)", "output path pattern (.exr)", "elsewhere/d.####.exr", kWhere, V(j.output.path)),
         np("output.overwrite", "error", "error | skip (render only missing or stale frames) | overwrite", "skip", kWhere,

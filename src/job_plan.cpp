@@ -112,13 +112,18 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
     log_info("device ", describe_device(ctx->model->device_name(), ctx->model->gpu()), " (", ctx->model->device_reason(), ")");
-    // The training domain a contract states ("domain": "indoor" for FastDepth on NYU): depthbatch cannot tell an
-    // exterior plate from its pixels, so it says once per job what the model knows (issue 26 §4).
-    if (const auto d = contract.provenance.find("domain"); d != contract.provenance.end() && d->second == "indoor")
-        log_warning("model ", contract.name, " was trained on indoor scenes only (its contract's domain: indoor): on an "
-                    "exterior plate its depth is wrong", contract.kind == DepthKind::MetricDepth ? " (its metres stay "
-                    "within a room's range, e.g. 1-6 m, whatever the distance)" : "", "; for other scenes see README "
-                    "\"Use your own Depth Anything model\"");
+    // The training domain a contract states ("domain": "indoor" for FastDepth on NYU) against what the job says the
+    // plate shows (input.scene). depthbatch cannot tell an exterior from the pixels: a shot said to be outdoor warns
+    // once per job; a shot of unknown scene gets one info line, so the log says what the model knows (issue 26 §4).
+    if (const auto d = contract.provenance.find("domain"); d != contract.provenance.end() && d->second == "indoor") {
+        const std::string what = "model " + contract.name + " was trained on indoor scenes only (its contract's domain: "
+                                 "indoor): on an exterior plate its depth is wrong" +
+                                 (contract.kind == DepthKind::MetricDepth ? std::string(" (its metres stay within a "
+                                  "room's range, e.g. 1-6 m, whatever the distance)") : std::string()) +
+                                 "; for other scenes see README \"Use your own Depth Anything model\"";
+        if (job.input.scene == "outdoor") log_warning("input.scene outdoor: ", what);
+        else if (job.input.scene == "unknown") log_info(what, " (input.scene: indoor or outdoor says what the plate shows)");
+    }
     ctx->normalizer.emplace(job.depth, contract.kind);
     ctx->guard = OutputGuard::for_job(job, ctx->shot, ctx->model->path());
     if (!job.output.preview.path.empty()) {

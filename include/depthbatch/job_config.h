@@ -93,6 +93,9 @@ struct JobConfig {
         std::string layer;              ///< the layer whose R,G,B the model sees ("ViewLayer.DiffCol"); "" = auto
         std::optional<double> pixel_aspect;  ///< the plate's pixel aspect; unset = the file's (1 without one);
                                              ///< "ignore" in the job = 1
+        /// input.scene: "indoor", "outdoor" or "unknown" (what the plate shows; checked against the model contract's
+        /// training domain, e.g. FastDepth's "indoor": outdoor with an indoor-only model warns once per job)
+        std::string scene = "unknown";
     } input;
 
     struct Output {

@@ -202,11 +202,22 @@ TEST(Review, EveryExrCarriesTheModelsLicenceSourceAndDomain) {
         write_image(dir / ("p." + std::to_string(f) + ".exr"), 32, 16, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
     const fs::path job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\noutput: {path: out/d.####.exr}\n"
                                                      "model: {path: " + model.string() + ", size: plate, device: cpu}\n");
-    const auto r = run_cli({job.string()});
+    // input.scene: outdoor against the contract's domain indoor warns, once per job; unknown (the default) is one
+    // info line; indoor says nothing.
+    const std::string warned = "warning: input.scene outdoor: model roomdepth was trained on indoor scenes only";
+    const std::string told = "info: model roomdepth was trained on indoor scenes only";
+    const auto outdoor = run_cli({job.string(), "--set", "input.scene=outdoor", "--overwrite"});
+    ASSERT_EQ(outdoor.exit_code, 0) << outdoor.output;
+    EXPECT_NE(outdoor.output.find(warned), std::string::npos) << outdoor.output;
+    EXPECT_EQ(outdoor.output.find(warned), outdoor.output.rfind(warned)) << "once per job\n" << outdoor.output;
+    const auto indoor = run_cli({job.string(), "--set", "input.scene=indoor", "--overwrite"});
+    ASSERT_EQ(indoor.exit_code, 0) << indoor.output;
+    EXPECT_EQ(indoor.output.find("trained on indoor scenes"), std::string::npos) << indoor.output;
+    const auto r = run_cli({job.string(), "--overwrite", "-v"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const std::string warned = "warning: model roomdepth was trained on indoor scenes only";
-    EXPECT_NE(r.output.find(warned), std::string::npos) << r.output;
-    EXPECT_EQ(r.output.find(warned), r.output.rfind(warned)) << "once per job\n" << r.output;
+    EXPECT_EQ(r.output.find("warning: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(told), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(told), r.output.rfind(told)) << "once per job\n" << r.output;
     const auto spec = file_spec(dir / "out/d.1002.exr");
     EXPECT_EQ(spec.get_string_attribute("depthbatch/model_license"), "MIT");
     EXPECT_EQ(spec.get_string_attribute("depthbatch/model_source"), "npm example@1.0 model.onnx");

@@ -469,7 +469,7 @@ TEST(JobConfigErrors, UnknownKeyToml) {
                                       "toml");
     EXPECT_TRUE(contains(msg, "job.toml:3:")) << msg;
     EXPECT_TRUE(contains(msg, "'input.fps'")) << msg;
-    EXPECT_TRUE(contains(msg, "colorspace, frames, layer, part, path, pixel_aspect, view")) << msg;
+    EXPECT_TRUE(contains(msg, "colorspace, frames, layer, part, path, pixel_aspect, scene, view")) << msg;
 }
 
 TEST(JobConfigErrors, UnknownSection) {

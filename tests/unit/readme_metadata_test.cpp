@@ -13,7 +13,8 @@ using namespace depthbatch::test;
 TEST(ReadmeMetadata, EveryDepthbatchKeyWrittenIsDocumented) {
     std::set<std::string> keys = {"model_license", "model_source", "model_source_sha256", "model_variant", "model_domain"};
     const std::regex literal("\"depthbatch/([a-z0-9_]*[a-z0-9])\"");   // not the "depthbatch/model_" prefix
-    for (const auto& entry : fs::directory_iterator(fs::path(DEPTHBATCH_SOURCE_DIR) / "src")) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(DEPTHBATCH_SOURCE_DIR) / "src")) {
+        if (!entry.is_regular_file()) continue;   // src/farm/ and the like: their files are scanned too
         const std::string text = read_bytes(entry.path());
         for (auto it = std::sregex_iterator(text.begin(), text.end(), literal); it != std::sregex_iterator(); ++it)
             keys.insert((*it)[1].str());

@@ -320,7 +320,7 @@ TEST(Trust, AStopNeverPublishesAStabilizedFrameWithACutWindow) {
         const int rc = p->wait(60);
         EXPECT_TRUE(rc == 130 || rc == 0) << rc << "\n" << p->output();
         stopped_mid += rc == 130;
-        abandoned += contains(p->output(), "were not published: the stop cut their stabilizer window");
+        abandoned += contains(p->output(), "were not published: the stop cut their temporal window");
         for (int f : chunk)
             if (fs::exists(t / ("out/d." + std::to_string(f) + ".exr")))
                 EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "stop " << i << ": published frame " << f;

@@ -406,15 +406,25 @@ RunResult opencue_commands(const fs::path& script, const fs::path& dir) {
                        "env OUTLINE_CONFIG_FILE='" + (dir / "outline.cfg").string() + "'");
 }
 
+
+/// tests/farm/slurm-cluster, the private one-node cluster the Slurm tests start.
+const fs::path kSlurmCluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
+
+/// Why the private Slurm cluster cannot run here ("" when it can): its packages missing, or not root.
+std::string slurm_cluster_unavailable() {
+    if (run_program(kSlurmCluster, {"packages"}).exit_code != 0)
+        return "Slurm is not installed (scripts/setup installs slurmctld slurmd slurm-client munge)";
+    if (::geteuid() != 0) return "a private Slurm cluster needs root (SlurmUser=root, munged --force)";
+    return "";
+}
+
 }  // namespace
 
 // Slurm, for real: a one-node cluster from Debian's packages (tests/farm/slurm-cluster), `depthbatch submit`
 // of the bedroom in 3 chunks plus the statistics job, every EXR equal to a single-process render.
 TEST(Farm, SlurmRoundTripOnALocalCluster) {
-    const fs::path cluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
-    if (run_program(cluster, {"packages"}).exit_code != 0)
-        GTEST_SKIP() << "Slurm is not installed (scripts/setup installs slurmctld slurmd slurm-client munge)";
-    if (::geteuid() != 0) GTEST_SKIP() << "a private Slurm cluster needs root (SlurmUser=root, munged --force)";
+    const fs::path cluster = kSlurmCluster;
+    if (const std::string why = slurm_cluster_unavailable(); !why.empty()) GTEST_SKIP() << why;
     const std::string seq = "depth:\n  kind: normalized\n  normalize: sequence\n";
     const auto ref = reference_render("1001-1012", 1001, 1012, seq);
     TempDir dir;
@@ -568,10 +578,8 @@ TEST(Farm, DeadlineCommandLineTaskRendersItsFrames) {
 // under names depthbatch chose, the frames render into that folder equal to a single-process render, and
 // nothing in the name runs.
 TEST(Farm, SlurmRendersAJobInAFolderOfEveryQuote) {
-    const fs::path cluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
-    if (run_program(cluster, {"packages"}).exit_code != 0)
-        GTEST_SKIP() << "Slurm is not installed (scripts/setup installs slurmctld slurmd slurm-client munge)";
-    if (::geteuid() != 0) GTEST_SKIP() << "a private Slurm cluster needs root (SlurmUser=root, munged --force)";
+    const fs::path cluster = kSlurmCluster;
+    if (const std::string why = slurm_cluster_unavailable(); !why.empty()) GTEST_SKIP() << why;
     const std::string seq = "depth:\n  convention: normalized\n  normalize: sequence\n";
     const auto ref = reference_render("1001-1004", 1001, 1004, seq);
     TempDir dir;
@@ -864,10 +872,8 @@ int rendered_lines(const fs::path& dir) {
 // sidecar equals the single-process one. Prints the cluster's frames/s with and without the faults and the
 // frames rendered twice (0: --skip-existing keeps every finished frame). DEPTHBATCH_SOAK_SEED changes the seed.
 TEST(Farm, SoakOnTheSlurmClusterSurvivesCancelsRequeuesAndKills) {
-    const fs::path cluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
-    if (run_program(cluster, {"packages"}).exit_code != 0)
-        GTEST_SKIP() << "Slurm is not installed (scripts/setup installs slurmctld slurmd slurm-client munge)";
-    if (::geteuid() != 0) GTEST_SKIP() << "a private Slurm cluster needs root (SlurmUser=root, munged --force)";
+    const fs::path cluster = kSlurmCluster;
+    if (const std::string why = slurm_cluster_unavailable(); !why.empty()) GTEST_SKIP() << why;
     const auto shots = soak_shots();
     TempDir dir;
     // Single-process references.

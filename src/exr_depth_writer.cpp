@@ -12,6 +12,7 @@
 #include <OpenEXR/ImfChannelList.h>
 #include <OpenEXR/ImfFrameBuffer.h>
 #include <OpenEXR/ImfInputFile.h>
+#include <OpenEXR/ImfOutputFile.h>
 #include <OpenEXR/ImfStringAttribute.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <ctime>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -229,7 +231,11 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     if (const std::string rule = plate_depth_rule(plate, options); !rule.empty()) spec.attribute("depthbatch/plate_depth", rule);
     if (plate.unassociated_alpha && plate.a >= 0 && options.channels != OutputChannels::Depth)
         spec.attribute("depthbatch/alpha", "unassociated: colour as stored in the plate, not premultiplied by A");
-    for (const auto& [key, value] : metadata) spec.attribute(key, value);
+    // "oiio:" names (oiio:ColorSpace) are dropped by OIIO's OpenEXR writer: OpenEXR writes those below.
+    Metadata exr_only;
+    for (const auto& [key, value] : metadata)
+        if (key.rfind("oiio:", 0) == 0) exr_only.push_back({key, value});
+        else spec.attribute(key, value);
 
     const fs::path final_path(path);
     std::error_code ec;
@@ -239,6 +245,11 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     // link() below catches a file that appeared since (another farm task), comparing bytes.
 
     detail::TempFile tmp(path);
+    // With attributes only OpenEXR writes, OIIO writes a staging file first (same folder, hidden, removed
+    // in any case) and OpenEXR copies its compressed pixels unchanged under the fuller header.
+    std::optional<detail::TempFile> staged;
+    if (!exr_only.empty()) staged.emplace(path);
+    const std::string& oiio_path = staged ? staged->path() : tmp.path();
     auto out = OIIO::ImageOutput::create("openexr");
     if (!out) throw RenderError(path + ": no OpenEXR writer: " + OIIO::geterror());
     // What the OS said (No space left on device, Permission denied, Read-only file system): OIIO's own
@@ -251,12 +262,23 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
         return write_error ? std::string(" (") + std::strerror(e) + ")" : std::string();
     };
     errno = 0;
-    if (!out->open(tmp.path(), spec)) throw RenderError(path + ": cannot write: " + out->geterror() + os_error());
+    if (!out->open(oiio_path, spec)) throw RenderError(path + ": cannot write: " + out->geterror() + os_error());
     const bool wrote = out->write_image(OIIO::TypeDesc::FLOAT, pixels.data());
     const std::string write_error = wrote ? "" : out->geterror() + os_error();
     const bool closed = out->close();
     if (!wrote || !closed)
         throw RenderError(path + ": write failed: " + (wrote ? out->geterror() + os_error() : write_error));
+    if (staged) {
+        try {
+            Imf::InputFile in_file(staged->path().c_str());
+            Imf::Header header = in_file.header();
+            for (const auto& [key, value] : exr_only) header.insert(key, Imf::StringAttribute(value));
+            Imf::OutputFile out_file(tmp.path().c_str(), header);
+            out_file.copyPixels(in_file);
+        } catch (const std::exception& e) {
+            throw RenderError(path + ": write failed: " + e.what());
+        }
+    }
     // Two farm tasks whose chunks overlap write the same frame: identical bytes are no conflict.
     if (tmp.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
         throw OutputExistsError(path + ": appeared while rendering (another task?) with different content; "

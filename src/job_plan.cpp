@@ -458,9 +458,12 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     for (const char* key : {"license", "source", "source_sha256", "variant", "domain"})
         if (const auto it = ctx.contract().provenance.find(key); it != ctx.contract().provenance.end() && !it->second.empty())
             meta.push_back({std::string("depthbatch/model_") + key, it->second});
-    // What the written R, G, B are in (passthrough_color.h). Not as oiio:ColorSpace: OIIO 2.4's OpenEXR writer
-    // drops every "oiio:" attribute but ConstantColor, AverageColor and SHA-1.
-    if (job.output.channels != OutputChannels::Depth) meta.push_back({"depthbatch/colorspace_rgb", ctx.passthrough->written()});
+    // What the written R, G, B are in (passthrough_color.h), ours and OIIO's name for it (oiio:ColorSpace, read by
+    // OIIO-based tools; written through OpenEXR, write_depth_exr).
+    if (job.output.channels != OutputChannels::Depth) {
+        meta.push_back({"depthbatch/colorspace_rgb", ctx.passthrough->written()});
+        meta.push_back({"oiio:ColorSpace", ctx.passthrough->written()});
+    }
     if (seq.range) {
         meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(seq.stats.sample_frames)});
         meta.push_back({"depthbatch/stats_percentiles",

@@ -75,7 +75,8 @@ struct ExtraChannel {
 
 /// Write `depth` (1-channel float32, plate.width() x plate.height()) with the plate's passthrough
 /// channels to `path`, then the `extra` channels in their order. `metadata` entries are stored as strings
-/// under their given names.
+/// under their given names; "oiio:" names (oiio:ColorSpace), which OIIO 2.4's OpenEXR writer drops, are added by
+/// OpenEXR itself (Imf::OutputFile::copyPixels from a hidden staging file: the pixels are not recompressed).
 /// Throws RenderError (naming the path) if the folder cannot be created or the write fails, or an extra channel's
 /// name is already taken, and OutputExistsError if `path` exists and the policy is not Overwrite (the existing
 /// file is untouched).

@@ -3,9 +3,8 @@
 // A Nuke Read node takes an EXR as scene-linear. So by default (output.passthrough_colorspace: scene_linear) the
 // R, G, B passed through from the plate are converted with OpenColorIO from the plate's colorspace (the job's
 // input.colorspace, or the one "auto" chose: color_transform.h) to the config's scene_linear role, and the
-// header says so (depthbatch/colorspace_rgb). An 8-bit sRGB JPEG's code 128 is written as
-// 0.2158605 (the sRGB decoding), not 0.50196. (oiio:ColorSpace cannot be written: OIIO 2.4's OpenEXR writer
-// drops "oiio:" attributes; depthbatch/colorspace_rgb says it.) A plate already in scene_linear (auto's choice for half/float EXR)
+// header says so (oiio:ColorSpace and depthbatch/colorspace_rgb). An 8-bit sRGB JPEG's code 128 is written as
+// 0.2158605 (the sRGB decoding), not 0.50196. A plate already in scene_linear (auto's choice for half/float EXR)
 // converts nothing: its values are written bit for bit. output.passthrough_colorspace: plate writes the plate's
 // values as read (code / (2^bits - 1) for integer plates), with the plate's colorspace in the header. Only the
 // R, G, B the model sees are converted; alpha and every other channel never are.

@@ -204,6 +204,23 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
     EXPECT_TRUE(contains(r.output, (full / "d.1002.exr").string())) << r.output;
     EXPECT_EQ(list_dir(full), (std::vector<std::string>{"d.1001.exr"})) << "no temporary, no partial frame";
     EXPECT_EQ(read_bytes(full / "d.1001.exr"), older);
+
+    // Room for the staging file OIIO writes but not for OpenEXR's copy of it under the full header
+    // (oiio:ColorSpace, exr_depth_writer.h): the same message, nothing left.
+    const auto whole = run_cli({write_job(s.dir / "whole.yaml", "input: {path: big.####.exr, colorspace: sRGB, frames: 1002}\n"
+                                                                 "model: {path: pmean.pt, size: plate}\n"
+                                                                 "output: {path: whole/d.####.exr}\n").string()});
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    const auto bytes = fs::file_size(s.dir / "whole/d.1002.exr");
+    const fs::path half_full = s.dir / "half_full";
+    const ScopedTmpfs mount2(half_full, "size=" + std::to_string(bytes * 3 / 2 / 4096 * 4096));
+    ASSERT_TRUE(mount2.mounted);
+    const auto r2 = run_cli({write_job(s.dir / "half.yaml", "input: {path: big.####.exr, colorspace: sRGB, frames: 1002}\n"
+                                                             "model: {path: pmean.pt, size: plate}\n"
+                                                             "output: {path: half_full/d.####.exr}\n").string()});
+    EXPECT_EQ(r2.exit_code, exit_status(ExitCode::Render)) << r2.output;
+    EXPECT_TRUE(contains(r2.output, (half_full / "d.1002.exr").string() + ": write failed: No space left on device")) << r2.output;
+    EXPECT_TRUE(list_dir(half_full).empty()) << "no temporary, no partial frame";
 }
 
 // Issue 13: a read-only output folder is found before any frame is read, with the OS's own words.

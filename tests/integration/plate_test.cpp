@@ -3,6 +3,7 @@
 // the output; passthrough bit for bit; depth finite; parts, views, channel layouts, pixel types,
 // compression; colour (auto colorspaces, HDR clamp / display-view, NaN/Inf) through the binary.
 #include "depthbatch/exr_deflate.h"
+#include "depthbatch/exr_depth_writer.h"
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -513,6 +514,7 @@ TEST(Layout, DepthOnlyAllChannelsPixelTypesAndCompression) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(channel_names(s.out("depth")), (Names{"depth.Z"}));
     expect_types(s.out("depth"), {kFloat});
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("depth").string(), "oiio:ColorSpace"), "") << "no RGB, no colorspace claimed";
 
     r = s.run(".exr", "all", "colorspace: sRGB", "channels: all");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -678,6 +680,8 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
         const OIIO::TypeDesc t = wide ? kFloat : kHalf;   // auto: half for 8-bit, float for 16-bit
         expect_types(out, alpha ? std::vector<OIIO::TypeDesc>{t, t, t, t, kFloat} : std::vector<OIIO::TypeDesc>{t, t, t, kFloat});
         EXPECT_EQ(meta(out, "depthbatch/colorspace_rgb"), "Linear Rec.709 (sRGB)");
+        // oiio:ColorSpace in the file's own header (read with OpenEXR, not through OIIO's reader)
+        EXPECT_EQ(depthbatch::exr_text_attribute(out.string(), "oiio:ColorSpace"), "Linear Rec.709 (sRGB)");
         EXPECT_EQ(meta(out, "depthbatch/colorspace_in"), "sRGB");
         OIIO::ImageBuf buf = read_image(out);
         const int z = channel_index(buf, "depth.Z");
@@ -709,6 +713,8 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
     expect_passthrough(s.out("kept"), "R", s.dir / "p.1001.png", "R");
     EXPECT_EQ(read_image(s.out("kept")).getchannel(5, 5, 0, 1), 32768 / 65535.0f);
     EXPECT_EQ(meta(s.out("kept"), "depthbatch/colorspace_rgb"), "sRGB");
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("kept").string(), "oiio:ColorSpace"), "sRGB");
+    EXPECT_EQ(meta(s.out("kept"), "oiio:ColorSpace"), "sRGB") << "what an OIIO-based tool reads";
     // A JPEG (a real plate): renders, 3 channels in, half RGB in scene-linear; encoded back to sRGB and rounded,
     // every pixel is the decoder's code again (the round trip Nuke's Write to JPEG does); depth is the probe's
     // mean of the plate's own sRGB values.
@@ -753,6 +759,7 @@ TEST(Cases, DefaultPassthroughOfLinearExrAndTenBitDpx) {
     EXPECT_TRUE(contains(r.output, "output.pixel_type auto: float (half would change")) << r.output;
     EXPECT_EQ(file_spec(s.out("dpx")).channelformat(0), kFloat);
     EXPECT_EQ(meta(s.out("dpx"), "depthbatch/colorspace_rgb"), "Linear Rec.709 (sRGB)");
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("dpx").string(), "oiio:ColorSpace"), "Linear Rec.709 (sRGB)");
     EXPECT_EQ(meta(s.out("dpx"), "depthbatch/colorspace_in"), "ACEScct");
 }
 

@@ -195,13 +195,16 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
 // --skip-existing. After each kill only complete frames equal to the uninterrupted render exist; after each
 // resume every frame equals it and no temporary is left (the resume removes what the killed run left). Half the
 // kills land at a random moment from the start (start-up, model load, the first frames), half at a random
-// moment after the first frame is written (mid-write, mid-publish), whatever the machine's load.
+// moment after the first frame is written (mid-write, mid-publish), whatever the machine's load: the moments are
+// fractions of the uninterrupted render's own wall time, measured here.
 TEST(Farm, KillLoopLeavesOnlyCompleteFramesAndResumesIdentically) {
+    const auto t0 = std::chrono::steady_clock::now();
     const auto ref = reference_render("1001-1008", 1001, 1008);
+    const double full = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     TempDir dir;
     const fs::path job = bedroom_job(dir.path, "1001-1008");
     std::mt19937 rng(20261201);
-    std::uniform_real_distribution<double> from_start(0.2, 2.5), after_first(0.0, 0.8);
+    std::uniform_real_distribution<double> from_start(0.1 * full, 0.85 * full), after_first(0.0, 0.5 * full);
     int killed_while_running = 0, frames_left_by_kills = 0;
     for (int i = 0; i < 20; ++i) {
         fs::remove_all(dir / "out");

@@ -10,6 +10,20 @@ if str(REPO_ROOT) not in sys.path:      # `import tools.…` whatever directory 
     sys.path.insert(0, str(REPO_ROOT))
 
 
+def reference(module: str, reason: str):
+    """Import a test-only reference package (tools/requirements-crosscheck.txt) or skip, saying `reason`. With
+    $DEPTHBATCH_REQUIRE_REFERENCES set (scripts/test, once they installed) a missing one fails instead: a
+    cross-check CI installed must run, never skip. Call it from a fixture, so that the failure is that test's
+    error, not a collection error that stops the whole run."""
+    if os.environ.get("DEPTHBATCH_REQUIRE_REFERENCES"):
+        try:
+            return __import__(module)
+        except ImportError as e:
+            pytest.fail(f"{module} is required here (DEPTHBATCH_REQUIRE_REFERENCES) but does not import: {e}",
+                        pytrace=False)
+    return pytest.importorskip(module, reason=reason)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

@@ -11,8 +11,9 @@ intrinsics (geometry.PointCloud.create_from_depth_image). The conventions, writt
   So, for the data window: cx = Cx - x0 - 0.5, cy = Cy - y0 - 0.5 (Open3D's, in data-window pixels), and
   P_nuke = (X, -Y, -Z) of Open3D's point: the axis flip diag(1, -1, -1).
 
-Runs the depthbatch binary ($DEPTHBATCH_BIN, else build/depthbatch) and needs the open3d package (PyPI open3d or
-open3d-cpu) and OpenEXR; skips, saying which, when one is missing.
+Runs the depthbatch binary ($DEPTHBATCH_BIN, else build/depthbatch) and needs the open3d package (open3d-cpu,
+which scripts/test installs from tools/requirements-crosscheck.txt) and OpenEXR; skips, saying which, when one is
+missing, and fails instead under scripts/test once it installed them (DEPTHBATCH_REQUIRE_REFERENCES).
 """
 from __future__ import annotations
 
@@ -24,13 +25,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-o3d = pytest.importorskip("open3d", reason="open3d is not installed (pip install open3d-cpu)")
+from conftest import reference  # noqa: E402
+
 OpenEXR = pytest.importorskip("OpenEXR", reason="OpenEXR (PyPI) is not installed")
 torch = pytest.importorskip("torch")
 
 DISPLAY_W, DISPLAY_H = 160, 100
 X0, Y0, W, H = 37, 21, 90, 56          # the data window, inside the display window
 FOCAL_PX = 140.0
+
+
+@pytest.fixture(scope="module")
+def o3d():
+    """Open3D, or a skip (a failure under scripts/test, which installed it): conftest.reference."""
+    return reference("open3d", reason="open3d is not installed (scripts/test installs it: tools/requirements-crosscheck.txt)")
 
 
 def depthbatch_bin(repo_root: Path) -> Path:
@@ -67,7 +75,7 @@ def read_channels(path: Path, names):
         return [np.asarray(ch[n].pixels, dtype=np.float32) for n in names]
 
 
-def test_position_pass_matches_open3d_back_projection(tmp_path: Path, repo_root: Path):
+def test_position_pass_matches_open3d_back_projection(tmp_path: Path, repo_root: Path, o3d):
     binary = depthbatch_bin(repo_root)
     write_plate(tmp_path / "p.1001.exr")
     write_model(tmp_path / "ramp.pt")

@@ -28,14 +28,14 @@ DepthNormalizer::DepthNormalizer(const JobConfig::Depth& d, DepthKind model_kind
     if (kind_ == DepthConvention::Metric) {
         if (metric_model && normalize_ != Normalization::Raw)
             throw ConfigError(std::string("depth.normalize '") + option_name(normalize_) + "': the model already outputs metric depth; "
-                              "use depth.kind normalized to normalize it");
+                              "use depth.convention normalized to normalize it");
         if (!metric_model) {
             if (!has_near_far_)
-                throw ConfigError(std::string("depth.kind metric: the model outputs ") + depth_kind_name(model_kind) +
+                throw ConfigError(std::string("depth.convention metric: the model outputs ") + depth_kind_name(model_kind) +
                                   ", which has no scale; set depth.near and depth.far (metres) and depth.normalize "
                                   "frame or sequence to map it into that range");
             if (normalize_ != Normalization::Frame && normalize_ != Normalization::Sequence)
-                throw ConfigError("depth.kind metric from a relative model needs depth.normalize frame or sequence");
+                throw ConfigError("depth.convention metric from a relative model needs depth.normalize frame or sequence (with depth.near and depth.far in metres)");
         }
         if (has_near_far_ && !(near_ > 0 && near_ < far_))
             throw ConfigError("depth.near/far: metric needs 0 < near < far (metres)");

@@ -269,9 +269,11 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
     try {
         auto t0 = Clock::now();
         std::optional<DepthRange> range = sequence_range;
+        bool flat_frame = false;
         if (ctx.normalizer->needs_frame_range()) {
             const auto [lo, hi] = percentile_pair(w.raw.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
             range = ctx.normalizer->range_from_percentiles(lo, hi);
+            flat_frame = range->near_value == range->far_value;   // a blank or slate frame: no range to spread
         }
         if (w.raw.negative)
             log_warning("frame ", w.result.frame, ": the model returned ", w.raw.negative, " negative metric depth values (min ",
@@ -285,6 +287,10 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         w.result.depth_clamped =
             ctx.normalizer->apply(values, static_cast<size_t>(depth.spec().width) * depth.spec().height, range ? &*range : nullptr);
         w.result.times.restore_ms = ms_since(t0);
+        if (flat_frame && depth.spec().width > 0 && depth.spec().height > 0)
+            log_warning("frame ", w.result.frame, ": the model's depth is one value (", range->near_value, ") between the ",
+                        "frame's percentiles, so depth.normalize frame has nothing to map: depth.Z is ", values[0],
+                        " everywhere (a blank or slate frame? depth.normalize sequence maps it by the shot's range)");
 
         t0 = Clock::now();
         Metadata meta = job_meta;
@@ -303,8 +309,13 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         }
         // The output keeps the plate's stored (squeezed) grid: its pixel aspect is the plate's, also where the
         // job states it for a file that lacks it (the file would otherwise say 1).
-        if (ctx.job.input.pixel_aspect && *ctx.job.input.pixel_aspect != 1.0)
+        // input.pixel_aspect: ignore (1) writes 1 too, as the passes were computed with square pixels.
+        if (ctx.job.input.pixel_aspect)
             w.plate->file_spec.attribute("PixelAspectRatio", static_cast<float>(*ctx.job.input.pixel_aspect));
+        // The plate's own colour tags describe its RGB as read: wrong once the RGB is converted to scene_linear,
+        // and claims without RGB at all (oiio:ColorSpace and depthbatch/colorspace_rgb say what is written).
+        if (ctx.job.output.channels == OutputChannels::Depth || ctx.passthrough->converts())
+            for (const char* tag : {"chromaticities", "colorInteropID", "oiio:ColorSpace"}) w.plate->file_spec.erase_attribute(tag);
         const PassPlanes passes = compute_passes(ctx, w, values, extras);
         ExrWriteOptions options = ctx.job.output;
         options.pixel_type = ctx.passthrough->pixel_type(options.pixel_type, *w.plate);   // auto, for this plate

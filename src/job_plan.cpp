@@ -10,6 +10,8 @@
 #include "depthbatch/job_keys.h"
 #include "depthbatch/sha256.h"
 
+#include <OpenImageIO/strutil.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -64,7 +66,7 @@ void check_passes(const JobContext& ctx, bool has_focal) {
                                   " (model kind " + depth_kind_name(ctx.contract().kind) + ", depth.convention " +
                                   option_name(ctx.normalizer->kind()) + "). A metric model with depth.convention raw "
                                   "or metric gives metres; a relative model needs depth.convention: metric with "
-                                  "depth.near and depth.far in metres");
+                                  "depth.near and depth.far in metres and depth.normalize: frame or sequence");
             if (!has_focal)
                 throw ConfigError("output.passes: " + p + " needs the shot's camera: set camera.focal (mm, with "
                                   "camera.haperture), camera.fov (horizontal degrees) or camera.focal_px (plate pixels)");
@@ -78,6 +80,21 @@ void check_passes(const JobContext& ctx, bool has_focal) {
                           " declares no extra output of that name (its contract's output.extra_outputs: " +
                           (declared.empty() ? std::string("none") : declared) + ")");
     }
+}
+
+/// The channels output.passes writes, in order (P -> P.X P.Y P.Z, N -> N.X N.Y N.Z, a model's extra output -> the
+/// channel its contract names); check_passes has refused anything else.
+std::vector<std::string> pass_channel_names(const JobContext& ctx) {
+    std::vector<std::string> names;
+    for (const std::string& p : ctx.job.output.passes) {
+        if (p == "P" || p == "N") {
+            for (const char* axis : {".X", ".Y", ".Z"}) names.push_back(p + axis);
+            continue;
+        }
+        for (const ExtraOutput& e : ctx.contract().extra_outputs)
+            if (e.name == p) names.push_back(e.channel);
+    }
+    return names;
 }
 
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
@@ -136,7 +153,22 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
         }
     }
     if (contract.multi_frame()) check_video_model_job(*ctx);
-    if (!job.camera.chan.empty()) ctx->chan = read_chan_file(job.camera.chan);
+    if (!job.camera.chan.empty()) {
+        ctx->chan = read_chan_file(job.camera.chan);
+        // The track's contents are settings: a re-delivered .chan renders again under --skip-existing.
+        ctx->settings_sha256 = sha256_text(output_settings_text(job, ctx->model->precision()) + "camera.chan sha256 " +
+                                           sha256_file(job.camera.chan) + "\n");
+        // Where the camera is used, every frame of the shot needs its line: found here, not mid-render.
+        if (contract.reference_focal_px > 0 || !job.output.passes.empty()) {
+            std::vector<int> missing;
+            for (int f : ctx->shot)
+                if (!ctx->chan->count(f)) missing.push_back(f);
+            if (!missing.empty())
+                throw ConfigError("camera.chan " + job.camera.chan + " has no line for frame" + (missing.size() > 1 ? "s " : " ") +
+                                  format_frame_spec(missing) + " of the shot (" + format_frame_spec(ctx->shot) +
+                                  "): the track must cover every frame rendered (or narrow input.frames)");
+        }
+    }
     const bool chan_fov = ctx->chan && std::all_of(ctx->chan->begin(), ctx->chan->end(),
                                                    [](const auto& kv) { return kv.second.vfov_deg.has_value(); });
     const bool has_focal = job.camera.has_focal() || chan_fov;
@@ -193,12 +225,26 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
                  ctx.passthrough->written() + "')", "; ", why);
     }
     log_info(describe_output(plate, options));
+    // output.passes beside a plate channel of the same name (a CG plate's own P under output.channels: all): a job
+    // error now, not a write failure on every frame.
+    const std::vector<std::string> pass_names = pass_channel_names(ctx);
+    for (const std::string& name : output_channel_names(plate, options))
+        if (std::find(pass_names.begin(), pass_names.end(), name) != pass_names.end())
+            throw ConfigError("output.passes: " + first + " already has a channel " + name + ", which output.channels " +
+                              option_name(job.output.channels) + " passes through, and the passes write their own " + name +
+                              ": set output.channels: rgba (the plate's colour and alpha only) or leave that pass out");
+    if (!pass_names.empty())
+        log_info("passes ", OIIO::Strutil::join(pass_names, ", "), " ", job.output.passes_type == PassPixelType::Half ? "half" : "float",
+                 describe_camera(job.camera).empty() ? "" : "; camera " + describe_camera(job.camera));
     // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
     // them, stay lossless.
     if (job.output.compression == Compression::Dwaa && job.output.channels != OutputChannels::Depth)
         log_warning("output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
                     "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
                     "for a bit-exact passthrough");
+    if (const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f); !job.input.pixel_aspect && pixel_aspect(job, spec) != a)
+        log_warning(first, ": PixelAspectRatio ", a, " is not a believable pixel aspect (0.01 to 100): treated as square "
+                    "pixels (1) and written as the file has it; set input.pixel_aspect if the plate is anamorphic");
     ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
     // A fixed-size (traced) model is tried at its one size; any other at a small size (64 px rounded up to
     // its multiple), which catches a file that is not a depth model without paying for a full-size forward
@@ -552,6 +598,9 @@ ValidationResult validate_job(const JobConfig& job) {
                       (job.depth.stabilize ? ", stabilized" : ""));
     line("output", job.output.path + " (" + option_name(job.output.channels) + ", " + option_name(job.output.compression) +
                        ", overwrite " + option_name(job.output.overwrite) + ")");
+    if (const auto names = pass_channel_names(*ctx); !names.empty())
+        line("passes", OIIO::Strutil::join(names, ", ") + (job.output.passes_type == PassPixelType::Half ? " (half)" : " (float)") +
+                           (describe_camera(job.camera).empty() ? "" : "; camera " + describe_camera(job.camera)));
     if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
     if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
     if (job.depth.normalize == Normalization::Sequence)

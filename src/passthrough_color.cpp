@@ -48,8 +48,11 @@ std::shared_ptr<const PassthroughColor> PassthroughColor::create(const std::stri
             const auto from = config->getColorSpace(plate_colorspace.c_str());
             p->written_ = linear->getName();
             if (from) p->plate_ = from->getName();
+            // A data colorspace (raw, non-color) has no scene-linear form: OCIO passes it unchanged, and the header
+            // must then say what it is, not claim the linear space.
+            if (from && from->isData()) p->written_ = p->plate_;
             const OCIO::ConstProcessorRcPtr fwd = config->getProcessor(plate_colorspace.c_str(), OCIO::ROLE_SCENE_LINEAR);
-            if (!fwd->isNoOp()) {
+            if (!fwd->isNoOp() && !(from && from->isData())) {
                 p->converts_ = true;
                 p->impl_->forward = fwd->getDefaultCPUProcessor();
                 p->impl_->backward =

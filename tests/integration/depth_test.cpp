@@ -105,7 +105,7 @@ TEST(Depth, RelativeInverseModelConventions) {
 
     r = run_cli({ramp_job("depth: {kind: metric}\n", "ramp_bad").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
-    EXPECT_NE(r.output.find("depth.kind metric"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("depth.convention metric"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("depth.near"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir / "ramp_bad"));
 }
@@ -414,10 +414,13 @@ TEST(Depth, PositionAndNormalPassesBesideDepth) {
     r = run_cli({job("", "rel"), "--set", "model.path=" + (dir / "rel.pt").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "output.passes: P needs depth in metres")) << r.output;
-    EXPECT_TRUE(contains(r.output, "depth.convention: metric with depth.near and depth.far")) << r.output;
+    EXPECT_TRUE(contains(r.output, "depth.convention: metric with depth.near and depth.far in metres and depth.normalize: frame or sequence")) << r.output;
     r = run_cli({job("", "rel2"), "--set", "model.path=" + (dir / "rel.pt").string(), "--set", "depth.convention=metric",
                  "--set", "depth.near=1", "--set", "depth.far=10", "--set", "depth.normalize=frame"});
     EXPECT_EQ(r.exit_code, 0) << r.output << " (a relative model mapped to metres)";
+    // ... of a constant model: no range to map, said, not hidden.
+    EXPECT_TRUE(contains(r.output, "frame 1001: the model's depth is one value (2) between the frame's percentiles, so "
+                                   "depth.normalize frame has nothing to map: depth.Z is 10 everywhere")) << r.output;
     r = run_cli({write_job(dir / "nofocal.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
                                                  "output: {path: nofocal/d.####.exr, passes: [N]}\n"
                                                  "model: {path: wall.pt, size: plate}\n").string()});
@@ -426,7 +429,28 @@ TEST(Depth, PositionAndNormalPassesBesideDepth) {
     r = run_cli({job("", "sky"), "--set", "output.passes=[P, sky]"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "declares no extra output")) << r.output;
-    for (const char* d : {"rel", "nofocal", "sky"}) EXPECT_FALSE(fs::exists(dir / d)) << d;
+    // A plate with its own P (a CG render) whose channels all pass through: exit 2 before any frame, naming it.
+    write_image(dir / "cg.1001.exr", 16, 12, {"R", "G", "B", "P.X", "P.Y", "P.Z"}, "float", [](int, int, int c) { return 0.1f * c; });
+    r = run_cli({job("", "cg"), "--set", "input.path=" + (dir / "cg.####.exr").string(), "--set", "output.channels=all"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "cg.1001.exr already has a channel P.X, which output.channels all passes through")) << r.output;
+    r = run_cli({job("", "cg_rgba"), "--set", "input.path=" + (dir / "cg.####.exr").string()});   // rgba: only the plate's colour
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "passes P.X, P.Y, P.Z, N.X, N.Y, N.Z float; camera ")) << r.output;
+    // input.pixel_aspect: ignore computes the passes with square pixels, and the file says 1.
+    {   // a 2:1 anamorphic EXR (pixelAspectRatio 2 in its header)
+        OIIO::ImageSpec spec(40, 30, 3, OIIO::TypeDesc::HALF);
+        spec.attribute("PixelAspectRatio", 2.0f);
+        const std::vector<float> grey(40 * 30 * 3, 0.5f);
+        auto out = OIIO::ImageOutput::create((dir / "ana.1001.exr").string());
+        ASSERT_TRUE(out && out->open((dir / "ana.1001.exr").string(), spec) &&
+                    out->write_image(OIIO::TypeDesc::FLOAT, grey.data()) && out->close());
+    }
+    r = run_cli({job("", "ana"), "--set", "input.path=" + (dir / "ana.####.exr").string(), "--set", "input.pixel_aspect=ignore"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FLOAT_EQ(file_spec(dir / "ana/d.1001.exr").get_float_attribute("PixelAspectRatio", 0.0f), 1.0f);
+    EXPECT_NEAR(channel_at(read_image(dir / "ana/d.1001.exr"), "P.Y", 0, 0), 14.5 / 100 * 2, 1e-6) << "fy = fx";
+    for (const char* d : {"rel", "nofocal", "sky", "cg"}) EXPECT_FALSE(fs::exists(dir / d)) << d;
 }
 
 // camera.chan: a Nuke .chan file moves the camera per frame (world-space P and N) and, with its vfov column, sets
@@ -457,10 +481,25 @@ TEST(Depth, ChanFileGivesWorldSpacePassesPerFrame) {
     EXPECT_NEAR(channel_at(b, "P.Z", 0, 0), 3 + 19.5 / fx * 4, 1e-4);
     EXPECT_NEAR(channel_at(b, "N.X", 0, 0), 1, 1e-5) << "N faces the camera: world +X";
     EXPECT_TRUE(contains(file_spec(dir / "out/d.1002.exr").get_string_attribute("depthbatch/camera"), "cam.chan"));
-    r = run_cli({(dir / "job.yaml").string(), "--set", "input.frames=1003", "--set", "output.path=" + (dir / "o3/d.####.exr").string()});
-    EXPECT_NE(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "has no line for this frame")) << r.output;
-    EXPECT_FALSE(fs::exists(dir / "o3/d.1003.exr"));
+    // A shot frame the track lacks: exit 2 before any frame is rendered (1001 and 1002 have lines), and validate
+    // says so too.
+    r = run_cli({(dir / "job.yaml").string(), "--set", "input.frames=1001-1003", "--set", "output.path=" + (dir / "o3/d.####.exr").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "camera.chan " + (dir / "cam.chan").string() + " has no line for frame 1003 of the shot (1001-1003)")) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "o3")) << "nothing rendered";
+    r = run_cli({"validate", (dir / "job.yaml").string(), "--set", "input.frames=1001-1003"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    // The track's contents are settings: a re-delivered .chan renders again under --skip-existing.
+    const std::string before = read_bytes(dir / "out/d.1001.exr");
+    r = run_cli({(dir / "job.yaml").string(), "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "nothing to do")) << r.output;
+    write_file(dir / "cam.chan", "1001 5 2 3 0 0 0 " + std::to_string(vfov) + "\n1002 1 2 3 0 90 0 " + std::to_string(vfov) + "\n");
+    r = run_cli({(dir / "job.yaml").string(), "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1001: rendering again")) << r.output;
+    EXPECT_NE(read_bytes(dir / "out/d.1001.exr"), before);
+    EXPECT_NEAR(channel_at(read_image(dir / "out/d.1001.exr"), "P.X", 0, 0), 5 - 19.5 / fx * 4, 1e-4) << "the new track";
 }
 
 // A model's extra outputs (contract output.extra_outputs: DA3's sky head, a confidence): the module returns

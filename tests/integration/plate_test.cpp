@@ -763,6 +763,48 @@ TEST(Cases, DefaultPassthroughOfLinearExrAndTenBitDpx) {
     EXPECT_EQ(meta(s.out("dpx"), "depthbatch/colorspace_in"), "ACEScct");
 }
 
+// The colour tags an output carries say what its RGB is (issue 25): a data plate (input.colorspace: Raw) is
+// tagged Raw, not linear; a plate's own chromaticities / colorInteropID (AP1) are dropped once its RGB is converted
+// to scene_linear, and from depth-only outputs; plate mode keeps them. An unbelievable PixelAspectRatio is said.
+TEST(Cases, ColourTagsFollowTheWrittenRgb) {
+    Shot s;
+    const std::string defaults = "passthrough_colorspace: scene_linear, pixel_type: auto";
+    write_image(s.dir / "p.1001.png", 32, 24, {"R", "G", "B"}, "uint8", [](int, int, int) { return 128 / 255.0f; });
+    auto r = s.run(".png", "raw", "colorspace: Raw", defaults);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("raw").string(), "oiio:ColorSpace"), "Raw");
+    EXPECT_EQ(meta(s.out("raw"), "depthbatch/colorspace_rgb"), "Raw");
+    EXPECT_NEAR(read_image(s.out("raw")).getchannel(3, 3, 0, 0), 128 / 255.0f, 2e-4) << "data is never linearised";
+    fs::remove(s.dir / "p.1001.png");
+    {   // ACEScg EXR tagged as such: AP1 chromaticities, colorInteropID, pixelAspectRatio 1000 (nonsense)
+        OIIO::ImageSpec spec(32, 24, 3, OIIO::TypeDesc::HALF);
+        const float ap1[8] = {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f};
+        spec.attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8), ap1);
+        spec.attribute("colorInteropID", "lin_ap1_scene");
+        spec.attribute("PixelAspectRatio", 1000.0f);
+        const std::vector<float> px(32 * 24 * 3, 0.25f);
+        auto out = OIIO::ImageOutput::create((s.dir / "p.1001.exr").string());
+        ASSERT_TRUE(out && out->open((s.dir / "p.1001.exr").string(), spec) &&
+                    out->write_image(OIIO::TypeDesc::FLOAT, px.data()) && out->close());
+    }
+    r = s.run(".exr", "ap1", "colorspace: ACEScg", defaults);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "PixelAspectRatio 1000 is not a believable pixel aspect")) << r.output;
+    const OIIO::ImageSpec converted = file_spec(s.out("ap1"));
+    EXPECT_EQ(converted.find_attribute("chromaticities"), nullptr) << "AP1 primaries on Rec.709 values";
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1").string(), "colorInteropID"), "");
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1").string(), "oiio:ColorSpace"), "Linear Rec.709 (sRGB)");
+    r = s.run(".exr", "ap1_plate", "colorspace: ACEScg", "passthrough_colorspace: plate");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(file_spec(s.out("ap1_plate")).find_attribute("chromaticities"), nullptr) << "plate mode: the plate's RGB, its tags";
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1_plate").string(), "colorInteropID"), "lin_ap1_scene");
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1_plate").string(), "oiio:ColorSpace"), "ACEScg");
+    r = s.run(".exr", "ap1_depth", "colorspace: ACEScg", "channels: depth");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(file_spec(s.out("ap1_depth")).find_attribute("chromaticities"), nullptr) << "no RGB, no primaries";
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1_depth").string(), "colorInteropID"), "");
+}
+
 // ==== CASES.md 12: HDR ===============================================================================
 
 TEST(Cases, Case12HdrPassthroughIsKeptAndDepthStaysInRange) {

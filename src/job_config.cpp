@@ -328,6 +328,11 @@ void read_input(const Reader& r, JobConfig& job) {
         const std::string s = r.str("input.pixel_aspect");
         if (s == "ignore") job.input.pixel_aspect = 1.0;
         else if (s != "auto") {
+            char* end = nullptr;
+            std::strtod(s.c_str(), &end);
+            if (s.empty() || end != s.c_str() + s.size())   // a word: say every accepted form, not "expected a number"
+                r.fail("input.pixel_aspect", "expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 anamorphic plate), "
+                                             "not '" + printable(s) + "'");
             job.input.pixel_aspect = r.number("input.pixel_aspect");
             if (!(*job.input.pixel_aspect > 0))
                 r.fail("input.pixel_aspect", "expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 anamorphic plate)");

@@ -1000,8 +1000,11 @@ TEST(JobConfigErrors, EdgesTilesAndPixelAspect) {
     EXPECT_TRUE(contains(e, "at least 32")) << e;
     e = aspect_error("-2");
     EXPECT_TRUE(contains(e, "input.pixel_aspect")) << e;
-    e = aspect_error("wide");
-    EXPECT_TRUE(contains(e, "input.pixel_aspect")) << e;
+    for (const char* word : {"wide", "anamorphic", "AUTO"}) {   // a word gets every accepted form
+        e = aspect_error(word);
+        EXPECT_TRUE(contains(e, std::string("input.pixel_aspect: expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 "
+                                            "anamorphic plate), not '") + word + "'")) << e;
+    }
     e = job_error(kMinimalYaml + "depth: {guided_epsilon: 0}\n", "yaml");
     EXPECT_TRUE(contains(e, "depth.guided_epsilon")) << e;
     e = job_error(kMinimalYaml + "depth: {edge_threshold: 2}\n", "yaml");

@@ -1002,7 +1002,7 @@ TEST(JobConfigErrors, EdgesTilesAndPixelAspect) {
     EXPECT_TRUE(contains(e, "input.pixel_aspect")) << e;
     for (const char* word : {"wide", "anamorphic", "AUTO"}) {   // a word gets every accepted form
         e = aspect_error(word);
-        EXPECT_TRUE(contains(e, std::string("input.pixel_aspect: expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 "
+        EXPECT_TRUE(contains(e, std::string("input.pixel_aspect': expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 "
                                             "anamorphic plate), not '") + word + "'")) << e;
     }
     e = job_error(kMinimalYaml + "depth: {guided_epsilon: 0}\n", "yaml");

@@ -80,6 +80,100 @@ std::string canonical(const OCIO::ConstConfigRcPtr& config, const std::string& n
     return cs ? cs->getName() : name;
 }
 
+/// Scene-linear colorspaces a float file can declare: by its EXR `chromaticities` (CIE xy of red, green,
+/// blue, white: OpenEXR's attribute, ImfStandardAttributes.h), by its `colorInteropID` (the ASWF Color
+/// Interop Forum's identifiers, OpenEXR 3.4), and the names configs give them (our config and the OCIO
+/// built-in CG config, the ACES 1.x config, short aliases).
+/// Primaries: ITU-R BT.709-6 table 1 (D65 white 0.3127, 0.3290); ACES AP1 (ACEScg): Academy S-2014-004;
+/// ACES AP0 (ACES2065-1): SMPTE ST 2065-1; ITU-R BT.2020-2; P3-D65: SMPTE EG 432-1. ACES white 0.32168, 0.33767.
+struct LinearSpace {
+    const char* words;       ///< for the log
+    float xy[8];             ///< rx, ry, gx, gy, bx, by, wx, wy
+    const char* interop_id;  ///< Color Interop Forum identifier
+    const char* names[4];    ///< config spellings, most common first
+};
+const LinearSpace kLinearSpaces[] = {
+    {"Rec.709 / sRGB primaries", {0.640f, 0.330f, 0.300f, 0.600f, 0.150f, 0.060f, 0.3127f, 0.3290f}, "lin_rec709_scene",
+     {"Linear Rec.709 (sRGB)", "lin_rec709", "Utility - Linear - sRGB", "lin_srgb"}},
+    {"ACES AP1 primaries (ACEScg)", {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f}, "lin_ap1_scene",
+     {"ACEScg", "lin_ap1", "ACES - ACEScg", nullptr}},
+    {"ACES AP0 primaries (ACES2065-1)", {0.7347f, 0.2653f, 0.0f, 1.0f, 0.0001f, -0.077f, 0.32168f, 0.33767f}, "lin_ap0_scene",
+     {"ACES2065-1", "lin_ap0", "ACES - ACES2065-1", nullptr}},
+    {"Rec.2020 primaries", {0.708f, 0.292f, 0.170f, 0.797f, 0.131f, 0.046f, 0.3127f, 0.3290f}, "lin_rec2020_scene",
+     {"Linear Rec.2020", "lin_rec2020", "Utility - Linear - Rec.2020", nullptr}},
+    {"P3-D65 primaries", {0.680f, 0.320f, 0.265f, 0.690f, 0.150f, 0.060f, 0.3127f, 0.3290f}, "lin_p3d65_scene",
+     {"Linear P3-D65", "lin_p3d65", "Utility - Linear - P3-D65", nullptr}},
+};
+
+/// The first of `space`'s names the config knows (canonical), or "".
+std::string find_linear_space(const OCIO::ConstConfigRcPtr& config, const LinearSpace& space) {
+    if (has_colorspace(config, space.interop_id)) return canonical(config, space.interop_id);
+    for (const char* n : space.names)
+        if (n && has_colorspace(config, n)) return canonical(config, n);
+    return {};
+}
+
+/// What a float file says of its own colorspace, for "auto": a name the config knows, from the file's
+/// `oiio:ColorSpace` (when more than OIIO's generic "Linear"), `colorInteropID` or `chromaticities`. Returns ""
+/// when the file says nothing more than "linear" (or Rec.709, and the config has no colorspace of that name:
+/// scene_linear then). A declaration the config cannot honour sets `warning`.
+std::string declared_linear_space(const OCIO::ConstConfigRcPtr& config, const std::string& config_path,
+                                  const OIIO::ImageSpec& spec, std::string* said, std::string* warning) {
+    const std::string tag = spec.get_string_attribute("oiio:ColorSpace");
+    std::string lower = tag;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!tag.empty() && lower != "linear" && lower != "scene_linear") {
+        if (has_colorspace(config, tag)) {
+            *said = "tagged '" + tag + "' (oiio:ColorSpace)";
+            return canonical(config, tag);
+        }
+        *warning = "the file is tagged '" + tag + "' (oiio:ColorSpace), which OCIO config '" + config_path +
+                   "' does not know";
+    }
+    const std::string interop = spec.get_string_attribute("colorInteropID");
+    if (!interop.empty()) {
+        if (has_colorspace(config, interop)) {
+            *said = "tagged '" + interop + "' (colorInteropID)";
+            return canonical(config, interop);
+        }
+        for (const LinearSpace& space : kLinearSpaces)
+            if (interop == space.interop_id) {
+                const std::string name = find_linear_space(config, space);
+                if (!name.empty()) {
+                    *said = "tagged '" + interop + "' (colorInteropID)";
+                    return name;
+                }
+            }
+        if (warning->empty())
+            *warning = "the file's colorInteropID is '" + interop + "', which OCIO config '" + config_path +
+                       "' has no colorspace for";
+    }
+    const OIIO::ParamValue* chroma = spec.find_attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8));
+    if (!chroma || !warning->empty()) return {};
+    const float* xy = static_cast<const float*>(chroma->data());
+    for (size_t k = 0; k < sizeof(kLinearSpaces) / sizeof(kLinearSpaces[0]); ++k) {
+        const LinearSpace& space = kLinearSpaces[k];
+        bool match = true;
+        for (int i = 0; i < 8; ++i) match = match && std::fabs(xy[i] - space.xy[i]) < 1e-3f;
+        if (!match) continue;
+        const std::string name = find_linear_space(config, space);
+        if (!name.empty()) {
+            *said = std::string("chromaticities of ") + space.words;
+            return name;
+        }
+        if (k != 0)  // Rec.709 without a colorspace of that name: what scene_linear means when nothing is said
+            *warning = std::string("the file's chromaticities are ") + space.words + ", for which OCIO config '" +
+                       config_path + "' has no colorspace ('" + space.names[0] + "')";
+        return {};
+    }
+    std::ostringstream o;
+    o << "the file's chromaticities (";
+    for (int i = 0; i < 8; ++i) o << (i ? (i % 2 ? " " : ", ") : "") << xy[i];
+    o << ") are none depthbatch knows (Rec.709, ACES AP0/AP1, Rec.2020, P3-D65)";
+    *warning = o.str();
+    return {};
+}
+
 }  // namespace
 
 struct ColorTransform::Impl {
@@ -113,8 +207,17 @@ std::string ColorTransform::auto_colorspace(const PlateInfo& plate, const std::s
         if (!config->hasRole(OCIO::ROLE_SCENE_LINEAR))
             throw ConfigError("input.colorspace auto: OCIO config '" + config_path +
                               "' has no scene_linear role for a " + kind + " plate; set input.colorspace");
-        name = canonical(config, OCIO::ROLE_SCENE_LINEAR);
-        reason = kind + " plate -> the config's scene_linear role";
+        std::string said, warning;
+        name = declared_linear_space(config, config_path, spec, &said, &warning);
+        if (!name.empty()) {
+            reason = kind + " plate " + said + " ->";
+        } else {
+            name = canonical(config, OCIO::ROLE_SCENE_LINEAR);
+            reason = kind + " plate -> the config's scene_linear role";
+            if (!warning.empty())
+                log_warning("input.colorspace auto: ", warning, "; ", plate.path.empty() ? "the plate" : plate.path,
+                            " is taken as the scene_linear role '", name, "'; set input.colorspace to its colorspace");
+        }
     } else {
         for (const char* alt : kSrgbNames)
             if (name.empty() && has_colorspace(config, alt)) name = canonical(config, alt);

@@ -90,7 +90,7 @@ std::vector<JobKey> make_table() {
         // ---- input: the plate
         stats(px("input.path", "(required)", "plate path pattern: ####, %04d, $F4 or @@@@", "other/plate.####.exr",
                  "input.path", V(j.input.path))),
-        stats(px("input.colorspace", "auto", "OCIO colorspace of the plate; auto: float EXR -> scene_linear, 8/16-bit -> sRGB",
+        stats(px("input.colorspace", "auto", "OCIO colorspace of the plate; auto: a float file the colorspace it declares (oiio:ColorSpace, colorInteropID, chromaticities), else scene_linear; 8/16-bit -> sRGB; DPX -> compositing_log",
                  "ACEScg", "input.colorspace", V(j.input.colorspace))),
         stats(px("input.part", "0", "EXR part (subimage) index or name", "1", "input.part", V(j.input.part))),
         stats(px("input.view", "the part's", "multi-view EXR view name (e.g. left)", "left", "input.view", V(j.input.view))),

@@ -73,7 +73,12 @@ public:
 
     /// The "auto" input colorspace for a plate, as a colorspace name of the config at `config_path`:
     ///   DPX                    -> the config's compositing_log role (integer rule below if it has none)
-    ///   half / float / double  -> the scene_linear role
+    ///   half / float / double  -> what the file declares, when the config has a colorspace for it: its
+    ///                             oiio:ColorSpace (other than OIIO's generic "Linear"), its colorInteropID
+    ///                             (e.g. lin_ap1_scene), or its EXR chromaticities matched within 1e-3 to
+    ///                             Rec.709, ACES AP1 (ACEScg), AP0 (ACES2065-1), Rec.2020 or P3-D65;
+    ///                             otherwise the scene_linear role (with a warning when the file declared
+    ///                             something the config has no colorspace for, or unknown chromaticities)
     ///   8/16-bit integer       -> sRGB encoded ("sRGB", or a common alias of it: srgb_tx, sRGB - Texture)
     /// `why`, when given, receives the reason in words for the log.
     static std::string auto_colorspace(const PlateInfo& plate, const std::string& config_path, std::string* why = nullptr);

@@ -874,6 +874,46 @@ TEST(Cases, Case12AcescgNeutralPatches) {
     EXPECT_EQ(meta(s.out("o"), "depthbatch/colorspace_in"), "ACEScg");
 }
 
+// The same ACEScg patches in an EXR that says what it is (AP1 chromaticities, as Nuke and OIIO write them): auto takes
+// ACEScg, the depth equals the explicit `colorspace: ACEScg` one above, and the RGB written is converted to the
+// config's scene_linear and tagged so. A frame of the shot that says nothing is of another kind: exit 3 before
+// it is rendered, under auto only.
+TEST(Cases, Case12AnExrThatSaysItIsAcescgIsTakenAsAcescg) {
+    Shot s;
+    const float patches[4] = {0.01f, 0.18f, 1.0f, 4.0f};
+    const float ap1[8] = {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f};
+    for (int f : {1001, 1002}) {
+        const fs::path path = s.dir / ("p." + std::to_string(f) + ".exr");
+        write_image(path, 64, 16, {"R", "G", "B"}, "float", [&](int x, int, int) { return patches[x / 16]; });
+        if (f == 1002) break;   // says nothing
+        OIIO::ImageBuf b(path.string());
+        ASSERT_TRUE(b.read(0, 0, true));
+        b.specmod().attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8), ap1);
+        ASSERT_TRUE(b.write((s.dir / "tagged.exr").string()));
+        fs::rename(s.dir / "tagged.exr", path);
+    }
+    const auto r = s.run(".exr", "o", "frames: 1001", "passthrough_colorspace: scene_linear", "depth: {normalize: raw}\n");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "input.colorspace auto: float openexr plate chromaticities of ACES AP1 primaries "
+                                   "(ACEScg) -> 'ACEScg'")) << r.output;
+    EXPECT_FALSE(contains(r.output, "warning")) << r.output;
+    OIIO::ImageBuf buf = read_image(s.out("o"));
+    const int z = channel_index(buf, "depth.Z");
+    const float expected[4] = {0.100f, 0.461f, 1.000f, 1.000f};
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(buf.getchannel(16 * i + 8, 8, 0, z), expected[i], 0.002) << patches[i];
+    EXPECT_EQ(meta(s.out("o"), "depthbatch/colorspace_in"), "ACEScg");
+    EXPECT_EQ(meta(s.out("o"), "depthbatch/colorspace_rgb"), "Linear Rec.709 (sRGB)");
+    EXPECT_EQ(file_spec(s.out("o")).find_attribute("chromaticities"), nullptr) << "AP1 no longer describes the RGB";
+    // A neutral stays neutral through ACEScg -> Linear Rec.709 (OCIO's Bradford adaptation of the ACES white to D65).
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(buf.getchannel(24, 8, 0, c), 0.18f, 0.002f) << c;
+
+    const auto mixed = s.run(".exr", "m", "frames: 1001-1002", "", "depth: {normalize: raw}\n");
+    EXPECT_EQ(mixed.exit_code, exit_status(ExitCode::Input)) << mixed.output;
+    EXPECT_TRUE(contains(mixed.output, "frame 1002 (")) << mixed.output;
+    EXPECT_TRUE(contains(mixed.output, "but frame 1001 was float colour, chromaticities 0.7130 0.2930")) << mixed.output;
+    EXPECT_EQ(s.run(".exr", "x", "frames: 1001-1002, colorspace: ACEScg").exit_code, 0) << "said in the job: no check";
+}
+
 // ==== CASES.md 14: channels ==========================================================================
 
 TEST(Cases, Case14ChannelNamesTypesAndTheOneDepthZ) {

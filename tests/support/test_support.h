@@ -4,6 +4,7 @@
 #pragma once
 
 #include "depthbatch/error.h"
+#include "depthbatch/log.h"
 
 #include <gtest/gtest.h>
 #include <OpenImageIO/imagebuf.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -156,5 +158,20 @@ std::vector<float> read_f32(const fs::path& path);
 
 /// Files in a folder (names only, sorted).
 std::vector<std::string> list_dir(const fs::path& dir);
+
+/// Captures log lines for the life of the object.
+struct LogCapture {
+    std::ostringstream text;
+    LogCapture() { set_log_stream(&text); }
+    ~LogCapture() { set_log_stream(nullptr); }
+    /// How many warnings were logged (lines "depthbatch: warning: ..."), only those containing `part` when given.
+    size_t warnings(const std::string& part = "") const {
+        std::istringstream lines(text.str());
+        size_t n = 0;
+        for (std::string line; std::getline(lines, line);)
+            n += line.rfind("depthbatch: warning: ", 0) == 0 && line.find(part) != std::string::npos;
+        return n;
+    }
+};
 
 }  // namespace depthbatch::test

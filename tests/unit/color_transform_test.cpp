@@ -277,6 +277,64 @@ TEST(AutoColorspace, FromThePlatesTypeAndFormat) {
     EXPECT_NE(why.find("compositing_log"), std::string::npos) << why;
 }
 
+// A float file that says what it is gets that colorspace; one that says something the config cannot honour gets
+// scene_linear and a warning. The chromaticities are matched within 1e-3 (writers round AP1 to 3 decimals).
+TEST(AutoColorspace, WhatAFloatFileDeclares) {
+    auto declared = [](const std::string& attr, const std::string& value, const float* xy = nullptr) {
+        PlateInfo p = plate_of("openexr", OIIO::TypeDesc::HALF);
+        p.path = "/shots/p.1001.exr";
+        if (!attr.empty()) p.file_spec.attribute(attr, value);
+        if (xy) p.file_spec.attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8), xy);
+        return p;
+    };
+    const float ap1[8] = {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f};
+    const float ap0[8] = {0.7347f, 0.2653f, 0.0f, 1.0f, 0.0001f, -0.077f, 0.32168f, 0.33767f};
+    const float rec709[8] = {0.64f, 0.33f, 0.3f, 0.6f, 0.15f, 0.06f, 0.3127f, 0.329f};
+    const float rec2020[8] = {0.708f, 0.292f, 0.170f, 0.797f, 0.131f, 0.046f, 0.3127f, 0.3290f};
+    const float awg3[8] = {0.684f, 0.313f, 0.221f, 0.848f, 0.0861f, -0.102f, 0.3127f, 0.329f};   // ARRI Wide Gamut 3
+    const float off[8] = {0.7125f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f}; // AP1, rx 5e-4 off
+    struct Case { PlateInfo plate; const char* expected; const char* said; const char* warning; };
+    const Case cases[] = {
+        {declared("oiio:ColorSpace", "ACEScg"), "ACEScg", "tagged 'ACEScg' (oiio:ColorSpace)", nullptr},
+        {declared("oiio:ColorSpace", "Linear"), "Linear Rec.709 (sRGB)", "scene_linear role", nullptr},
+        {declared("oiio:ColorSpace", "scene_linear"), "Linear Rec.709 (sRGB)", "scene_linear role", nullptr},
+        {declared("colorInteropID", "lin_ap1_scene"), "ACEScg", "tagged 'lin_ap1_scene' (colorInteropID)", nullptr},
+        {declared("colorInteropID", "lin_ap0_scene"), "ACES2065-1", "(colorInteropID)", nullptr},
+        {declared("", "", ap1), "ACEScg", "chromaticities of ACES AP1 primaries (ACEScg)", nullptr},
+        {declared("", "", off), "ACEScg", "chromaticities of ACES AP1", nullptr},
+        {declared("", "", ap0), "ACES2065-1", "chromaticities of ACES AP0", nullptr},
+        {declared("", "", rec709), "Linear Rec.709 (sRGB)", "chromaticities of Rec.709", nullptr},
+        // The tag wins over the chromaticities.
+        {declared("oiio:ColorSpace", "ACES2065-1", ap1), "ACES2065-1", "(oiio:ColorSpace)", nullptr},
+        // Declared, but the shipped config has no colorspace for it: scene_linear, and the user is told.
+        {declared("oiio:ColorSpace", "ARRI Wide Gamut 4"), "Linear Rec.709 (sRGB)", "scene_linear role",
+         "the file is tagged 'ARRI Wide Gamut 4' (oiio:ColorSpace), which OCIO config"},
+        {declared("colorInteropID", "lin_rec2020_scene"), "Linear Rec.709 (sRGB)", "scene_linear role",
+         "colorInteropID is 'lin_rec2020_scene'"},
+        {declared("", "", rec2020), "Linear Rec.709 (sRGB)", "scene_linear role",
+         "chromaticities are Rec.2020 primaries, for which OCIO config"},
+        {declared("", "", awg3), "Linear Rec.709 (sRGB)", "scene_linear role",
+         "the file's chromaticities (0.684 0.313, 0.221 0.848, 0.0861 -0.102, 0.3127 0.329) are none depthbatch knows"},
+    };
+    for (const Case& c : cases) {
+        LogCapture log;
+        std::string why;
+        EXPECT_EQ(ColorTransform::auto_colorspace(c.plate, kShipped, &why), c.expected) << why;
+        EXPECT_NE(why.find(c.said), std::string::npos) << why;
+        if (c.warning) {
+            EXPECT_EQ(log.warnings(c.warning), 1u) << log.text.str();
+            EXPECT_EQ(log.warnings("/shots/p.1001.exr is taken as the scene_linear role 'Linear Rec.709 (sRGB)'; "
+                                   "set input.colorspace"), 1u) << log.text.str();
+        } else {
+            EXPECT_EQ(log.warnings(), 0u) << log.text.str();
+        }
+    }
+    // Integer plates keep their rule whatever they carry (OIIO tags PNGs and TIFFs "sRGB" by itself).
+    PlateInfo png = plate_of("png", OIIO::TypeDesc::UINT8);
+    png.file_spec.attribute("oiio:ColorSpace", "ACEScg");
+    EXPECT_EQ(ColorTransform::auto_colorspace(png, kShipped), "sRGB Encoded Rec.709 (sRGB)");
+}
+
 TEST(AutoColorspace, OtherConfigsSpellingsAndMissingRoles) {
     TempDir dir;
     // A config without compositing_log, whose sRGB is called "sRGB - Texture" (as the ACES CG config).

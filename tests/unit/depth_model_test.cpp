@@ -14,6 +14,7 @@
 #include <sstream>
 
 using namespace depthbatch;
+using depthbatch::test::LogCapture;
 
 namespace {
 
@@ -43,21 +44,6 @@ float max_abs_diff(const DepthImage& a, const DepthImage& b) {
     for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, std::abs(a.data[i] - b.data[i]));
     return m;
 }
-
-/// Captures log lines for the life of the object.
-struct LogCapture {
-    std::ostringstream text;
-    LogCapture() { set_log_stream(&text); }
-    ~LogCapture() { set_log_stream(nullptr); }
-    /// How many warnings were logged (lines "depthbatch: warning: ..."), only those containing `part` when given.
-    size_t warnings(const std::string& part = "") const {
-        std::istringstream lines(text.str());
-        size_t n = 0;
-        for (std::string line; std::getline(lines, line);)
-            n += line.rfind("depthbatch: warning: ", 0) == 0 && line.find(part) != std::string::npos;
-        return n;
-    }
-};
 
 }  // namespace
 

@@ -617,18 +617,35 @@ std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, 
     return frames;
 }
 
+namespace {
+std::vector<JobOverride> typed_as_set(const std::vector<std::string>& overrides) {
+    std::vector<JobOverride> v;
+    for (const auto& o : overrides) v.push_back({o, ""});
+    return v;
+}
+}  // namespace
+
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
-                    const std::string& base_dir, const std::vector<std::string>& overrides) {
+                    const std::string& base_dir, const std::vector<JobOverride>& overrides) {
     job_text::Tree tree = job_text::parse_tree(text, format, origin, base_dir);
-    for (const auto& o : overrides) job_text::apply_override(tree, o);
+    for (const auto& o : overrides) job_text::apply_override(tree, o.assignment, o.typed);
     return build(tree);
 }
 
-JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides) {
+JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
+                    const std::string& base_dir, const std::vector<std::string>& overrides) {
+    return parse_job(text, format, origin, base_dir, typed_as_set(overrides));
+}
+
+JobConfig load_job(const std::string& job_path, const std::vector<JobOverride>& overrides) {
     std::string format;
     const std::string text = job_text::read_job_file(job_path, format);
     const fs::path base = fs::absolute(fs::path(job_path)).parent_path();
     return parse_job(text, format, job_path, base.string(), overrides);
+}
+
+JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides) {
+    return load_job(job_path, typed_as_set(overrides));
 }
 
 }  // namespace depthbatch

@@ -235,7 +235,7 @@ Tree parse_tree(const std::string& raw_text, const std::string& format, const st
 /// One --set "key=value" applied to the tree. The key is checked against the schema here, so an error about it
 /// names the flag ("--set key=value: ..."), never the job file; the value is checked later by the Reader, which
 /// finds "--set key=value" as the key's `where`.
-void apply_override(Tree& tree, const std::string& assignment) {
+void apply_override(Tree& tree, const std::string& assignment, const std::string& typed) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
         throw ConfigError("--set '" + assignment + "': expected key.path=value");
@@ -244,7 +244,7 @@ void apply_override(Tree& tree, const std::string& assignment) {
     const auto dot = key.find('.');
     if (dot == std::string::npos)
         throw ConfigError("--set '" + assignment + "': key must be section.key (e.g. model.device)");
-    const std::string flag = "--set " + assignment;
+    const std::string flag = typed.empty() ? "--set " + assignment : typed;
     {
         const auto sec = job_sections().find(key.substr(0, dot));
         if (sec == job_sections().end()) {

@@ -39,7 +39,8 @@ Tree parse_tree(const std::string& text, const std::string& format, const std::s
 void check_toml_bytes(const std::string& text, const std::string& origin);
 
 /// One --set "key=value" applied to the tree (the key checked against the schema here, the value later).
-void apply_override(Tree& tree, const std::string& assignment);
+/// Errors about it name `typed` (how the user wrote it, e.g. "--threads 8"), or "--set key=value" when empty.
+void apply_override(Tree& tree, const std::string& assignment, const std::string& typed = "");
 
 /// The text of job file `job_path` and its format ("yaml" or "toml", from the extension in any case). Throws
 /// ConfigError for a wrong extension, a missing file, a directory, a FIFO/device/socket (never opened), a file

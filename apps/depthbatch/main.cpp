@@ -102,6 +102,20 @@ int run_stats(const std::string& job_path, const std::vector<std::string>& sets)
     return 0;
 }
 
+/// A flag given an empty value (`--chunk "$CHUNK"` with CHUNK unset) is an error naming it, never the flag left out:
+/// an empty --chunk or --range would render every frame of the shot in every farm task, an empty --output the
+/// job's own path. Walks `app`, its option groups and subcommands. --frames has its own message (job_from_flags).
+void refuse_empty_values(CLI::App& app) {
+    for (CLI::Option* o : app.get_options()) {
+        if (o->count() == 0 || !o->nonpositional() || o->get_type_size() == 0 || o->check_name("--frames")) continue;
+        for (const std::string& v : o->results())
+            if (v.find_first_not_of(" \t") == std::string::npos)
+                throw depthbatch::ConfigError(o->get_name() + " is given an empty value (an unset variable in the "
+                                              "command?): give a value, or leave " + o->get_name() + " out");
+    }
+    for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{})) refuse_empty_values(*sub);
+}
+
 /// The render flags that override job keys.
 struct RenderFlags {
     std::string frames, device, output_path, chunk, range, summary, grace;
@@ -114,14 +128,19 @@ struct RenderFlags {
 /// Job + flags -> the JobConfig to render. Flags become --set overrides, so they are checked like job keys.
 depthbatch::JobConfig job_from_flags(const std::string& job_path, const RenderFlags& f) {
     using namespace depthbatch;
-    std::vector<std::string> overrides = f.sets;
-    if (!f.device.empty()) overrides.push_back("model.device=" + f.device);
-    if (!f.output_path.empty()) overrides.push_back("output.path=" + f.output_path);
-    if (f.overwrite) overrides.push_back("output.overwrite=overwrite");
-    if (f.skip_existing) overrides.push_back("output.overwrite=skip");
-    if (!f.threads.empty()) overrides.push_back("pipeline.threads=" + f.threads);
-    if (!f.summary.empty()) overrides.push_back("pipeline.summary=" + f.summary);
-    if (!f.grace.empty()) overrides.push_back("pipeline.grace_s=" + f.grace);
+    std::vector<JobOverride> overrides;
+    for (const std::string& s : f.sets) overrides.push_back({s, ""});
+    // A flag that stands for a key names itself in an error about its value.
+    auto flag = [&](const char* name, const char* key, const std::string& value) {
+        overrides.push_back({std::string(key) + "=" + value, std::string(name) + " " + value});
+    };
+    if (!f.device.empty()) flag("--device", "model.device", f.device);
+    if (!f.output_path.empty()) flag("--output", "output.path", f.output_path);
+    if (f.overwrite) overrides.push_back({"output.overwrite=overwrite", "--overwrite"});
+    if (f.skip_existing) overrides.push_back({"output.overwrite=skip", "--skip-existing"});
+    if (!f.threads.empty()) flag("--threads", "pipeline.threads", f.threads);
+    if (!f.summary.empty()) flag("--summary", "pipeline.summary", f.summary);
+    if (!f.grace.empty()) flag("--grace", "pipeline.grace_s", f.grace);
     JobConfig job = load_job(job_path, overrides);
     if (f.frames_given && f.frames.find_first_not_of(" \t") == std::string::npos)
         throw ConfigError("--frames is empty (an unset $CHUNK?): give a frame spec such as 1001-1050");
@@ -481,6 +500,7 @@ int main(int argc, char** argv) {
 
     std::optional<JobConfig> job;
     try {
+        refuse_empty_values(app);
         if (*info) return print_info(info_model);
         if (*stats) return run_stats(stats_job, stats_sets);
         if (*submit) return run_submit(submit_flags);

@@ -202,10 +202,21 @@ std::string output_settings_text(const JobConfig& job, Precision in_force);
 /// ...") instead of the file.
 JobConfig load_job(const std::string& job_path, const std::vector<std::string>& overrides = {});
 
+/// One override and how the user typed it: a CLI flag that stands for a key (`--threads 8` is
+/// pipeline.threads=8) names itself in errors, not the --set it becomes.
+struct JobOverride {
+    std::string assignment;   ///< "key.path=value"
+    std::string typed;        ///< as the user typed it, e.g. "--threads 8"; "" means "--set <assignment>"
+};
+/// load_job with overrides that know how they were typed: an error caused by one names `typed`.
+JobConfig load_job(const std::string& job_path, const std::vector<JobOverride>& overrides);
+
 /// Same, from text (for tests). `origin` stands in for the file name in messages and `base_dir`
 /// resolves relative paths. `format` is "yaml" or "toml". Throws ConfigError as load_job does (not the
 /// file-kind and size checks, which are about the file).
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<std::string>& overrides = {});
+JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
+                    const std::string& base_dir, const std::vector<JobOverride>& overrides);
 
 }  // namespace depthbatch

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
+#include <vector>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -181,6 +183,19 @@ TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
     r = run_cli({s.job().string(), "--threads", "0x10"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "pipeline.threads")) << r.output;
+    // A flag that stands for a key names itself as typed, not the --set it becomes.
+    for (const auto& [flag, value, said] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"--threads", "abc", "--threads abc: key 'pipeline.threads': expected an integer"},
+             {"--device", "gpu", "--device gpu: key 'model.device': 'gpu' is not auto, cpu, cuda or cuda:N"},
+             {"--grace", "soon", "--grace soon: key 'pipeline.grace_s': expected a number"},
+             {"--output", "out/d.exr", "--output out/d.exr: key 'output.path': path pattern"}}) {
+        r = run_cli({s.job().string(), flag, value});
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+        EXPECT_TRUE(contains(r.output, "depthbatch: error: " + said)) << r.output;
+        EXPECT_FALSE(contains(r.output, "--set")) << r.output;
+    }
+    r = run_cli({s.job().string(), "--set", "pipeline.threads=abc"});
+    EXPECT_TRUE(contains(r.output, "--set pipeline.threads=abc: key 'pipeline.threads'")) << r.output;
 }
 
 // Issue 13: a full disk names what the OS said and the path; the frame already there is intact, no
@@ -384,6 +399,21 @@ TEST(BadInput, EmptyFramesFlagAndFolderAsJobAreConfigErrors) {
     auto r = run_cli({s.job().string(), "--frames", ""});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_NE(r.output.find("--frames is empty"), std::string::npos) << r.output;
+    EXPECT_TRUE(s.outputs().empty());
+    // Every other flag too: an empty --chunk or --range (an unset variable in a farm task's command) rendered the
+    // whole shot in every task, an empty --output the job's own path.
+    for (const char* flag : {"--chunk", "--range", "--output", "--device", "--threads", "--summary", "--set"}) {
+        r = run_cli({s.job().string(), flag, flag[2] == 'c' ? " " : ""});
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << flag << r.output;
+        EXPECT_TRUE(contains(r.output, std::string("depthbatch: error: ") + flag + " is given an empty value"))
+            << r.output;
+    }
+    r = run_cli({"validate", s.job().string(), "--chunk", ""});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: --chunk is given an empty value")) << r.output;
+    r = run_cli({"submit", s.job().string(), "--engine", "openjd", "--partition", "", "--dry-run"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "--partition is given an empty value")) << r.output;
     EXPECT_TRUE(s.outputs().empty());
     fs::create_directories(s.dir / "folder.yaml");
     r = run_cli({(s.dir / "folder.yaml").string()});

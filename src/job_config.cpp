@@ -620,7 +620,7 @@ std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, 
 namespace {
 std::vector<JobOverride> typed_as_set(const std::vector<std::string>& overrides) {
     std::vector<JobOverride> v;
-    for (const auto& o : overrides) v.push_back({o, ""});
+    for (const auto& o : overrides) v.push_back({o, "", false});
     return v;
 }
 }  // namespace
@@ -628,7 +628,7 @@ std::vector<JobOverride> typed_as_set(const std::vector<std::string>& overrides)
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<JobOverride>& overrides) {
     job_text::Tree tree = job_text::parse_tree(text, format, origin, base_dir);
-    for (const auto& o : overrides) job_text::apply_override(tree, o.assignment, o.typed);
+    for (const auto& o : overrides) job_text::apply_override(tree, o.assignment, o.typed, o.literal);
     return build(tree);
 }
 

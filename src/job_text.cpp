@@ -235,7 +235,7 @@ Tree parse_tree(const std::string& raw_text, const std::string& format, const st
 /// One --set "key=value" applied to the tree. The key is checked against the schema here, so an error about it
 /// names the flag ("--set key=value: ..."), never the job file; the value is checked later by the Reader, which
 /// finds "--set key=value" as the key's `where`.
-void apply_override(Tree& tree, const std::string& assignment, const std::string& typed) {
+void apply_override(Tree& tree, const std::string& assignment, const std::string& typed, bool literal) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
         throw ConfigError("--set '" + assignment + "': expected key.path=value");
@@ -268,7 +268,7 @@ void apply_override(Tree& tree, const std::string& assignment, const std::string
     }
     YAML::Node parsed;
     try {
-        parsed = YAML::Load(value);
+        parsed = literal ? YAML::Node(value) : YAML::Load(value);
     } catch (const YAML::Exception&) {
         parsed = YAML::Node(value);
     }

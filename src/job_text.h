@@ -40,7 +40,8 @@ void check_toml_bytes(const std::string& text, const std::string& origin);
 
 /// One --set "key=value" applied to the tree (the key checked against the schema here, the value later).
 /// Errors about it name `typed` (how the user wrote it, e.g. "--threads 8"), or "--set key=value" when empty.
-void apply_override(Tree& tree, const std::string& assignment, const std::string& typed = "");
+/// `literal`: the value is a plain string (a flag's path), not parsed as YAML.
+void apply_override(Tree& tree, const std::string& assignment, const std::string& typed = "", bool literal = false);
 
 /// The text of job file `job_path` and its format ("yaml" or "toml", from the extension in any case). Throws
 /// ConfigError for a wrong extension, a missing file, a directory, a FIFO/device/socket (never opened), a file

@@ -107,11 +107,15 @@ int run_stats(const std::string& job_path, const std::vector<std::string>& sets)
 /// job's own path. Walks `app`, its option groups and subcommands. --frames has its own message (job_from_flags).
 void refuse_empty_values(CLI::App& app) {
     for (CLI::Option* o : app.get_options()) {
-        if (o->count() == 0 || !o->nonpositional() || o->get_type_size() == 0 || o->check_name("--frames")) continue;
+        if (o->count() == 0 || o->get_type_size() == 0 || o->check_name("--frames")) continue;
         for (const std::string& v : o->results())
-            if (v.find_first_not_of(" \t") == std::string::npos)
+            if (v.find_first_not_of(" \t") == std::string::npos) {
+                if (!o->nonpositional())   // the job file or model argument
+                    throw depthbatch::ConfigError("the " + o->get_name() + " argument is empty (an unset variable in "
+                                                  "the command?)");
                 throw depthbatch::ConfigError(o->get_name() + " is given an empty value (an unset variable in the "
                                               "command?): give a value, or leave " + o->get_name() + " out");
+            }
     }
     for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{})) refuse_empty_values(*sub);
 }
@@ -129,15 +133,16 @@ struct RenderFlags {
 depthbatch::JobConfig job_from_flags(const std::string& job_path, const RenderFlags& f) {
     using namespace depthbatch;
     std::vector<JobOverride> overrides;
-    for (const std::string& s : f.sets) overrides.push_back({s, ""});
-    // A flag that stands for a key names itself in an error about its value.
+    for (const std::string& s : f.sets) overrides.push_back({s, "", false});
+    // A flag that stands for a key names itself in an error about its value, which it takes as written (a path
+    // 'take #2/d.####.exr' is that path; --set values are YAML).
     auto flag = [&](const char* name, const char* key, const std::string& value) {
-        overrides.push_back({std::string(key) + "=" + value, std::string(name) + " " + value});
+        overrides.push_back({std::string(key) + "=" + value, std::string(name) + " " + printable(value), true});
     };
     if (!f.device.empty()) flag("--device", "model.device", f.device);
     if (!f.output_path.empty()) flag("--output", "output.path", f.output_path);
-    if (f.overwrite) overrides.push_back({"output.overwrite=overwrite", "--overwrite"});
-    if (f.skip_existing) overrides.push_back({"output.overwrite=skip", "--skip-existing"});
+    if (f.overwrite) overrides.push_back({"output.overwrite=overwrite", "--overwrite", true});
+    if (f.skip_existing) overrides.push_back({"output.overwrite=skip", "--skip-existing", true});
     if (!f.threads.empty()) flag("--threads", "pipeline.threads", f.threads);
     if (!f.summary.empty()) flag("--summary", "pipeline.summary", f.summary);
     if (!f.grace.empty()) flag("--grace", "pipeline.grace_s", f.grace);
@@ -400,7 +405,7 @@ int main(int argc, char** argv) {
     render->add_option("--frames", flags.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
     render->add_option("--device", flags.device, "auto, cpu, cuda or cuda:N (model.device)");
     render->add_option("--output", flags.output_path, "Output path pattern (output.path), relative to the current folder");
-    render->add_option("--set", flags.sets, "Override any job key: --set model.size=518 (repeatable)");
+    render->add_option("--set", flags.sets, "Override any job key: --set model.size=518 (repeatable)")->allow_extra_args(false);
     auto* ow = render->add_flag("--overwrite", flags.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
     render->add_flag("--skip-existing", flags.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
         ->excludes(ow);
@@ -426,7 +431,7 @@ int main(int argc, char** argv) {
     auto* stats = app.add_subcommand("stats", "Compute (or check) the sequence statistics sidecar of a job with "
                                                "depth.normalize: sequence, once, before farm chunks run");
     stats->add_option("job", stats_job, "Job file")->required();
-    stats->add_option("--set", stats_sets, "Override any job key (repeatable)");
+    stats->add_option("--set", stats_sets, "Override any job key (repeatable)")->allow_extra_args(false);
 
     SubmitFlags submit_flags;
     auto* submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
@@ -443,7 +448,7 @@ int main(int argc, char** argv) {
                                                              "the first GPU the engine gives it");
     submit->add_option("--target-runtime", submit_flags.target_runtime, "OpenJD targetRuntimeSeconds for adaptive chunks "
                                                                          "(default 0: fixed chunks)");
-    submit->add_option("--set", submit_flags.sets, "Override any job key, on every task (repeatable)");
+    submit->add_option("--set", submit_flags.sets, "Override any job key, on every task (repeatable)")->allow_extra_args(false);
     submit->add_flag("--dry-run", submit_flags.dry_run, "Print the files; write and submit nothing");
 
     std::string review_job, review_out;
@@ -454,8 +459,8 @@ int main(int argc, char** argv) {
     review->add_option("--out", review_out, "The PNG (the .html goes beside it); default: the job's pipeline.review, "
                                             "else OUTPUT_FOLDER/JOB.review.png");
     review->add_option("--summary", review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
-                                                       "are marked (repeatable)");
-    review->add_option("--set", review_sets, "Override any job key (repeatable)");
+                                                       "are marked (repeatable)")->allow_extra_args(false);
+    review->add_option("--set", review_sets, "Override any job key (repeatable)")->allow_extra_args(false);
 
     std::string validate_job_path;
     RenderFlags validate_flags;
@@ -466,7 +471,7 @@ int main(int argc, char** argv) {
     validate->add_option("--frames", validate_flags.frames, "Only these frames (as for a render)");
     validate->add_option("--range", validate_flags.range, "Only the job's frames from FIRST to LAST");
     validate->add_option("--chunk", validate_flags.chunk, "The I-th of N chunks");
-    validate->add_option("--set", validate_flags.sets, "Override any job key (repeatable)");
+    validate->add_option("--set", validate_flags.sets, "Override any job key (repeatable)")->allow_extra_args(false);
     validate->add_option("--output", validate_flags.output_path, "Output path pattern (output.path)");
     validate->add_option("--summary", validate_flags.summary, "The JSON summary path (pipeline.summary)");
     validate->add_option("--device", validate_flags.device, "auto, cpu, cuda or cuda:N");
@@ -484,6 +489,16 @@ int main(int argc, char** argv) {
         sub->add_flag("-v,--verbose", verbose, "Debug output");
     }
     try {
+        // `--summary=` with nothing after the '=' (an unset variable) makes CLI11 take the next argument as the
+        // value (`--summary= --skip-existing` wrote a summary named --skip-existing): refused before parsing.
+        for (int i = 1; i < argc; ++i)
+            if (const std::string a = argv[i]; a.size() > 3 && a.compare(0, 2, "--") == 0 && a.back() == '=' &&
+                                               a.find('=') == a.size() - 1) {
+                std::cerr << "depthbatch: error: " << a.substr(0, a.size() - 1)
+                          << " is given an empty value (an unset variable in the command?): give a value, or leave "
+                          << a.substr(0, a.size() - 1) << " out\n";
+                return code(ExitCode::Config);
+            }
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int rc = app.exit(e);

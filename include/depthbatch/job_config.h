@@ -207,6 +207,7 @@ JobConfig load_job(const std::string& job_path, const std::vector<std::string>& 
 struct JobOverride {
     std::string assignment;   ///< "key.path=value"
     std::string typed;        ///< as the user typed it, e.g. "--threads 8"; "" means "--set <assignment>"
+    bool literal = false;     ///< the value is the text itself (a flag's path), not read as YAML as --set's are
 };
 /// load_job with overrides that know how they were typed: an error caused by one names `typed`.
 JobConfig load_job(const std::string& job_path, const std::vector<JobOverride>& overrides);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <tuple>
 #include <vector>
 #include <sched.h>
@@ -196,6 +197,16 @@ TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
     }
     r = run_cli({s.job().string(), "--set", "pipeline.threads=abc"});
     EXPECT_TRUE(contains(r.output, "--set pipeline.threads=abc: key 'pipeline.threads'")) << r.output;
+    // A flag's value is taken as written, not read as YAML as --set's are: '#' is part of a path, not a comment.
+    r = run_cli({"--set", "model.size=plate", s.job().string(), "--frames", "1001", "--output",
+                 (s.dir / "take #2/d.####.exr").string(), "--summary", (s.dir / "notes #1.json").string(),
+                 "--threads", "1"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "take #2"), (std::vector<std::string>{"d.1001.exr"}));
+    EXPECT_TRUE(fs::is_regular_file(s.dir / "notes #1.json"));
+    r = run_cli({s.job().string(), "--threads", "4 # two"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "--threads 4 # two: key 'pipeline.threads': expected an integer")) << r.output;
 }
 
 // Issue 13: a full disk names what the OS said and the path; the frame already there is intact, no
@@ -411,6 +422,17 @@ TEST(BadInput, EmptyFramesFlagAndFolderAsJobAreConfigErrors) {
     r = run_cli({"validate", s.job().string(), "--chunk", ""});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "depthbatch: error: --chunk is given an empty value")) << r.output;
+    // `--flag=` with nothing after '=': CLI11 would take the next argument as the value (a summary named
+    // --skip-existing, the flag itself lost).
+    for (const char* a : {"--summary=", "--chunk=", "--output="}) {
+        r = run_cli({s.job().string(), a, "--skip-existing"});
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << a << r.output;
+        EXPECT_TRUE(contains(r.output, std::string("depthbatch: error: ") + std::string(a, std::strlen(a) - 1) +
+                                           " is given an empty value")) << r.output;
+    }
+    r = run_cli({"info", ""});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "the model argument is empty")) << r.output;
     r = run_cli({"submit", s.job().string(), "--engine", "openjd", "--partition", "", "--dry-run"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "--partition is given an empty value")) << r.output;

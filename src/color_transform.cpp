@@ -115,8 +115,8 @@ std::string find_linear_space(const OCIO::ConstConfigRcPtr& config, const Linear
 
 /// What a float file says of its own colorspace, for "auto": a name the config knows, from the file's
 /// `oiio:ColorSpace` (when more than OIIO's generic "Linear"), `colorInteropID` or `chromaticities`. Returns ""
-/// when the file says nothing more than "linear" (or Rec.709, and the config has no colorspace of that name:
-/// scene_linear then). A declaration the config cannot honour sets `warning`.
+/// when the file says nothing more than "linear". A declaration the config cannot honour (or cannot read) sets
+/// `warning`.
 std::string declared_linear_space(const OCIO::ConstConfigRcPtr& config, const std::string& config_path,
                                   const OIIO::ImageSpec& spec, std::string* said, std::string* warning) {
     const std::string tag = spec.get_string_attribute("oiio:ColorSpace");
@@ -148,11 +148,15 @@ std::string declared_linear_space(const OCIO::ConstConfigRcPtr& config, const st
             *warning = "the file's colorInteropID is '" + interop + "', which OCIO config '" + config_path +
                        "' has no colorspace for";
     }
-    const OIIO::ParamValue* chroma = spec.find_attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8));
+    const OIIO::ParamValue* chroma = spec.find_attribute("chromaticities");
     if (!chroma || !warning->empty()) return {};
+    if (chroma->type() != OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8)) {
+        *warning = std::string("the file's chromaticities attribute is ") + chroma->type().c_str() +
+                   ", not the 8 floats OpenEXR defines: it says nothing depthbatch can read";
+        return {};
+    }
     const float* xy = static_cast<const float*>(chroma->data());
-    for (size_t k = 0; k < sizeof(kLinearSpaces) / sizeof(kLinearSpaces[0]); ++k) {
-        const LinearSpace& space = kLinearSpaces[k];
+    for (const LinearSpace& space : kLinearSpaces) {
         bool match = true;
         for (int i = 0; i < 8; ++i) match = match && std::fabs(xy[i] - space.xy[i]) < 1e-3f;
         if (!match) continue;
@@ -161,9 +165,8 @@ std::string declared_linear_space(const OCIO::ConstConfigRcPtr& config, const st
             *said = std::string("chromaticities of ") + space.words;
             return name;
         }
-        if (k != 0)  // Rec.709 without a colorspace of that name: what scene_linear means when nothing is said
-            *warning = std::string("the file's chromaticities are ") + space.words + ", for which OCIO config '" +
-                       config_path + "' has no colorspace ('" + space.names[0] + "')";
+        *warning = std::string("the file's chromaticities are ") + space.words + ", for which OCIO config '" +
+                   config_path + "' has no colorspace ('" + space.names[0] + "')";
         return {};
     }
     std::ostringstream o;
@@ -177,6 +180,7 @@ std::string declared_linear_space(const OCIO::ConstConfigRcPtr& config, const st
 }  // namespace
 
 struct ColorTransform::Impl {
+    OCIO::ConstConfigRcPtr config;
     OCIO::ConstCPUProcessorRcPtr cpu;
 };
 
@@ -188,8 +192,12 @@ std::string ColorTransform::resolve_config_path(const std::string& job_config) {
     return find_data_file("ocio/config.ocio").string();
 }
 
-std::string ColorTransform::auto_colorspace(const PlateInfo& plate, const std::string& config_path, std::string* why) {
-    const OCIO::ConstConfigRcPtr config = load_config(config_path);
+namespace {
+
+/// The "auto" decision (ColorTransform::auto_colorspace) with the config loaded; logs nothing: a declaration the
+/// config cannot honour goes to `warning`.
+std::string decide_auto(const OCIO::ConstConfigRcPtr& config, const std::string& config_path, const PlateInfo& plate,
+                        std::string* why, std::string* warning_out) {
     const OIIO::ImageSpec& spec = plate.file_spec;
     const OIIO::TypeDesc type = plate.r >= 0 ? spec.channelformat(plate.r) : spec.format;
     const int bits = spec.get_int_attribute("oiio:BitsPerSample", static_cast<int>(type.size() * 8));
@@ -215,8 +223,8 @@ std::string ColorTransform::auto_colorspace(const PlateInfo& plate, const std::s
             name = canonical(config, OCIO::ROLE_SCENE_LINEAR);
             reason = kind + " plate -> the config's scene_linear role";
             if (!warning.empty())
-                log_warning("input.colorspace auto: ", warning, "; ", plate.path.empty() ? "the plate" : plate.path,
-                            " is taken as the scene_linear role '", name, "'; set input.colorspace to its colorspace");
+                *warning_out = warning + "; " + (plate.path.empty() ? std::string("the plate") : plate.path) +
+                               " is taken as the scene_linear role '" + name + "'; set input.colorspace to its colorspace";
         }
     } else {
         for (const char* alt : kSrgbNames)
@@ -230,6 +238,20 @@ std::string ColorTransform::auto_colorspace(const PlateInfo& plate, const std::s
     }
     if (why) *why = reason + " '" + name + "'";
     return name;
+}
+
+}  // namespace
+
+std::string ColorTransform::auto_colorspace(const PlateInfo& plate, const std::string& config_path, std::string* why) {
+    std::string warning;
+    const std::string name = decide_auto(load_config(config_path), config_path, plate, why, &warning);
+    if (!warning.empty()) log_warning("input.colorspace auto: ", warning);
+    return name;
+}
+
+std::string ColorTransform::auto_for(const PlateInfo& plate) const {
+    std::string warning;
+    return decide_auto(impl_->config, config_path_, plate, nullptr, &warning);
 }
 
 std::shared_ptr<const ColorTransform> ColorTransform::create(const std::string& config_path, const std::string& from,
@@ -248,6 +270,7 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Co
     t->config_path_ = resolve_config_path(color.config);
     t->hdr_ = color.hdr;
     const OCIO::ConstConfigRcPtr config = load_config(t->config_path_);
+    t->impl_->config = config;
 
     if (input_colorspace == "auto") {
         if (!plate) throw ConfigError("input.colorspace auto needs a plate to decide from");

@@ -28,14 +28,7 @@ void prepare(const JobContext& ctx, FrameWork& w) {
         w.result.times.read_ms = ms_since(t0);
         // input.colorspace auto (and the reformat plan) were decided from one frame: a frame of another kind (a
         // float TIFF among 16-bit ones, a PNG named .exr) would be encoded by the wrong rule. Stop it here.
-        if (ctx.job.input.colorspace == "auto" && !ctx.first_kind.empty())
-            if (const std::string kind = plate_kind(*w.plate); kind != ctx.first_kind)
-                throw InputError("frame " + std::to_string(w.result.frame) + " (" + w.result.input_path + ") is " +
-                                 w.plate->format + " with " + kind + ", but frame " + std::to_string(ctx.first_frame) +
-                                 " was " + ctx.first_kind +
-                                 ": input.colorspace auto was decided from frame " + std::to_string(ctx.first_frame) +
-                                 " ('" + ctx.color->from() + "') and would be wrong here. Re-export the frame like the "
-                                 "others, or set input.colorspace");
+        check_auto_kind(ctx, *w.plate);
         t0 = Clock::now();
         OIIO::ImageBuf rgb = plate_rgb(*w.plate);
         const PixelStats px = ctx.color->apply(rgb);   // NaN/Inf -> 0, OCIO, into 0-1; counted

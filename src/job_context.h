@@ -94,7 +94,7 @@ struct JobContext {
     std::optional<DepthNormalizer> normalizer;
     ReformatPlan first_plan;
     int first_frame = 0;                        ///< the frame the plate kind and colour were decided from
-    std::string first_kind;                     ///< plate_kind() of that frame: every frame must match it
+    std::string first_kind;                     ///< auto_kind() of that frame: every frame must match it
     std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
     std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
     std::optional<Colormap> colormap;
@@ -143,6 +143,13 @@ double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec);
 std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height);
 /// Colour transform, plate kind and reformat plan from frame `frame`'s header, then a dry run of the model.
 void plan_from_first_frame(JobContext& ctx, int frame);
+
+/// What input.colorspace auto reads of a plate: plate_kind() and the colorspace ctx.color->auto_for() resolves it
+/// to, e.g. "float colour, channels R,G,B; auto 'ACEScg'".
+std::string auto_kind(const JobContext& ctx, const PlateInfo& plate);
+/// Under input.colorspace auto, throws InputError (exit 3) naming the frame when `plate` is not of ctx.first_kind
+/// (a float TIFF among 16-bit ones, an EXR declaring ACEScg among untagged ones). Nothing otherwise.
+void check_auto_kind(const JobContext& ctx, const PlateInfo& plate);
 /// The job's sequence statistics (sidecar reused or computed).
 SequenceStats sequence_stats(const JobContext& ctx);
 /// Which of `frames` to render (see FrameSelection); throws for missing plates, existing or foreign outputs.

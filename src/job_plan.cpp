@@ -7,6 +7,7 @@
 #include "atomic_file.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/install_layout.h"
 #include "depthbatch/job_keys.h"
 #include "depthbatch/sha256.h"
 
@@ -97,6 +98,23 @@ std::vector<std::string> pass_channel_names(const JobContext& ctx) {
     return names;
 }
 
+/// What --skip-existing compares (depthbatch/settings_sha256): the job's settings (output_settings_text) and the
+/// contents of the files they name whose changes change the frames: a camera.chan track, and an OCIO config in force
+/// (color.config, else $OCIO) whose contents differ from the shipped one (so a job on the shipped config keeps the
+/// fingerprint it had before configs were counted). A file that cannot be read adds nothing: it fails later, named.
+std::string settings_fingerprint(const JobConfig& job, Precision precision) {
+    std::string text = output_settings_text(job, precision);
+    auto readable = [](const std::string& p) { std::error_code ec; return !p.empty() && fs::is_regular_file(p, ec); };
+    if (!job.camera.chan.empty() && readable(job.camera.chan))
+        text += "camera.chan sha256 " + sha256_file(job.camera.chan) + "\n";
+    const std::string config = ColorTransform::resolve_config_path(job.color.config);
+    if (readable(config)) {
+        const std::string sha = sha256_file(config), shipped = find_data_file("ocio/config.ocio").string();
+        if (!readable(shipped) || sha256_file(shipped) != sha) text += "OCIO config sha256 " + sha + "\n";
+    }
+    return sha256_text(text);
+}
+
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
 std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     auto ctx = std::make_unique<JobContext>(job);
@@ -124,7 +142,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
 
     ctx->model = DepthModel::load(job.model);
-    ctx->settings_sha256 = sha256_text(output_settings_text(job, ctx->model->precision()));
+    ctx->settings_sha256 = settings_fingerprint(job, ctx->model->precision());
     const ModelContract& contract = ctx->contract();
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
              contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
@@ -155,9 +173,8 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     if (contract.multi_frame()) check_video_model_job(*ctx);
     if (!job.camera.chan.empty()) {
         ctx->chan = read_chan_file(job.camera.chan);
-        // The track's contents are settings: a re-delivered .chan renders again under --skip-existing.
-        ctx->settings_sha256 = sha256_text(output_settings_text(job, ctx->model->precision()) + "camera.chan sha256 " +
-                                           sha256_file(job.camera.chan) + "\n");
+        // The track's contents are settings (settings_fingerprint): a re-delivered .chan renders again under
+        // --skip-existing.
         // Where the camera is used, every frame of the shot needs its line: found here, not mid-render.
         if (contract.reference_focal_px > 0 || !job.output.passes.empty()) {
             std::vector<int> missing;
@@ -197,6 +214,20 @@ std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height) {
     return tile_grid(width, height, t.size, t.overlap);
 }
 
+std::string auto_kind(const JobContext& ctx, const PlateInfo& plate) {
+    return plate_kind(plate) + "; auto '" + ctx.color->auto_for(plate) + "'";
+}
+
+void check_auto_kind(const JobContext& ctx, const PlateInfo& plate) {
+    if (ctx.job.input.colorspace != "auto" || ctx.first_kind.empty()) return;
+    if (const std::string kind = auto_kind(ctx, plate); kind != ctx.first_kind)
+        throw InputError("frame " + std::to_string(plate.frame) + " (" + plate.path + ") is " + plate.format + " with " +
+                         kind + ", but frame " + std::to_string(ctx.first_frame) + " was " + ctx.first_kind +
+                         ": input.colorspace auto was decided from frame " + std::to_string(ctx.first_frame) + " ('" +
+                         ctx.color->from() + "') and would be wrong here. Re-export the frame like the others, or set "
+                         "input.colorspace");
+}
+
 /// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
 /// model that cannot run fails here with the model exit code, before any frame is read.
 void plan_from_first_frame(JobContext& ctx, int frame) {
@@ -205,13 +236,29 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     const PlateInfo plate = probe_plate(first, frame, job.input);   // part/view, deep, channels: fails here
     const OIIO::ImageSpec& spec = plate.file_spec;
     ctx.first_frame = frame;
-    ctx.first_kind = plate_kind(plate);
     log_info("plate ", plate.describe());
     if (ctx.preview && job.output.preview.size > std::max(spec.width, spec.height))   // never enlarged: said, not hidden
         log_warning("output.preview.size ", job.output.preview.size, " is larger than the plate (", spec.width, "x",
                     spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
                     " px on the long side (they are never enlarged)");
     ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
+    ctx.first_kind = auto_kind(ctx, plate);
+    // A farm chunk or a --skip-existing run decides from its own first frame: it must decide as a render of the
+    // whole shot would, from the shot's first frame (when that is on disk and readable; else its own run says why).
+    if (job.input.colorspace == "auto" && !ctx.shot.empty() && ctx.shot.front() != frame) {
+        const int s = ctx.shot.front();
+        std::optional<PlateInfo> shot_first;
+        if (fs::is_regular_file(ctx.input.path(s))) try {
+                shot_first = probe_plate(ctx.input.path(s), s, job.input);
+            } catch (const Error&) {
+            }
+        if (shot_first && auto_kind(ctx, *shot_first) != ctx.first_kind)
+            throw InputError("frame " + std::to_string(s) + " (" + shot_first->path + "), the shot's first, is " +
+                             shot_first->format + " with " + auto_kind(ctx, *shot_first) + ", but frame " +
+                             std::to_string(frame) + ", this run's first, is " + ctx.first_kind +
+                             ": input.colorspace auto is decided from one frame, so the chunks of this shot would "
+                             "decide differently. Re-export the frames like the others, or set input.colorspace");
+    }
     // The RGB passthrough: the plate's colorspace -> scene_linear (passthrough_color.h); nothing for depth only.
     const bool rgb_out = job.output.channels != OutputChannels::Depth;
     ctx.passthrough = PassthroughColor::create(ctx.color->config_path(), ctx.color->from(),
@@ -571,11 +618,7 @@ ValidationResult validate_job(const JobConfig& job) {
     for (int f : plates) {
         const std::string path = ctx->input.path(f);
         if (!fs::is_regular_file(path)) continue;   // missing plates: reported by select_frames above
-        const PlateInfo info = probe_plate(path, f, job.input);
-        if (job.input.colorspace == "auto" && plate_kind(info) != ctx->first_kind)
-            throw InputError("frame " + std::to_string(f) + " (" + path + ") is " + info.format + " with " + plate_kind(info) + ", but frame " +
-                             std::to_string(ctx->first_frame) + " was " + ctx->first_kind + ": input.colorspace auto "
-                             "is decided from one frame; re-export the frame like the others, or set input.colorspace");
+        check_auto_kind(*ctx, probe_plate(path, f, job.input));
     }
     line("plates", std::to_string(plates.size()) + " checked: " + ctx->first_kind);
     // One forward at the processing size (the dry run above used a small one).

@@ -195,23 +195,7 @@ std::string plate_kind(const PlateInfo& plate) {
                       type.basetype == OIIO::TypeDesc::DOUBLE;
     std::string names;
     for (int c = 0; c < spec.nchannels; ++c) names += std::string(c ? "," : "") + std::string(spec.channel_name(c));
-    std::string declared;   // what a float file says of its colorspace (auto reads it too)
-    if (real && plate.format != "dpx") {
-        const std::string tag = spec.get_string_attribute("oiio:ColorSpace");
-        if (!tag.empty() && tag != "Linear") declared += ", tagged '" + tag + "'";
-        const std::string interop = spec.get_string_attribute("colorInteropID");
-        if (!interop.empty()) declared += ", colorInteropID '" + interop + "'";
-        if (const OIIO::ParamValue* c = spec.find_attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8))) {
-            declared += ", chromaticities";
-            char v[16];
-            for (int i = 0; i < 8; ++i) {
-                std::snprintf(v, sizeof v, " %.4f", static_cast<const float*>(c->data())[i]);
-                declared += v;
-            }
-        }
-    }
-    return std::string(plate.format == "dpx" ? "DPX" : real ? "float" : "integer") + " colour" + declared +
-           ", channels " + names;
+    return std::string(plate.format == "dpx" ? "DPX" : real ? "float" : "integer") + " colour, channels " + names;
 }
 
 std::string plate_identity(const std::string& path) {

@@ -83,6 +83,10 @@ public:
     /// `why`, when given, receives the reason in words for the log.
     static std::string auto_colorspace(const PlateInfo& plate, const std::string& config_path, std::string* why = nullptr);
 
+    /// What auto_colorspace would choose for `plate` with this transform's config, logging nothing: every frame
+    /// of a shot under "auto" must come to the same name as the frame that decided (plate_kind and this).
+    std::string auto_for(const PlateInfo& plate) const;
+
     ~ColorTransform();
 
 private:

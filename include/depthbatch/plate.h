@@ -75,10 +75,9 @@ Plate read_plate(const std::string& path, int frame, const JobConfig::Input& inp
 
 /// What must stay the same across the frames of a shot for one decision to hold for all of them (input.colorspace
 /// auto is decided from the first frame, ColorTransform::auto_colorspace): DPX, float or integer colour
-/// channels, what a float file declares of its colorspace (oiio:ColorSpace other than OIIO's generic "Linear",
-/// colorInteropID, chromaticities) and the channel names, e.g. "integer colour, channels R,G,B". Frames whose
-/// rule class, declaration or channels differ give different strings (a float TIFF among 16-bit ones, a PNG
-/// named .exr among half EXRs, an ACEScg EXR among Rec.709 ones).
+/// channels, and the channel names, e.g. "integer colour, channels R,G,B". Frames whose rule class or channels
+/// differ give different strings (a float TIFF among 16-bit ones, a PNG named .exr among half EXRs). What a
+/// float file declares of its colorspace is compared as ColorTransform::auto_for resolves it, not here.
 std::string plate_kind(const PlateInfo& plate);
 
 /// What identifies the plate file as delivered, for `--skip-existing` (an EXR records it as

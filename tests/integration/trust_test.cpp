@@ -213,6 +213,35 @@ TEST(Trust, EveryFrameIsOfTheKindTheFirstFrameDecided) {
     }
 }
 
+// Another OCIO config in force ($OCIO, or color.config) changes the frames: --skip-existing renders them again. A
+// config with the shipped config's contents keeps them (a job on the shipped config keeps its older fingerprint).
+TEST(Trust, AnotherOcioConfigIsRenderedAgain) {
+    Shot s;
+    ASSERT_EQ(run_cli({s.job().string(), "-q"}).exit_code, 0);
+    const std::string kept = read_bytes(s.dir / "out/d.1001.exr");
+    const std::string shipped = read_bytes(fs::path(DEPTHBATCH_BUILD_DIR) / "share/depthbatch/ocio/config.ocio");
+    write_file(s.dir / "same.ocio", shipped);
+    auto r = run_cli({s.job().string(), "--skip-existing"}, "OCIO=" + (s.dir / "same.ocio").string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "done: 0 rendered, 4 skipped")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1001.exr"), kept);
+    write_file(s.dir / "studio.ocio", shipped + "\n# the studio's edit\n");
+    r = run_cli({s.job().string(), "--skip-existing"}, "OCIO=" + (s.dir / "studio.ocio").string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1001: rendering again, the existing " + (s.dir / "out/d.1001.exr").string() +
+                                       " is written with other job settings")) << r.output;
+    EXPECT_TRUE(contains(r.output, "done: 4 rendered, 0 skipped")) << r.output;
+    // The job's color.config edited in place: the same path, other contents.
+    const std::string studio = "color.config=" + (s.dir / "studio.ocio").string();
+    ASSERT_EQ(run_cli({s.job().string(), "--overwrite", "--set", studio, "-q"}).exit_code, 0);
+    r = run_cli({s.job().string(), "--skip-existing", "--set", studio});
+    EXPECT_TRUE(contains(r.output, "done: 0 rendered, 4 skipped")) << r.output;
+    write_file(s.dir / "studio.ocio", shipped + "\n# edited again\n");
+    r = run_cli({s.job().string(), "--skip-existing", "--set", studio});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "done: 4 rendered, 0 skipped")) << r.output;
+}
+
 // A plate re-delivered in place after its depth was rendered: --skip-existing renders that frame again, saying why.
 TEST(Trust, ARedeliveredPlateIsRenderedAgain) {
     Shot s;

@@ -329,6 +329,15 @@ TEST(AutoColorspace, WhatAFloatFileDeclares) {
             EXPECT_EQ(log.warnings(), 0u) << log.text.str();
         }
     }
+    {   // A chromaticities attribute that is not OpenEXR's 8 floats says nothing: scene_linear, with a warning.
+        LogCapture log;
+        PlateInfo p = plate_of("openexr", OIIO::TypeDesc::HALF);
+        const float six[6] = {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f};
+        p.file_spec.attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 6), six);
+        EXPECT_EQ(ColorTransform::auto_colorspace(p, kShipped), "Linear Rec.709 (sRGB)");
+        EXPECT_EQ(log.warnings("the file's chromaticities attribute is float[6], not the 8 floats OpenEXR defines"), 1u)
+            << log.text.str();
+    }
     // Integer plates keep their rule whatever they carry (OIIO tags PNGs and TIFFs "sRGB" by itself).
     PlateInfo png = plate_of("png", OIIO::TypeDesc::UINT8);
     png.file_spec.attribute("oiio:ColorSpace", "ACEScg");
@@ -359,6 +368,16 @@ colorspaces:
     EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("dpx", OIIO::TypeDesc::UINT16, 10), cfg, &why), "sRGB - Texture");
     EXPECT_NE(why.find("no compositing_log"), std::string::npos) << why;
     EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("openexr", OIIO::TypeDesc::HALF), cfg), "ACEScg");
+    {   // Rec.709 chromaticities, and this config has no linear Rec.709: its scene_linear (ACEScg), and the user is told.
+        LogCapture log;
+        PlateInfo p = plate_of("openexr", OIIO::TypeDesc::HALF);
+        const float rec709[8] = {0.64f, 0.33f, 0.3f, 0.6f, 0.15f, 0.06f, 0.3127f, 0.329f};
+        p.file_spec.attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8), rec709);
+        EXPECT_EQ(ColorTransform::auto_colorspace(p, cfg), "ACEScg");
+        EXPECT_EQ(log.warnings("the file's chromaticities are Rec.709 / sRGB primaries, for which OCIO config '" + cfg +
+                               "' has no colorspace ('Linear Rec.709 (sRGB)'); the plate is taken as the scene_linear "
+                               "role 'ACEScg'"), 1u) << log.text.str();
+    }
     // The model's "sRGB" is found under the config's own name for it.
     auto t = ColorTransform::create(cfg, "ACEScg", "sRGB");
     OIIO::ImageBuf b = row({{0.18f, 0.18f, 0.18f}});

@@ -274,8 +274,9 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Co
 
     if (input_colorspace == "auto") {
         if (!plate) throw ConfigError("input.colorspace auto needs a plate to decide from");
-        std::string why;
-        t->from_ = auto_colorspace(*plate, t->config_path_, &why);
+        std::string why, warning;
+        t->from_ = decide_auto(config, t->config_path_, *plate, &why, &warning);   // the config loaded once
+        if (!warning.empty()) log_warning("input.colorspace auto: ", warning);
         log_info("input.colorspace auto: ", why, " (set input.colorspace to override)");
     } else {
         t->from_ = resolve_colorspace(config, t->config_path_, input_colorspace, "input.colorspace");

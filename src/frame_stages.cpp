@@ -213,7 +213,8 @@ std::map<std::string, std::vector<float>> restore_extras(const JobContext& ctx, 
             if (extras[k].name != p) continue;
             if (k >= w.raw.extra.size())
                 throw RenderError("frame " + std::to_string(w.result.frame) + ": the model gave no extra output '" + p + "'");
-            DepthImage plane{w.raw.width, w.raw.height, w.raw.extra[k]};
+            DepthImage plane;   // the extra output on the depth's grid, nothing else
+            plane.width = w.raw.width, plane.height = w.raw.height, plane.data = w.raw.extra[k];
             const OIIO::ImageBuf b = w.plan.restore(plane, UpsampleSettings{});
             const float* v = static_cast<const float*>(b.localpixels());
             out[p].assign(v, v + static_cast<size_t>(b.spec().width) * b.spec().height);

@@ -98,6 +98,15 @@ std::vector<std::string> pass_channel_names(const JobContext& ctx) {
     return names;
 }
 
+/// The passes in words for the log and validate: "P.X, P.Y, P.Z float; camera ..." ("" when there are none).
+std::string describe_passes(const JobContext& ctx) {
+    const std::vector<std::string> names = pass_channel_names(ctx);
+    if (names.empty()) return {};
+    const std::string camera = describe_camera(ctx.job.camera);
+    return OIIO::Strutil::join(names, ", ") + (ctx.job.output.passes_type == PassPixelType::Half ? " half" : " float") +
+           (camera.empty() ? "" : "; camera " + camera);
+}
+
 /// What --skip-existing compares (depthbatch/settings_sha256): the job's settings (output_settings_text) and the
 /// contents of the files they name whose changes change the frames: a camera.chan track, and an OCIO config in force
 /// (color.config, else $OCIO) whose contents differ from the shipped one (so a job on the shipped config keeps the
@@ -252,9 +261,9 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
                 shot_first = probe_plate(ctx.input.path(s), s, job.input);
             } catch (const Error&) {
             }
-        if (shot_first && auto_kind(ctx, *shot_first) != ctx.first_kind)
+        if (const std::string kind = shot_first ? auto_kind(ctx, *shot_first) : ""; shot_first && kind != ctx.first_kind)
             throw InputError("frame " + std::to_string(s) + " (" + shot_first->path + "), the shot's first, is " +
-                             shot_first->format + " with " + auto_kind(ctx, *shot_first) + ", but frame " +
+                             shot_first->format + " with " + kind + ", but frame " +
                              std::to_string(frame) + ", this run's first, is " + ctx.first_kind +
                              ": input.colorspace auto is decided from one frame, so the chunks of this shot would "
                              "decide differently. Re-export the frames like the others, or set input.colorspace");
@@ -280,9 +289,7 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
             throw ConfigError("output.passes: " + first + " already has a channel " + name + ", which output.channels " +
                               option_name(job.output.channels) + " passes through, and the passes write their own " + name +
                               ": set output.channels: rgba (the plate's colour and alpha only) or leave that pass out");
-    if (!pass_names.empty())
-        log_info("passes ", OIIO::Strutil::join(pass_names, ", "), " ", job.output.passes_type == PassPixelType::Half ? "half" : "float",
-                 describe_camera(job.camera).empty() ? "" : "; camera " + describe_camera(job.camera));
+    if (const std::string passes = describe_passes(ctx); !passes.empty()) log_info("passes ", passes);
     // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
     // them, stay lossless.
     if (job.output.compression == Compression::Dwaa && job.output.channels != OutputChannels::Depth)
@@ -641,9 +648,7 @@ ValidationResult validate_job(const JobConfig& job) {
                       (job.depth.stabilize ? ", stabilized" : ""));
     line("output", job.output.path + " (" + option_name(job.output.channels) + ", " + option_name(job.output.compression) +
                        ", overwrite " + option_name(job.output.overwrite) + ")");
-    if (const auto names = pass_channel_names(*ctx); !names.empty())
-        line("passes", OIIO::Strutil::join(names, ", ") + (job.output.passes_type == PassPixelType::Half ? " (half)" : " (float)") +
-                           (describe_camera(job.camera).empty() ? "" : "; camera " + describe_camera(job.camera)));
+    if (const std::string passes = describe_passes(*ctx); !passes.empty()) line("passes", passes);
     if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
     if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
     if (job.depth.normalize == Normalization::Sequence)

@@ -102,6 +102,11 @@ int run_stats(const std::string& job_path, const std::vector<std::string>& sets)
     return 0;
 }
 
+/// The error for flag `name` given an empty value.
+std::string empty_value_error(const std::string& name) {
+    return name + " is given an empty value (an unset variable in the command?): give a value, or leave " + name + " out";
+}
+
 /// A flag given an empty value (`--chunk "$CHUNK"` with CHUNK unset) is an error naming it, never the flag left out:
 /// an empty --chunk or --range would render every frame of the shot in every farm task, an empty --output the
 /// job's own path. Walks `app`, its option groups and subcommands. --frames has its own message (job_from_flags).
@@ -113,8 +118,7 @@ void refuse_empty_values(CLI::App& app) {
                 if (!o->nonpositional())   // the job file or model argument
                     throw depthbatch::ConfigError("the " + o->get_name() + " argument is empty (an unset variable in "
                                                   "the command?)");
-                throw depthbatch::ConfigError(o->get_name() + " is given an empty value (an unset variable in the "
-                                              "command?): give a value, or leave " + o->get_name() + " out");
+                throw depthbatch::ConfigError(empty_value_error(o->get_name()));
             }
     }
     for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{})) refuse_empty_values(*sub);
@@ -494,9 +498,7 @@ int main(int argc, char** argv) {
         for (int i = 1; i < argc; ++i)
             if (const std::string a = argv[i]; a.size() > 3 && a.compare(0, 2, "--") == 0 && a.back() == '=' &&
                                                a.find('=') == a.size() - 1) {
-                std::cerr << "depthbatch: error: " << a.substr(0, a.size() - 1)
-                          << " is given an empty value (an unset variable in the command?): give a value, or leave "
-                          << a.substr(0, a.size() - 1) << " out\n";
+                std::cerr << "depthbatch: error: " << empty_value_error(a.substr(0, a.size() - 1)) << "\n";
                 return code(ExitCode::Config);
             }
         app.parse(argc, argv);

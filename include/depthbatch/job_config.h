@@ -217,6 +217,7 @@ JobConfig load_job(const std::string& job_path, const std::vector<JobOverride>& 
 /// file-kind and size checks, which are about the file).
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<std::string>& overrides = {});
+/// parse_job with overrides that know how they were typed (JobOverride).
 JobConfig parse_job(const std::string& text, const std::string& format, const std::string& origin,
                     const std::string& base_dir, const std::vector<JobOverride>& overrides);
 

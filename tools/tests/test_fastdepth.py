@@ -7,6 +7,7 @@ Reference numbers: ../shared/samples/SOURCES.md (about 0.62 m RMSE and delta1 0.
 """
 import hashlib
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -18,7 +19,7 @@ import torch
 from PIL import Image
 
 from tools import fastdepth
-from tools.contract import read_contract
+from tools.contract import contract_fields, read_contract
 from tools.tests.fastdepth_reference import onnx_session
 
 
@@ -81,7 +82,8 @@ def test_accuracy_on_nyu_sample(model, nyu):
 
 def test_contract(prepared):
     c = read_contract(str(prepared[1]))
-    assert c == fastdepth.contract(fastdepth.SOURCE_SHA256)
+    assert contract_fields(c) == fastdepth.contract(fastdepth.SOURCE_SHA256)
+    assert c["exported_by"] == {"torch": torch.__version__}   # what wrote it (README "Which LibTorch loads a model")
     assert c["name"] == "fastdepth-nyu" and c["license"] == "MIT"
     assert c["domain"] == "indoor"   # NYU Depth v2: depthbatch warns once per job that it knows rooms only
     assert c["input"] == {"colorspace": "sRGB", "multiple": 32, "size": [224, 224], "fixed_size": False,
@@ -157,3 +159,23 @@ def test_prepare_writes_the_weights_licence_beside_the_model(repo_root):
     assert fastdepth.licence_path(model).name == "fastdepth-nyu.LICENSE.txt"
     assert "MIT License" in text and "Copyright (c) 2021 Bonjour lab" in text
     assert fastdepth.SOURCE_SHA256 in text
+
+
+def test_prepare_makes_an_older_export_again_for_the_libtorch_floor(prepared, repo_root, tmp_path):
+    """A default model exported before the LibTorch floor check (no exported_by in its contract: main's scripted
+    F.interpolate, which LibTorch < 2.13 cannot load) is converted again by prepare (scripts/setup); the new one
+    calls only operators LibTorch 2.4 has (README "Which LibTorch loads a model")."""
+    from tools import libtorch_floor
+    old = tmp_path / "fastdepth-nyu.pt"
+    files = {"depthbatch.json": ""}
+    module = torch.jit.load(str(prepared[1]), map_location="cpu", _extra_files=files)
+    contract = json.loads(files["depthbatch.json"])
+    del contract["exported_by"]
+    module.save(str(old), _extra_files={"depthbatch.json": json.dumps(contract)})
+    logs = []
+    fastdepth.prepare(repo_root / ".cache", old, log=logs.append)
+    assert logs[-1].startswith(f"wrote {old}"), logs
+    assert read_contract(str(old))["exported_by"] == {"torch": torch.__version__}
+    libtorch_floor.check_file(str(old))
+    fastdepth.prepare(repo_root / ".cache", old, log=logs.append)
+    assert "up to date" in logs[-1], logs

@@ -254,9 +254,19 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     std::unordered_map<std::string, std::string> extra{{"depthbatch.json", ""}};
     try {
         m->impl_->module = torch::jit::load(m->path_, torch::kCPU, extra);
-    } catch (const c10::Error& e) {
-        throw ModelError(m->path_ + ": cannot load as TorchScript (truncated, or not written by torch.jit.save): " +
-                         first_line(e.what()));
+    } catch (const std::exception& e) {
+        // c10::Error, and torch::jit::ErrorReport (a std::exception, not a c10::Error: an operator this LibTorch does
+        // not have; its what() starts with a newline), which escaped as "error: unexpected:" (exit 5). A file that needs
+        // a newer LibTorch names the operator, the exporting torch, this LibTorch and the fix (describe_load_failure).
+        std::string exported_torch;
+        try {
+            if (const auto c = embedded_contract(m->path_)) exported_torch = c->exported_torch;
+        } catch (const std::exception&) {   // unreadable, or a contract this depthbatch refuses: not known
+        }
+        const std::string newer = describe_load_failure(m->path_, e.what(), exported_torch);
+        throw ModelError(!newer.empty() ? newer
+                                        : m->path_ + ": cannot load as TorchScript (truncated, or not written by "
+                                                     "torch.jit.save): " + first_line(e.what()));
     }
     m->contract_ = resolve_contract(m->path_, extra["depthbatch.json"], options.contract);
     m->impl_->contract = &m->contract_;

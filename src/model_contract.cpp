@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -340,8 +341,24 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
             c.extra_outputs.push_back({e["name"].get<std::string>(), e["channel"].get<std::string>()});
         }
     }
+    if (j.contains("exported_by")) {   // {"torch": "2.13.0+cpu"}: what wrote the file (tools/contract.py)
+        const json& by = j["exported_by"];
+        if (!by.is_object())
+            throw ModelError(origin + ": depthbatch.json field exported_by must be an object ({\"torch\": \"2.13.0\"}), not " + brief(by));
+        if (by.contains("torch")) {
+            const json& v = by["torch"];
+            const bool ok = v.is_string() && !v.get_ref<const std::string&>().empty() && v.get_ref<const std::string&>().size() <= 64 &&
+                            std::all_of(v.get_ref<const std::string&>().begin(), v.get_ref<const std::string&>().end(),
+                                        [](unsigned char ch) { return ch > 0x20 && ch < 0x7f; });
+            if (!ok)
+                throw ModelError(origin + ": depthbatch.json field exported_by.torch must be a torch version (1-64 printable "
+                                 "characters, e.g. \"2.13.0\"), not " + brief(v));
+            c.exported_torch = v.get<std::string>();
+        }
+    }
     for (auto it = j.begin(); it != j.end(); ++it)
-        if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" && it.key() != "temporal")
+        if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" && it.key() != "temporal" &&
+            it.key() != "exported_by")
             c.provenance[it.key()] = it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
     validate_model_contract(c, origin);
     return c;

@@ -84,6 +84,11 @@ int print_info(const std::string& model_path) {
     std::cout << "parameters   " << model->parameter_count() << "\n"
               << "module       " << (model->traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)")
               << "\n";
+    if (c.embedded)   // the contract's exported_by.torch (README "Which LibTorch loads a model")
+        std::cout << "exported by  "
+                  << (c.exported_torch.empty() ? std::string("not recorded (exported before depthbatch recorded it)")
+                                               : "torch " + c.exported_torch)
+                  << "; running on LibTorch " << depthbatch::libtorch_version() << "\n";
     for (const auto& [k, v] : c.provenance) std::cout << k << std::string(k.size() < 13 ? 13 - k.size() : 1, ' ') << v << "\n";
     return 0;
 }

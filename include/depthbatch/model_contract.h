@@ -84,6 +84,10 @@ struct ModelContract {
     /// output.extra_outputs: what the module returns after the depth, in order (empty = depth only).
     std::vector<ExtraOutput> extra_outputs;
     std::map<std::string, std::string> provenance;    ///< source, source_sha256, license, variant, ...
+    /// exported_by.torch: the version of the torch that wrote the file (torch.__version__, e.g. "2.13.0+cpu",
+    /// recorded by tools/contract.py save_scripted); "" when the contract does not say (files exported before it
+    /// was recorded, contracts from a job). Named when a LibTorch cannot load the file (describe_load_failure).
+    std::string exported_torch;
     bool embedded = false;            ///< true when read from the model's own depthbatch.json
     /// input.frames: 1 for a single-frame model ([N,3,H,W] -> [N,H,W]); > 1 (at most kMaxContractFrames) for a
     /// multi-frame model ([B,T,3,H,W] -> [B,T,H,W], T = 1 .. frames), which must carry `temporal`.
@@ -107,9 +111,27 @@ constexpr int kMaxContractFrames = 1024;    ///< input.frames: 1 .. 1024
 /// reference_focal_px < 0), input.frames outside 1..1024, a temporal block that breaks TemporalWindowing's
 /// invariants (temporal.window, temporal.overlap, temporal.keyframes, temporal.crossfade, temporal.align named), a
 /// multi-frame model without one or a single-frame model with one, align scale_shift on a metric model,
-/// output.extra_outputs not a list of {name, channel} with valid, unique names and channels.
+/// output.extra_outputs not a list of {name, channel} with valid, unique names and channels, exported_by not an object
+/// or exported_by.torch not a string of 1-64 printable ASCII characters. Other top-level keys are provenance (kept as
+/// text, never refused), so contracts with and without exported_by both parse.
 /// Never throws anything else for any input bytes (tests/fuzz/fuzz_contract.cpp).
 ModelContract parse_model_contract(const std::string& json_text, const std::string& origin);
+
+/// The version of the LibTorch depthbatch runs on (TORCH_VERSION of <torch/version.h>, e.g. "2.13.0").
+std::string libtorch_version();
+
+/// The message for a model file this LibTorch cannot load, when `libtorch_error` (what() of the exception
+/// torch::jit::load threw, as LibTorch wrote it) says the file needs a newer LibTorch; "" otherwise (a truncated or
+/// foreign file: the caller keeps its own message). Recognised: an operator this LibTorch does not have ("Unknown
+/// builtin op: aten::X", "Schema not found for node ... aten::X"), an operator called with arguments its schema
+/// here lacks ("aten::X(...) -> ...:" then "Keyword argument K unknown." / "Expected at most N argument(s)"), an
+/// unknown type, and a file format version newer than this LibTorch reads. The message starts with `path`, names
+/// the operator (or type, or version), this LibTorch (libtorch_version()), `exported_torch` (the contract's
+/// exported_by.torch; "" = not recorded, said so) and the fix: re-export with tools/ (whose exports call only
+/// operators LibTorch 2.4 has) or run a LibTorch at least as new as the exporting torch. Pure function of its
+/// arguments and libtorch_version(); never throws. DepthModel::load throws it as a ModelError (exit 4).
+std::string describe_load_failure(const std::string& path, const std::string& libtorch_error,
+                                  const std::string& exported_torch);
 
 /// Check the invariants above on a contract assembled from a job. Throws ModelError naming the field.
 void validate_model_contract(const ModelContract& contract, const std::string& origin);

@@ -49,6 +49,8 @@ void check_contract(const ModelContract& c) {
     check(!c.colorspace.empty());
     check(c.kind != DepthKind::MetricDepth || c.units == "m");
     check(c.frames >= 1 && c.frames <= kMaxContractFrames);
+    check(c.exported_torch.size() <= 64 && c.provenance.count("exported_by") == 0);   // exported_by.torch: printable
+    for (char ch : c.exported_torch) check(ch > 0x20 && ch < 0x7f);
     if (c.multi_frame()) {   // TemporalWindowing's invariants
         const TemporalWindowing& t = c.temporal;
         check(t.window >= 2 && t.window <= c.frames && t.overlap >= 1 && t.overlap < t.window);
@@ -127,6 +129,9 @@ std::string contract_from(Bytes& b) {
     member("output", {out, out, out, "\"metric_depth\"", "null"}, top);
     member("license", with_any({"\"MIT\"", "{\"a\": [1, 2]}"}), top);
     member("temporal", {temporal, temporal, "[]"}, top);
+    member("exported_by", with_any({"{\"torch\": \"2.13.0+cpu\"}", "{\"torch\": \"\"}", "{\"torch\": 2.13}",
+                                    "{\"torch\": \"2 13\"}", "{\"tools\": 1}"}),
+           top);
     top += "}";
     const int wrap = b.next() % 8;   // sometimes not an object, or an object nested in arrays
     if (wrap == 1) return "[" + top + "]";

@@ -263,7 +263,9 @@ std::vector<JobKey> make_table() {
            "45", "how long a stop may take", V(num(j.pipeline.grace_s))),
         // ---- last, as run_job has always written it: the precision the model runs at
         stats(px("model.precision", "fp32",
-                 "fp32 | fp16 | bf16 (autocast, CUDA only; the fingerprint has the precision in force)", "fp16",
+                 "fp32 | tf32 | fp16 | bf16 (CUDA only; fp32 is IEEE fp32, tf32 allows TF32 convolutions and matmuls; "
+                 "fp16/bf16 are checked against fp32 on the first frame and give way to fp32 beyond 1% of the depth span; "
+                 "the fingerprint has the precision asked, fp32 on a CPU)", "fp16",
                  "model.precision", V(option_name(j.model.precision)))),
     };
 }

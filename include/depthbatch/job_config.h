@@ -41,7 +41,7 @@ enum class OutputChannels { Rgba, Depth, All };                   ///< output.ch
 enum class ExistingDepth { Replace, Rename };                     ///< output.existing_depth
 enum class PassthroughType { Auto, Keep, Half, Float };           ///< output.pixel_type
 enum class PassthroughColorspace { SceneLinear, Plate };          ///< output.passthrough_colorspace
-enum class Precision { Fp32, Fp16, Bf16 };                        ///< model.precision
+enum class Precision { Fp32, Fp16, Bf16, Tf32 };                  ///< model.precision
 enum class HdrMode { Clamp, View };                               ///< color.hdr
 enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
 enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from

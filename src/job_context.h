@@ -100,6 +100,7 @@ struct JobContext {
     std::optional<Colormap> colormap;
     OutputGuard guard;                          ///< every path the job writes (output_guard.h)
     std::optional<ChanFile> chan;               ///< camera.chan, read once
+    Clock::time_point loaded;                   ///< when the model was loaded (JobReport::first_frame_s)
     std::optional<PrecisionCheck> precision_check;   ///< fp16/bf16: the first frame against fp32 (check_precision)
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}

@@ -174,7 +174,8 @@ std::vector<JobKey> make_table() {
         stats(px("model.tiles.overlap", "size / 4", "overlap of neighbouring tiles in plate px (under half the size)",
                  "64", "model.tiles", V(tiles_line(j)))),
         np("model.batch", "1", "frames per forward pass", "4", kHow, V(std::to_string(j.model.batch))),
-        np("model.warmup", "1 on CUDA, 0 on CPU", "forward passes before the first frame", "2",
+        np("model.warmup", "3 on CUDA, 0 on CPU", "forward passes at each shape the job feeds, before the first frame "
+           "(on CUDA the TorchScript executor profiles the first and optimizes the second)", "2",
            "passes before the first frame, whose results are dropped", V(std::to_string(j.model.warmup))),
         np("model.freeze", "false", "torch.jit.freeze + optimize_for_inference at load time (never saved)", "true",
            "the same module, optimised at load time", V(std::string(j.model.freeze ? "true" : "false"))),

@@ -151,6 +151,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
 
     ctx->model = DepthModel::load(job.model);
+    ctx->loaded = Clock::now();
     ctx->settings_sha256 = settings_fingerprint(job, ctx->model->precision());
     const ModelContract& contract = ctx->contract();
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
@@ -351,11 +352,13 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
                     "pixels (1) and written as the file has it; set input.pixel_aspect if the plate is anamorphic");
     ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
     check_precision(ctx, frame);
-    // The warm-up at the shapes the job feeds (model.warmup passes, default 1 on CUDA, 0 on the CPU) is the dry run
+    // The warm-up at the shapes the job feeds (model.warmup passes; on CUDA 3 by default: TorchScript's profiling
+    // executor records the first forward of a shape and optimizes, fusers included, on the second, and cuDNN's
+    // autotuning runs on the first; on the CPU 0, a farm chunk of a few frames gains nothing) is the dry run
     // too. Without one, a fixed-size (traced) model is tried at its one size and any other at a small size (64 px
     // rounded up to its multiple), which catches a file that is not a depth model without paying for a full-size
     // forward (a full Depth Anything forward is seconds on a CPU).
-    const int warmup = job.model.warmup >= 0 ? job.model.warmup : (ctx.model->device_name() == "cpu" ? 0 : 1);
+    const int warmup = job.model.warmup >= 0 ? job.model.warmup : (ctx.model->device_name() == "cpu" ? 0 : 3);
     try {
         if (warmup > 0) {
             const std::vector<ForwardShape> shapes = warmup_shapes(ctx);

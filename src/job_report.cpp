@@ -25,6 +25,7 @@ void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report) 
         log_error(w.result.message);
     } else {
         ++report.rendered;
+        if (report.first_frame_s < 0) report.first_frame_s = std::chrono::duration<double>(Clock::now() - ctx.loaded).count();
         const StageTimes& t = w.result.times;
         StageTimes& sum = report.totals;
         sum.read_ms += t.read_ms, sum.color_ms += t.color_ms, sum.reformat_ms += t.reformat_ms;
@@ -145,6 +146,7 @@ void write_summary_json(const JobReport& r, const std::string& path) {
         {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
         {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
         {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms},
+        {"first_frame_s", r.first_frame_s < 0 ? json(nullptr) : json(r.first_frame_s)},
         {"inference", {{"threads", r.inference_threads},
                        {"warmup", {{"shapes", r.warmup_shapes}, {"passes", r.warmup_passes}, {"ms", r.warmup_ms}}},
                        {"precision_asked", r.precision_asked}, {"precision", r.precision},

@@ -126,7 +126,7 @@ struct JobConfig {
         ContractOverrides contract;
         Precision precision = Precision::Fp32;
         int batch = 1;                   ///< frames per forward
-        int warmup = -1;                 ///< -1 = 1 on CUDA, 0 on CPU
+        int warmup = -1;                 ///< -1 = 3 on CUDA, 0 on CPU
         bool freeze = false;
         bool channels_last = false;
         int threads = 0;                 ///< LibTorch intra-op threads, 0 = pipeline decides

@@ -57,6 +57,9 @@ struct JobReport {
     std::string error;                ///< the message of a failure that stopped the job before it rendered
     double wall_s = 0;                ///< the whole job: model load, planning, statistics and rendering
     double render_s = 0;              ///< the rendering pipeline alone (first frame read to last frame written)
+    /// Seconds from the model loaded (on its device) to the first frame written: planning, the precision check, the
+    /// warm-up, statistics and the first frame's own way through the pipeline. -1 when no frame was written.
+    double first_frame_s = -1;
     std::string device;               ///< "cpu" or "cuda:N"
     GpuDevice gpu;                    ///< the GPU behind it (index -1 on the CPU), CUDA_VISIBLE_DEVICES
     int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;

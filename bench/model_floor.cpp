@@ -7,11 +7,14 @@
 // normalization and writing are missing, so depthbatch wall / (frames x floor) is the pipeline's overhead.
 //
 //   model_floor [--model PATH|default] [--device cpu|cuda|auto] [--plate WxH] [--size model|plate|N|WxH]
-//               [--batch B] [--threads T] [--iters N] [--freeze]
+//               [--batch B] [--threads T] [--iters N] [--freeze] [--precision fp32|tf32|fp16|bf16] [--pipelined]
 //
-// --threads is model.threads as run_job resolves it (0 = all cores). One untimed warm-up forward, then
-// --iters timed forwards of a batch of --batch inputs. Prints one line of key=value pairs:
-//   model_floor ms_per_frame=... cpu_ms_per_frame=... (process CPU, all threads) ms_per_batch=... input=WxH batch=B iters=N threads=T device=... model=...
+// --threads is model.threads as run_job resolves it (0 = all cores). The warm-up at the shape (DepthModel::warm_up,
+// as run_job's), then --iters timed forwards of a batch of --batch inputs, each waited for (infer) or, with
+// --pipelined, one batch ahead as run_job's inference stage submits them (submit: the model's thread has the next
+// batch before the last is waited for). fp16/bf16 are checked against fp32 first, as a job does. Prints one line:
+//   model_floor ms_per_frame=... median_ms_per_frame=... cpu_ms_per_frame=... (process CPU, all threads)
+//   ms_per_batch=... input=WxH batch=B iters=N threads=T device=... precision=... pipelined=0|1 model=...
 #include "depthbatch/depth_model.h"
 #include "depthbatch/error.h"
 #include "depthbatch/job_config.h"
@@ -42,7 +45,8 @@ double process_cpu_ms() {
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
                  "model_floor: %s\nusage: model_floor [--model PATH|default] [--device cpu|cuda|auto] "
-                 "[--plate WxH] [--size model|plate|N|WxH] [--batch B] [--threads T] [--iters N] [--freeze]\n",
+                 "[--plate WxH] [--size model|plate|N|WxH] [--batch B] [--threads T] [--iters N] [--freeze] "
+                 "[--precision fp32|tf32|fp16|bf16] [--pipelined]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
     options.device = "cpu";
     int plate_w = 960, plate_h = 540, batch = 1, threads = 0, iters = 10;
     std::string size = "model";
+    bool pipelined = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -72,6 +77,15 @@ int main(int argc, char** argv) {
         else if (a == "--threads") threads = std::atoi(value().c_str());
         else if (a == "--iters") iters = std::atoi(value().c_str());
         else if (a == "--freeze") options.freeze = true;
+        else if (a == "--pipelined") pipelined = true;
+        else if (a == "--precision") {
+            const std::string p = value();
+            if (p == "fp32") options.precision = Precision::Fp32;
+            else if (p == "tf32") options.precision = Precision::Tf32;
+            else if (p == "fp16") options.precision = Precision::Fp16;
+            else if (p == "bf16") options.precision = Precision::Bf16;
+            else usage("--precision wants fp32, tf32, fp16 or bf16");
+        }
         else if (a == "-h" || a == "--help") usage("help");
         else usage("unknown argument " + a);
     }
@@ -111,15 +125,28 @@ int main(int argc, char** argv) {
             ptrs.push_back(&in);
         }
 
-        model->infer(ptrs);  // warm-up (first-call JIT profiling, allocator)
+        if (model->precision() == Precision::Fp16 || model->precision() == Precision::Bf16) model->check_precision(inputs[0]);
+        model->warm_up({ForwardShape{batch, 0, plan.input_width, plan.input_height}}, 1);
         std::vector<double> ms;
         const double cpu0 = process_cpu_ms();
-        for (int i = 0; i < iters; ++i) {
+        if (pipelined) {   // one batch ahead, as run_job's inference stage: the wall time per batch
             const auto t0 = std::chrono::steady_clock::now();
-            const auto out = model->infer(ptrs);
-            const auto t1 = std::chrono::steady_clock::now();
-            if (out.size() != ptrs.size()) throw RenderError("model returned a wrong batch size");
-            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+            InferenceTicket ahead = model->submit(ptrs);
+            for (int i = 0; i < iters; ++i) {
+                InferenceTicket next = i + 1 < iters ? model->submit(ptrs) : InferenceTicket();
+                if (ahead.wait().size() != ptrs.size()) throw RenderError("model returned a wrong batch size");
+                ahead = std::move(next);
+            }
+            const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            ms.assign(static_cast<size_t>(iters), total / iters);
+        } else {
+            for (int i = 0; i < iters; ++i) {
+                const auto t0 = std::chrono::steady_clock::now();
+                const auto out = model->infer(ptrs);
+                const auto t1 = std::chrono::steady_clock::now();
+                if (out.size() != ptrs.size()) throw RenderError("model returned a wrong batch size");
+                ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+            }
         }
         const double cpu_ms = process_cpu_ms() - cpu0;   // every thread of the process: LibTorch's pool too
         double total = 0;
@@ -129,10 +156,10 @@ int main(int argc, char** argv) {
         const double mean_batch = total / iters;
         const double median_batch = sorted[sorted.size() / 2];
         std::printf("model_floor ms_per_frame=%.3f median_ms_per_frame=%.3f cpu_ms_per_frame=%.3f ms_per_batch=%.3f "
-                    "input=%dx%d batch=%d iters=%d threads=%d device=%s model=%s\n",
+                    "input=%dx%d batch=%d iters=%d threads=%d device=%s precision=%s pipelined=%d model=%s\n",
                     mean_batch / batch, median_batch / batch, cpu_ms / iters / batch, mean_batch, plan.input_width,
-                    plan.input_height, batch,
-                    iters, torch_threads, model->device_name().c_str(), model->path().c_str());
+                    plan.input_height, batch, iters, torch_threads, model->device_name().c_str(),
+                    option_name(model->precision()), pipelined ? 1 : 0, model->path().c_str());
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "model_floor: %s\n", e.what());

@@ -17,6 +17,9 @@ struct DepthModelTestSeam {
     /// How many CPU forwards, after the first, had an input shape not among the last 8 distinct ones (each
     /// called release_free_heap, src/depth_model.cpp, before it ran).
     static int cpu_new_shapes(const DepthModel& model);
+    /// Lets DepthModel::load run fp16/bf16 on the CPU (as a cast module) for models loaded after the call, so that
+    /// the precision check (DepthModel::check_precision) can be tested without a GPU. Off by default.
+    static void allow_low_precision_on_cpu(bool allow);
 };
 
 }  // namespace depthbatch

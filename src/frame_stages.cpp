@@ -336,19 +336,17 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
 
 /// The job's stage chain (sequence_stage.h): per-batch inference through the model (a multi-frame model: its
 /// windows, video_window_stage.h, model.batch windows a forward), then the centred stabilizer when depth.stabilize
-/// asks for it. `report` gathers the time spent in forward passes.
-StageChain make_stage_chain(const JobContext& ctx, JobReport& report) {
+/// asks for it.
+StageChain make_stage_chain(const JobContext& ctx) {
     StageChain chain;
     const JobContext* c = &ctx;
-    JobReport* r = &report;
     if (ctx.contract().multi_frame()) {
         chain.add(std::make_unique<VideoWindowStage>(
             ctx.contract().temporal, ctx.job.model.batch,
-            [c, r](const std::vector<std::vector<const ModelInput*>>& windows) {
+            [c](const std::vector<std::vector<const ModelInput*>>& windows) {
                 const auto t0 = Clock::now();
                 std::vector<std::vector<DepthImage>> out = c->model->infer_clips(windows);
                 const double ms = ms_since(t0);
-                r->infer_busy_ms += ms;
                 const ModelInput& in = *windows.front().front();
                 log_info("video windows: ", windows.size(), " window(s) of ", windows.front().size(), " frames at ", in.width, "x",
                          in.height, " in ", std::lround(ms), " ms (", std::lround(ms / static_cast<double>(windows.size())),
@@ -361,22 +359,42 @@ StageChain make_stage_chain(const JobContext& ctx, JobReport& report) {
                 w->fail(Error(err ? err->code() : ExitCode::Render, "frame " + std::to_string(w->result.frame) + ": " + e.what()));
             }));
     } else {
-        chain.add(std::make_unique<BatchInferenceStage>(ctx.job.model.batch, [c, r](std::vector<StageFrame*>& frames) {
-            const auto t0 = Clock::now();
-            std::vector<FrameWork*> works;
-            for (StageFrame* f : frames) {
-                auto* w = static_cast<FrameWork*>(f->owner);
-                w->input = std::move(f->input);
-                works.push_back(w);
+        // One batch ahead: the model's thread is handed batch k+1 before batch k is waited for (depth_model.h:
+        // submit), so on a GPU its upload and launch overlap batch k's forward and download.
+        chain.add(std::make_unique<BatchInferenceStage>(ctx.job.model.batch, kInferenceLookahead,
+                                                        [c](std::vector<StageFrame*>& frames) -> std::function<void()> {
+            // The chain passes failed frames around its stages and ends a segment where the input size changes:
+            // a batch holds frames of one size that were prepared.
+            std::vector<const ModelInput*> inputs;
+            for (StageFrame* f : frames) inputs.push_back(&f->input);
+            auto ticket = std::make_shared<InferenceTicket>();
+            std::shared_ptr<Error> refused;
+            try {
+                *ticket = c->model->submit(inputs);   // the inputs are staged here: the frames keep theirs
+            } catch (const Error& e) {
+                refused = std::make_shared<Error>(e);
             }
-            infer(*c, works);
-            for (StageFrame* f : frames) {
-                auto* w = static_cast<FrameWork*>(f->owner);
-                f->input = std::move(w->input);   // the stabilizer reads the model input's colour
-                f->depth = std::move(w->raw);
-                f->failed = w->failed();
-            }
-            r->infer_busy_ms += ms_since(t0);
+            return [c, frames, ticket, refused] {
+                std::vector<FrameWork*> works;
+                for (StageFrame* f : frames) works.push_back(static_cast<FrameWork*>(f->owner));
+                try {
+                    if (refused) throw *refused;
+                    std::vector<DepthImage> out = ticket->wait();
+                    const double each = ticket->ms() / static_cast<double>(works.size());
+                    for (size_t k = 0; k < works.size(); ++k) {
+                        works[k]->raw = std::move(out[k]);
+                        works[k]->result.times.infer_ms = each;
+                        apply_focal(*c, works[k]->plan, works[k]->raw, works[k]->camera);
+                    }
+                    for (FrameWork* w : works) infer_tiles(*c, *w);
+                } catch (const Error& e) {   // keeps its class: a model that cannot run on this input exits 4
+                    for (FrameWork* w : works) w->fail(Error(e.code(), "frame " + std::to_string(w->result.frame) + ": " + e.what()));
+                }
+                for (size_t k = 0; k < frames.size(); ++k) {
+                    frames[k]->depth = std::move(works[k]->raw);
+                    frames[k]->failed = works[k]->failed();
+                }
+            };
         }));
     }
     if (ctx.job.depth.stabilize)

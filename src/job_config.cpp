@@ -47,7 +47,8 @@ DEPTHBATCH_OPTION_NAMES(PassthroughType, {PassthroughType::Auto, "auto"}, {Passt
                         {PassthroughType::Half, "half"}, {PassthroughType::Float, "float"})
 DEPTHBATCH_OPTION_NAMES(PassthroughColorspace, {PassthroughColorspace::SceneLinear, "scene_linear"},
                         {PassthroughColorspace::Plate, "plate"})
-DEPTHBATCH_OPTION_NAMES(Precision, {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Bf16, "bf16"})
+DEPTHBATCH_OPTION_NAMES(Precision, {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Bf16, "bf16"},
+                        {Precision::Tf32, "tf32"})
 DEPTHBATCH_OPTION_NAMES(HdrMode, {HdrMode::Clamp, "clamp"}, {HdrMode::View, "view"})
 DEPTHBATCH_OPTION_NAMES(DepthConvention, {DepthConvention::Raw, "raw"}, {DepthConvention::Metric, "metric"},
                         {DepthConvention::Inverse, "inverse"}, {DepthConvention::Normalized, "normalized"})

@@ -100,6 +100,8 @@ struct JobContext {
     std::optional<Colormap> colormap;
     OutputGuard guard;                          ///< every path the job writes (output_guard.h)
     std::optional<ChanFile> chan;               ///< camera.chan, read once
+    Clock::time_point loaded;                   ///< when the model was loaded (JobReport::first_frame_s)
+    std::optional<PrecisionCheck> precision_check;   ///< fp16/bf16: the first frame against fp32 (check_precision)
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }
@@ -141,8 +143,16 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job);
 double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec);
 /// model.tiles' grid for a plate (empty when tiles are off or one tile covers the plate).
 std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height);
-/// Colour transform, plate kind and reformat plan from frame `frame`'s header, then a dry run of the model.
+/// Colour transform, plate kind and reformat plan from frame `frame`'s header, the precision check, then the warm-up
+/// at the job's shapes (or, without one, a dry run of the model at a small size).
 void plan_from_first_frame(JobContext& ctx, int frame);
+/// The shapes the job feeds its model (DepthModel::warm_up): model.batch inputs at the first frame's processing
+/// size; model.batch tiles (at most the tiles of a frame) at the tile size; a video model's model.batch windows.
+std::vector<ForwardShape> warmup_shapes(const JobContext& ctx);
+/// With fp16/bf16 in force, frame `frame` prepared as the pipeline does and run at both precisions
+/// (DepthModel::check_precision): logged, and kept in ctx.precision_check for the report. Throws ModelError for a
+/// forward that fails at fp32.
+void check_precision(JobContext& ctx, int frame);
 
 /// What input.colorspace auto reads of a plate: plate_kind() and the colorspace ctx.color->auto_for() resolves it
 /// to, e.g. "float colour, channels R,G,B; auto 'ACEScg'".
@@ -174,9 +184,11 @@ void prepare(const JobContext& ctx, FrameWork& w);
 void infer(const JobContext& ctx, std::vector<FrameWork*>& frames);
 /// restore + depth convention + write (+ preview). Never throws.
 void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
-/// The job's stage chain: per-batch inference (a multi-frame model: its windows, video_window_stage.h), then the
-/// centred stabilizer when depth.stabilize asks for it.
-StageChain make_stage_chain(const JobContext& ctx, JobReport& report);
+/// Batches the single-frame inference stage keeps in flight while it collects the next (BatchInferenceStage).
+inline constexpr int kInferenceLookahead = 1;
+/// The job's stage chain: per-batch inference, kInferenceLookahead batches ahead (a multi-frame model: its windows,
+/// video_window_stage.h), then the centred stabilizer when depth.stabilize asks for it.
+StageChain make_stage_chain(const JobContext& ctx);
 
 // ---- job_report.cpp -------------------------------------------------------------------------------------------
 

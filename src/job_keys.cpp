@@ -174,7 +174,8 @@ std::vector<JobKey> make_table() {
         stats(px("model.tiles.overlap", "size / 4", "overlap of neighbouring tiles in plate px (under half the size)",
                  "64", "model.tiles", V(tiles_line(j)))),
         np("model.batch", "1", "frames per forward pass", "4", kHow, V(std::to_string(j.model.batch))),
-        np("model.warmup", "1 on CUDA, 0 on CPU", "forward passes before the first frame", "2",
+        np("model.warmup", "3 on CUDA, 0 on CPU", "forward passes at each shape the job feeds, before the first frame "
+           "(on CUDA the TorchScript executor profiles the first and optimizes the second)", "2",
            "passes before the first frame, whose results are dropped", V(std::to_string(j.model.warmup))),
         np("model.freeze", "false", "torch.jit.freeze + optimize_for_inference at load time (never saved)", "true",
            "the same module, optimised at load time", V(std::string(j.model.freeze ? "true" : "false"))),
@@ -263,7 +264,9 @@ std::vector<JobKey> make_table() {
            "45", "how long a stop may take", V(num(j.pipeline.grace_s))),
         // ---- last, as run_job has always written it: the precision the model runs at
         stats(px("model.precision", "fp32",
-                 "fp32 | fp16 | bf16 (autocast, CUDA only; the fingerprint has the precision in force)", "fp16",
+                 "fp32 | tf32 | fp16 | bf16 (CUDA only; fp32 is IEEE fp32, tf32 allows TF32 convolutions and matmuls; "
+                 "fp16/bf16 are checked against fp32 on the first frame and give way to fp32 beyond 1% of the depth span; "
+                 "the fingerprint has the precision asked, fp32 on a CPU)", "fp16",
                  "model.precision", V(option_name(j.model.precision)))),
     };
 }

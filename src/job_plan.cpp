@@ -151,6 +151,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
 
     ctx->model = DepthModel::load(job.model);
+    ctx->loaded = Clock::now();
     ctx->settings_sha256 = settings_fingerprint(job, ctx->model->precision());
     const ModelContract& contract = ctx->contract();
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
@@ -237,6 +238,56 @@ void check_auto_kind(const JobContext& ctx, const PlateInfo& plate) {
                          "input.colorspace");
 }
 
+std::vector<ForwardShape> warmup_shapes(const JobContext& ctx) {
+    const JobConfig& job = ctx.job;
+    const ReformatPlan& fp = ctx.first_plan;
+    const int batch = std::max(1, job.model.batch);
+    if (ctx.contract().multi_frame())   // the video windows: model.batch windows of W frames a forward
+        return {ForwardShape{batch, ctx.contract().temporal.window, fp.input_width, fp.input_height}};
+    std::vector<ForwardShape> shapes{ForwardShape{batch, 0, fp.input_width, fp.input_height}};
+    if (const auto tiles = tiles_for(job, fp.plate_width, fp.plate_height); !tiles.empty()) {
+        const ReformatPlan tp = ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
+        const ForwardShape t{std::min(batch, static_cast<int>(tiles.size())), 0, tp.input_width, tp.input_height};
+        if (t.width != fp.input_width || t.height != fp.input_height) shapes.push_back(t);
+        else shapes[0].batch = std::max(shapes[0].batch, t.batch);
+    }
+    return shapes;
+}
+
+void check_precision(JobContext& ctx, int frame) {
+    const Precision asked = ctx.model->precision();
+    if (asked != Precision::Fp16 && asked != Precision::Bf16) return;
+    FrameWork w;
+    w.write = false;   // the global prediction's input only
+    w.result.frame = frame;
+    w.result.input_path = ctx.input.path(frame);
+    prepare(ctx, w);
+    if (w.failed()) {   // the render fails this frame itself and says why
+        log_warning("model.precision ", option_name(asked), ": not checked against fp32 (frame ", frame, " could not be "
+                    "prepared: ", w.result.message, ")");
+        return;
+    }
+    PrecisionCheck check;
+    try {
+        check = ctx.model->check_precision(w.input);
+    } catch (const RenderError& e) {
+        throw ModelError(e.what());
+    }
+    check.frame = frame;
+    ctx.precision_check = check;
+    const double pct = check.error * 100, tol = check.tolerance * 100;
+    if (check.in_force == Precision::Fp32 && !std::isfinite(pct))
+        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame, " it gives non-finite "
+                    "depth or does not run: rendering in fp32 (the summary says so)");
+    else if (check.in_force == Precision::Fp32)
+        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame, " its depth is ", pct,
+                    "% of the depth span from fp32's (99th percentile of the difference; tolerance ", tol,
+                    "%): rendering in fp32 (the summary says so)");
+    else
+        log_info("model.precision ", option_name(asked), " (", check.how, "): frame ", frame, " within ", pct,
+                 "% of the depth span of fp32 (99th percentile of the difference; tolerance ", tol, "%)");
+}
+
 /// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
 /// model that cannot run fails here with the model exit code, before any frame is read.
 void plan_from_first_frame(JobContext& ctx, int frame) {
@@ -300,17 +351,31 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
         log_warning(first, ": PixelAspectRatio ", a, " is not a believable pixel aspect (0.01 to 100): treated as square "
                     "pixels (1) and written as the file has it; set input.pixel_aspect if the plate is anamorphic");
     ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
-    // A fixed-size (traced) model is tried at its one size; any other at a small size (64 px rounded up to
-    // its multiple), which catches a file that is not a depth model without paying for a full-size forward
-    // (a full Depth Anything forward is seconds on a CPU).
-    ModelInput probe;
-    const int m = std::max(1, ctx.contract().multiple);
-    const int small = (64 + m - 1) / m * m;
-    probe.width = ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
-    probe.height = ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
-    probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
+    check_precision(ctx, frame);
+    // The warm-up at the shapes the job feeds (model.warmup passes; on CUDA 3 by default: TorchScript's profiling
+    // executor records the first forward of a shape and optimizes, fusers included, on the second, and cuDNN's
+    // autotuning runs on the first; on the CPU 0, a farm chunk of a few frames gains nothing) is the dry run
+    // too. Without one, a fixed-size (traced) model is tried at its one size and any other at a small size (64 px
+    // rounded up to its multiple), which catches a file that is not a depth model without paying for a full-size
+    // forward (a full Depth Anything forward is seconds on a CPU).
+    const int warmup = job.model.warmup >= 0 ? job.model.warmup : (ctx.model->device_name() == "cpu" ? 0 : 3);
     try {
-        ctx.model->infer({&probe});
+        if (warmup > 0) {
+            const std::vector<ForwardShape> shapes = warmup_shapes(ctx);
+            ctx.model->warm_up(shapes, warmup);
+            std::string list;
+            for (const ForwardShape& shape : shapes) list += (list.empty() ? "" : ", ") + shape.text();
+            log_info("model.warmup: ", warmup, " forward pass(es) at each shape the job feeds (", list, ") in ",
+                     std::lround(ctx.model->stats().warmup_ms), " ms");
+        } else {
+            ModelInput probe;
+            const int m = std::max(1, ctx.contract().multiple);
+            const int small = (64 + m - 1) / m * m;
+            probe.width = ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
+            probe.height = ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
+            probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
+            ctx.model->infer({&probe});
+        }
     } catch (const RenderError& e) {
         throw ModelError(e.what());
     }
@@ -569,6 +634,13 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
         meta.push_back({"depthbatch/stats_percentiles",
                         std::to_string(seq.stats.percentile_low) + "," + std::to_string(seq.stats.percentile_high)});
     }
+    // The precision the depth was computed at, where it is not plain fp32 (a CUDA job asking tf32/fp16/bf16; fp16 or
+    // bf16 that gave way to fp32 on the first frame says so).
+    if (ctx.model->precision() != Precision::Fp32 || ctx.precision_check) {
+        std::string p = option_name(ctx.model->precision());
+        if (ctx.model->precision() != job.model.precision) p += std::string(" (") + option_name(job.model.precision) + " asked: beyond the tolerance on the first frame)";
+        meta.push_back({"depthbatch/precision", p});
+    }
     if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
     for (auto& kv : stages) meta.push_back(std::move(kv));
     if (const std::string camera = describe_camera(job.camera); !camera.empty()) meta.push_back({"depthbatch/camera", camera});
@@ -619,8 +691,7 @@ ValidationResult validate_job(const JobConfig& job) {
     std::vector<int> plates = sel.todo;
     if (job.depth.stabilize || c.multi_frame()) {
         plates.clear();
-        JobReport scratch;
-        for (const PlannedFrame& p : plan_frames(*ctx, sel, make_stage_chain(*ctx, scratch))) plates.push_back(p.frame);
+        for (const PlannedFrame& p : plan_frames(*ctx, sel, make_stage_chain(*ctx))) plates.push_back(p.frame);
     }
     for (int f : plates) {
         const std::string path = ctx->input.path(f);

@@ -25,6 +25,7 @@ void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report) 
         log_error(w.result.message);
     } else {
         ++report.rendered;
+        if (report.first_frame_s < 0) report.first_frame_s = std::chrono::duration<double>(Clock::now() - ctx.loaded).count();
         const StageTimes& t = w.result.times;
         StageTimes& sum = report.totals;
         sum.read_ms += t.read_ms, sum.color_ms += t.color_ms, sum.reformat_ms += t.reformat_ms;
@@ -144,7 +145,16 @@ void write_summary_json(const JobReport& r, const std::string& path) {
         {"wall_s", r.wall_s}, {"render_s", r.render_s}, {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0},
         {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
         {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},
-        {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms}, {"frames", frames}};
+        {"infer_busy_ms", r.infer_busy_ms}, {"infer_wait_ms", r.infer_wait_ms},
+        {"first_frame_s", r.first_frame_s < 0 ? json(nullptr) : json(r.first_frame_s)},
+        {"inference", {{"threads", r.inference_threads},
+                       {"warmup", {{"shapes", r.warmup_shapes}, {"passes", r.warmup_passes}, {"ms", r.warmup_ms}}},
+                       {"precision_asked", r.precision_asked}, {"precision", r.precision},
+                       {"precision_check", r.precision_error < 0 ? json(nullptr)
+                                           : json{{"frame", r.precision_frame}, {"how", r.precision_how},
+                                                  {"error", std::isfinite(r.precision_error) ? json(r.precision_error) : json("inf")},
+                                                  {"tolerance", kPrecisionTolerance}}}}},
+        {"frames", frames}};
     // Paths are bytes: one that is not UTF-8 (a Latin-1 plate name) is written with U+FFFD in its place rather
     // than failing the summary (nlohmann's type_error 316).
     const std::string text = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

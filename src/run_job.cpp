@@ -181,6 +181,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.model_path = ctx->model->path();
     report.model_sha256 = ctx->model->sha256();
     report.settings_sha256 = ctx->settings_sha256;
+    report.precision_asked = option_name(job.model.precision);
+    report.precision = option_name(ctx->model->precision());
     report.requested = select_render_frames(job.render, ctx->shot);
     // Every path the job will write, before anything is read or rendered: exit 2 for one that would destroy a
     // plate, the job, the model or another output, or replace a file of another kind.
@@ -211,13 +213,27 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     plan_from_first_frame(*ctx, selected.todo.front());         // colour, reformat, dry run of the model
     if (ctx->normalizer->needs_sequence_range()) watch.on_phase("sequence statistics");
     const SequenceRange seq = sequence_range(*ctx);
-    StageChain chain = make_stage_chain(*ctx, report);
+    StageChain chain = make_stage_chain(*ctx);
     const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain);
     watch.on_phase("rendering");
     watch.on_start(selected.todo, report.skipped);
     const auto t_render = Clock::now();
+    const double busy_before = ctx->model->stats().busy_ms;
     render_frames(*ctx, plan, seq, job_metadata(*ctx, seq, chain.metadata()), chain, &watch, cancel, report);
     report.render_s = std::chrono::duration<double>(Clock::now() - t_render).count();
+    const InferenceStats stats = ctx->model->stats();
+    report.infer_busy_ms = stats.busy_ms - busy_before;
+    report.inference_threads = stats.forward_threads;
+    report.warmup_shapes = stats.warmup_shapes;
+    report.warmup_passes = stats.warmup_passes;
+    report.warmup_ms = stats.warmup_ms;
+    report.precision = option_name(ctx->model->precision());
+    if (const auto& check = ctx->precision_check) {
+        report.precision_error = check->error;
+        report.precision_frame = check->frame;
+        report.precision_how = check->how;
+    }
+    if (stats.on_caller_thread) log_warning("a forward pass ran outside the model's inference thread");
     close_report(report, job, cancel, t_start);
     return report;
 }

@@ -89,22 +89,51 @@ std::vector<std::pair<std::string, std::string>> StageChain::metadata() const {
 
 // ---- BatchInferenceStage ----------------------------------------------------------------------------------
 
-BatchInferenceStage::BatchInferenceStage(int batch, Forward forward) : batch_(std::max(1, batch)), forward_(std::move(forward)) {}
+struct BatchInferenceStage::InFlight {
+    std::vector<StageFrame> frames;
+    std::function<void()> complete;
+};
+
+BatchInferenceStage::BatchInferenceStage(int batch, Forward forward)
+    : BatchInferenceStage(batch, 0, [forward = std::move(forward)](std::vector<StageFrame*>& frames) {
+          forward(frames);
+          return std::function<void()>();
+      }) {}
+
+BatchInferenceStage::BatchInferenceStage(int batch, int lookahead, Launch launch)
+    : batch_(std::max(1, batch)), lookahead_(std::max(0, lookahead)), launch_(std::move(launch)) {}
+
+// Batches still in flight (an exception unwinding the driver) are completed, so that no forward outlives its frames.
+BatchInferenceStage::~BatchInferenceStage() {
+    while (!in_flight_.empty()) complete_oldest();
+}
 
 void BatchInferenceStage::push(StageFrame frame) {
     pending_.push_back(std::move(frame));
     if (static_cast<int>(pending_.size()) >= batch_) run();
 }
 
-void BatchInferenceStage::end_segment(SegmentEnd, const std::vector<int>&) { run(); }
+void BatchInferenceStage::end_segment(SegmentEnd, const std::vector<int>&) {
+    run();
+    while (!in_flight_.empty()) complete_oldest();
+}
 
 void BatchInferenceStage::run() {
     if (pending_.empty()) return;
+    auto b = std::make_unique<InFlight>();
+    b->frames.swap(pending_);
     std::vector<StageFrame*> frames;
-    for (StageFrame& f : pending_) frames.push_back(&f);
-    forward_(frames);
-    for (StageFrame& f : pending_) ready_.push_back(std::move(f));
-    pending_.clear();
+    for (StageFrame& f : b->frames) frames.push_back(&f);
+    b->complete = launch_(frames);
+    in_flight_.push_back(std::move(b));
+    while (static_cast<int>(in_flight_.size()) > lookahead_) complete_oldest();
+}
+
+void BatchInferenceStage::complete_oldest() {
+    std::unique_ptr<InFlight> b = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    if (b->complete) b->complete();
+    for (StageFrame& f : b->frames) ready_.push_back(std::move(f));
 }
 
 std::vector<StageFrame> BatchInferenceStage::pop_ready() { return std::move(ready_); }

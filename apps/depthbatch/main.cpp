@@ -209,8 +209,10 @@ void log_summary(const depthbatch::JobConfig& job, const depthbatch::JobReport& 
         const double n = report.rendered;
         log_info("per frame: read ", t.read_ms / n, " ms, colour ", t.color_ms / n, ", reformat ", t.reformat_ms / n,
                  ", infer ", t.infer_ms / n, ", restore ", t.restore_ms / n, ", write ", t.write_ms / n,
-                 "; inference busy ", report.infer_busy_ms / 1000.0, " s, waited for input ",
-                 report.infer_wait_ms / 1000.0, " s");
+                 "; inference busy ", report.infer_busy_ms / 1000.0, " s (", report.inference_threads,
+                 report.inference_threads == 1 ? " thread" : " threads", "), waited for input ",
+                 report.infer_wait_ms / 1000.0, " s; first frame written ", report.first_frame_s,
+                 " s after the model loaded");
     }
     long nonfinite = 0, out_of_range = 0;
     size_t clamped = 0;

@@ -6,6 +6,15 @@
 // a regular, non-empty file; it is not an un-pulled Git LFS pointer; LibTorch can load it as
 // TorchScript; its contract (embedded depthbatch.json, else the job's model.* keys) is complete.
 // Inference runs under c10::InferenceMode with the module in eval() mode.
+//
+// Threads: a DepthModel owns one inference thread (src/inference_thread.h) for its whole life. The module is
+// loaded, moved to its device, warmed up and run there, and nowhere else: LibTorch's per-thread state (CUDA and
+// cuDNN/cuBLAS handles, the current stream, the TorchScript executor's profiling state, the CPU's OpenMP team) is
+// made once per job, not once per TBB worker (issue 31: 16 workers each paid 1-4 s on a GPU). Every member
+// function may be called from any thread; calls are served one at a time in the order they arrive.
+// On CUDA the thread keeps three non-default streams for the job (upload, compute, download): a batch's upload,
+// the previous batch's forward and the one before's download overlap, ordered by events; submit() lets a caller
+// hand the next batch over before it waits for the last (run_job's inference stage keeps one batch ahead).
 #pragma once
 
 #include "depthbatch/gpu_device.h"
@@ -13,12 +22,72 @@
 #include "depthbatch/model_contract.h"
 #include "depthbatch/model_data.h"
 
+#include <exception>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace depthbatch {
+
+/// One input shape a job feeds its model, for DepthModel::warm_up: `batch` inputs (frames or tiles) of
+/// `width` x `height` px, or, with `frames` > 0, `batch` clips of `frames` frames ([B,T,3,H,W], a video model's
+/// windows).
+struct ForwardShape {
+    int batch = 1;
+    int frames = 0;
+    int width = 0, height = 0;
+    /// "2x3x224x384" ([N,3,H,W]) or "1x32x3x280x504" ([B,T,3,H,W]), as the log and the summary write it.
+    std::string text() const;
+};
+
+/// The low-precision check on a job's first frame (DepthModel::check_precision).
+struct PrecisionCheck {
+    bool ran = false;              ///< false when the precision asked is fp32 or tf32 (nothing to compare)
+    Precision asked = Precision::Fp32;
+    Precision in_force = Precision::Fp32;   ///< asked, or Fp32 when the check failed
+    /// The 99th percentile of |low - fp32| over the frame's depth, as a fraction of the fp32 depth's span (its
+    /// 99th minus 1st percentile); +inf when the low-precision depth has non-finite values. -1 when not run.
+    double error = -1;
+    double tolerance = 0;          ///< kPrecisionTolerance
+    std::string how;               ///< "half module" (the module cast to fp16/bf16) or "autocast"
+    int frame = 0;                 ///< the frame it was checked on (set by the caller)
+};
+
+/// The largest error PrecisionCheck::error may have for fp16/bf16 to render: 1% of the depth span at the 99th
+/// percentile. Chosen so that fp16 on FastDepth and Depth Anything passes (about 1e-3 of the span on a GPU, issue
+/// 31) and bf16 on FastDepth, 0.21 of the span at worst, does not.
+inline constexpr double kPrecisionTolerance = 0.01;
+
+/// The figures of a model's inference thread (DepthModel::stats), for the report and the summary.
+struct InferenceStats {
+    int forward_threads = 0;          ///< distinct threads that ran a forward pass: 1 (the model's own)
+    bool on_caller_thread = false;    ///< a forward ran on the thread that loaded the model (never, by design)
+    long forwards = 0;                ///< forward passes run (warm-up, checks and retries included)
+    std::vector<std::string> warmup_shapes;   ///< ForwardShape::text() of each warm-up shape, in order
+    int warmup_passes = 0;            ///< forward passes per warm-up shape
+    double warmup_ms = 0;             ///< wall time of the warm-up (all shapes)
+    double busy_ms = 0;               ///< the inference thread's time in forward passes and their completion
+};
+
+class DepthModel;
+
+/// A batch handed to DepthModel::submit: wait() returns what infer() would have (or throws what it would).
+class InferenceTicket {
+public:
+    InferenceTicket() = default;
+    /// Blocks until the batch is done. Call once.
+    std::vector<DepthImage> wait() { return result_.get(); }
+    bool valid() const { return result_.valid(); }
+    /// Milliseconds from the forward's launch to its result on the host (inference thread; set once wait() returned).
+    double ms() const { return *ms_; }
+
+private:
+    friend class DepthModel;
+    std::future<std::vector<DepthImage>> result_;
+    std::shared_ptr<double> ms_ = std::make_shared<double>(0.0);
+};
 
 class DepthModel {
 public:
@@ -50,7 +119,8 @@ public:
     /// True for modules made with torch.jit.trace (the archive holds traced_inputs.pkl, which
     /// torch.jit.trace has saved since PyTorch 2.0), false for torch.jit.script.
     bool traced() const { return traced_; }
-    /// The precision in force: Fp32, or Fp16/Bf16 (autocast, CUDA only; asked of a CPU model it is Fp32).
+    /// The precision in force: Fp32; Tf32, Fp16 or Bf16 on CUDA only (asked of a CPU model they are Fp32); Fp32
+    /// after a failed check_precision().
     Precision precision() const { return precision_; }
     long long parameter_count() const;
 
@@ -74,13 +144,12 @@ public:
     /// Half precision (CASES.md 7): an fp16/bf16 result with Inf, NaN or all zeros is redone in fp32 and
     /// logged. Out of memory (CASES.md 8 neighbours): the batch is split in halves and retried, and a
     /// single frame that still fails runs on a CPU fp32 copy of the module, with a warning; nothing is lost.
-    /// On CUDA the batch is stacked into a reused page-locked (pinned) host buffer and copied to the device
-    /// without blocking; the depth comes back into pinned memory and one synchronize ends the call. load() turns
-    /// cuDNN autotuning on (cudnn.benchmark) for a CUDA model: a job feeds one input size, and the warm-up
-    /// forward (model.warmup, 1 on CUDA) pays for the search. Written without a GPU to run it on: bench/gpu-check.
-    /// Not thread-safe, although const: call it from one thread at a time (run_job's serial inference
-    /// stage). It mutates shared state: the TorchScript module's forward, the lazily made CPU fallback copy
-    /// and the device's allocator/autocast state.
+    /// On CUDA the batch is stacked into page-locked (pinned) host memory and copied to the device on the upload
+    /// stream; the depth comes back into pinned memory on the download stream, and the call ends when that copy's
+    /// event has completed. load() turns cuDNN autotuning on (cudnn.benchmark) for a CUDA model: a job feeds one
+    /// input size, and warm_up() pays for the search. fp32 on CUDA is IEEE fp32 (TF32 off for cuDNN and cuBLAS);
+    /// model.precision tf32 allows TF32. Measured on a GPU by bench/gpu-check.
+    /// Runs on the model's inference thread (above) whichever thread calls it, and waits for the result.
     /// A multi-frame model (contract().multi_frame()) takes each input of infer() as a clip of one frame
     /// ([N,1,3,H,W]): the frames stay independent (and lose the model's temporal context).
     std::vector<DepthImage> infer(const std::vector<const ModelInput*>& batch) const;
@@ -93,12 +162,49 @@ public:
     /// and as infer() otherwise.
     std::vector<std::vector<DepthImage>> infer_clips(const std::vector<std::vector<const ModelInput*>>& clips) const;
 
+    /// infer() without waiting: the batch is staged (copied) at once, on the calling thread, so the inputs may go
+    /// as soon as submit() returns; the forward runs on the inference thread after what was submitted before.
+    /// On CUDA, the thread launches it and may launch the next batch before this one's result is back.
+    /// InferenceTicket::wait() gives infer()'s result or throws its errors (OOM halves, CPU fallback, fp32 retry:
+    /// all as infer()). Throws RenderError at once for a batch that mixes sizes.
+    InferenceTicket submit(const std::vector<const ModelInput*>& batch) const;
+
+    /// `passes` forward passes (results dropped) at each of `shapes`, the shapes the job will feed (the processing
+    /// size at its batch, tiles, a video model's windows): cuDNN's autotuning (on for a CUDA model), kernel
+    /// selection, the allocator's pools and the CPU's primitive caches are paid here, not by the first frames.
+    /// On CUDA, a later batch smaller than a warmed batch of its size (a shot's last, a frame's last tiles) is
+    /// padded to it, so no forward meets a shape the warm-up did not. Recorded in stats(). Throws as infer().
+    void warm_up(const std::vector<ForwardShape>& shapes, int passes) const;
+
+    /// With fp16/bf16 in force: the job's first frame (`frame`, as the pipeline feeds it) at fp32 and at the low
+    /// precision; over kPrecisionTolerance (or with non-finite values) the model renders fp32 from now on
+    /// (precision() says Fp32) and the result says so: the caller warns once and records it. A low precision
+    /// that cannot run as a cast module (a float32 constant inside the model, say) falls back to autocast first.
+    /// Nothing is run for fp32/tf32 (ran false). Throws as infer() for a forward that fails at fp32.
+    PrecisionCheck check_precision(const ModelInput& frame);
+
+    /// The inference thread's figures so far.
+    InferenceStats stats() const;
+
 private:
     /// infer() and infer_clips(): `batch` holds `clips` clips of `frames` frames each (frames 0: a plain [N,3,H,W]
-    /// batch of single frames, clips = N).
+    /// batch of single frames, clips = N). stage() copies it into one tensor (pinned on CUDA; padded to a warmed
+    /// batch, `real` inputs of it the caller's); run_staged() runs it on the inference thread and returns `real`
+    /// depth images.
+    struct Staged;
+    struct ForwardOutput;
+    Staged stage(const std::vector<const ModelInput*>& batch, int clips, int frames) const;
     std::vector<DepthImage> run(const std::vector<const ModelInput*>& batch, int clips, int frames) const;
+    std::vector<DepthImage> run_staged(const Staged& staged) const;
+    /// Waits for `out`, checks it (non-finite values: an fp32 retry after fp16/bf16, else RenderError) and splits
+    /// it into depth images (all rows of `staged`).
+    std::vector<DepthImage> finish(const Staged& staged, ForwardOutput&& out) const;
+    /// Throws the Error a failed forward of `staged` is reported as (RenderError for the device, ModelError else).
+    [[noreturn]] void forward_failed(const std::exception& e, const Staged& staged) const;
     friend struct DepthModelTestSeam;  ///< src/depth_model_test_seam.h: fault injection for tests only
     DepthModel();
+    /// load()'s part on the inference thread: the module, the contract, streams, precision.
+    void load_on_thread(const JobConfig::Model& options);
     struct Impl;
     std::unique_ptr<Impl> impl_;
     ModelContract contract_;
@@ -106,7 +212,14 @@ private:
     GpuDevice gpu_;
     bool traced_ = false;
     Precision precision_ = Precision::Fp32;
+    Precision asked_precision_ = Precision::Fp32;   ///< the job's model.precision (precision_ is what is in force)
 };
+
+/// How far a low-precision depth image is from the fp32 one of the same input: the 99th percentile of |low - fp32|
+/// over the pixels, as a fraction of the fp32 depth's span (its 99th minus 1st percentile; at least 1e-6 of its
+/// median's magnitude, so that a flat image compares in absolute terms). +inf when the sizes differ, either is empty
+/// or `low` has a non-finite value. Used by DepthModel::check_precision against kPrecisionTolerance.
+double low_precision_error(const std::vector<float>& fp32, const std::vector<float>& low);
 
 /// input.frames of the contract embedded in the model file at `path` (DepthModel::embedded_contract): > 1 for a
 /// multi-frame (video) model; 1 when it has none, or the file cannot be read (loading it names the problem).

@@ -41,7 +41,7 @@ enum class OutputChannels { Rgba, Depth, All };                   ///< output.ch
 enum class ExistingDepth { Replace, Rename };                     ///< output.existing_depth
 enum class PassthroughType { Auto, Keep, Half, Float };           ///< output.pixel_type
 enum class PassthroughColorspace { SceneLinear, Plate };          ///< output.passthrough_colorspace
-enum class Precision { Fp32, Fp16, Bf16 };                        ///< model.precision
+enum class Precision { Fp32, Fp16, Bf16, Tf32 };                  ///< model.precision
 enum class HdrMode { Clamp, View };                               ///< color.hdr
 enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
 enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
@@ -126,7 +126,7 @@ struct JobConfig {
         ContractOverrides contract;
         Precision precision = Precision::Fp32;
         int batch = 1;                   ///< frames per forward
-        int warmup = -1;                 ///< -1 = 1 on CUDA, 0 on CPU
+        int warmup = -1;                 ///< -1 = 3 on CUDA, 0 on CPU
         bool freeze = false;
         bool channels_last = false;
         int threads = 0;                 ///< LibTorch intra-op threads, 0 = pipeline decides

@@ -57,12 +57,27 @@ struct JobReport {
     std::string error;                ///< the message of a failure that stopped the job before it rendered
     double wall_s = 0;                ///< the whole job: model load, planning, statistics and rendering
     double render_s = 0;              ///< the rendering pipeline alone (first frame read to last frame written)
+    /// Seconds from the model loaded (on its device) to the first frame written: planning, the precision check, the
+    /// warm-up, statistics and the first frame's own way through the pipeline. -1 when no frame was written.
+    double first_frame_s = -1;
     std::string device;               ///< "cpu" or "cuda:N"
     GpuDevice gpu;                    ///< the GPU behind it (index -1 on the CPU), CUDA_VISIBLE_DEVICES
     int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;
     StageTimes totals;                ///< summed over rendered frames
     double infer_wait_ms = 0;         ///< time the inference stage sat waiting for its next input
-    double infer_busy_ms = 0;         ///< time the inference stage spent in forward passes
+    double infer_busy_ms = 0;         ///< time the model's inference thread spent in forward passes (this job's frames)
+    /// Threads that ran a forward pass of the job's model: 1, the model's own (depth_model.h: Threads); 0 when the
+    /// job ran none (nothing to do).
+    int inference_threads = 0;
+    std::vector<std::string> warmup_shapes;   ///< the shapes warmed up before the first frame ("2x3x224x384")
+    int warmup_passes = 0;            ///< forward passes at each warm-up shape (model.warmup)
+    double warmup_ms = 0;
+    std::string precision_asked;      ///< model.precision as the job asks ("fp32" ...)
+    std::string precision;            ///< the precision the frames were rendered at
+    /// fp16/bf16: PrecisionCheck::error on the job's first frame (-1 when no check ran), and how it ran.
+    double precision_error = -1;
+    int precision_frame = 0;
+    std::string precision_how;
     ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
 };
 

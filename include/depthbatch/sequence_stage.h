@@ -16,6 +16,7 @@
 
 #include "depthbatch/model_data.h"
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -108,23 +109,35 @@ private:
     std::vector<int> size_changes_;
 };
 
-/// Per-batch inference: frames of one size are collected `batch` at a time and passed to `forward`, which fills
-/// each frame's depth (or marks it failed). A segment's end runs what is collected. Holds at most batch - 1 frames.
+/// Per-batch inference: frames of one size are collected `batch` at a time and handed to the model. Synchronous
+/// (`Forward`: fills each frame's depth, or marks it failed, before it returns) or `lookahead` batches ahead
+/// (`Launch`: starts the batch's forward and returns the function that completes it — waits for the model and
+/// fills each frame's depth or marks it failed; it must not throw): up to `lookahead` launched batches stay held
+/// while the next is collected, so the model's thread has the next batch before the last one is waited for
+/// (depth_model.h: submit). A segment's end runs what is collected and completes every batch in flight. Holds at
+/// most batch - 1 + lookahead x batch frames.
 class BatchInferenceStage : public SequenceStage {
 public:
     using Forward = std::function<void(std::vector<StageFrame*>& frames)>;
+    using Launch = std::function<std::function<void()>(std::vector<StageFrame*>& frames)>;
+    /// Synchronous: lookahead 0.
     BatchInferenceStage(int batch, Forward forward);
+    BatchInferenceStage(int batch, int lookahead, Launch launch);
+    ~BatchInferenceStage() override;
     std::string name() const override { return "inference"; }
-    int max_held() const override { return batch_ - 1; }
+    int max_held() const override { return batch_ - 1 + lookahead_ * batch_; }
     void push(StageFrame frame) override;
     void end_segment(SegmentEnd why, const std::vector<int>& gap) override;
     std::vector<StageFrame> pop_ready() override;
 
 private:
+    struct InFlight;
     void run();
-    int batch_;
-    Forward forward_;
+    void complete_oldest();
+    int batch_, lookahead_;
+    Launch launch_;
     std::vector<StageFrame> pending_, ready_;
+    std::deque<std::unique_ptr<InFlight>> in_flight_;
 };
 
 /// The centred stabilizer (temporal_stabilizer.h, radius R = depth.stabilize_radius) with what it knows of the

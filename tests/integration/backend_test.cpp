@@ -114,3 +114,39 @@ TEST(Backend, BatchedRenderEqualsSingleFrameRender) {
     EXPECT_GT(report["stage_totals"]["infer_ms"].get<double>(), 0.0);
     EXPECT_TRUE(report.contains("infer_wait_ms"));
 }
+
+// Issue 31 §1: every forward of a job runs on the model's one inference thread, recorded in the summary, and the
+// warm-up runs at the shapes the job feeds (the processing size at the job's batch, the tiles), not the model's own
+// input size (FastDepth's 224x224; a 960x540 plate is processed at 384x224).
+TEST(Backend, EveryForwardOfAJobRunsOnOneThreadWarmedUpAtTheJobsShapes) {
+    TempDir dir;
+    const fs::path plates = samples_dir() / "plates/bedroom";
+    const std::string base = "input: {path: '" + (plates / "bedroom.####.jpg").string() + "', frames: 1001-1007}\n"
+                             "pipeline: {threads: 4, summary: s.json}\n";
+    write_job(dir / "job.yaml", base + "model: {batch: 3, warmup: 1}\noutput: {path: a/d.####.exr}\n");
+    const auto r = run_cli({(dir / "job.yaml").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto s = read_json(dir / "s.json");
+    EXPECT_EQ(s["inference"]["threads"], 1) << s["inference"].dump();
+    EXPECT_EQ(s["inference"]["warmup"]["shapes"], nlohmann::json::array({"3x3x224x384"})) << s["inference"].dump();
+    EXPECT_EQ(s["inference"]["warmup"]["passes"], 1);
+    EXPECT_EQ(s["inference"]["precision"], "fp32");
+    EXPECT_TRUE(s["inference"]["precision_check"].is_null());
+    EXPECT_NE(r.output.find("model.warmup: 1 forward pass(es) at each shape the job feeds (3x3x224x384)"), std::string::npos)
+        << r.output;
+    // Tiles: the frame's shape and the tiles' (two 544x540 tiles of the 960x540 plate, each at 224x224), batched.
+    write_job(dir / "tiles.yaml", base + "model: {batch: 2, warmup: 1, tiles: {size: 544, overlap: 128}}\n"
+                                         "output: {path: t/d.####.exr}\n");
+    const auto t = run_cli({(dir / "tiles.yaml").string(), "--frames", "1001-1002"});
+    ASSERT_EQ(t.exit_code, 0) << t.output;
+    s = read_json(dir / "s.json");
+    EXPECT_EQ(s["inference"]["threads"], 1);
+    ASSERT_EQ(s["inference"]["warmup"]["shapes"].size(), 2u) << s["inference"].dump();
+    EXPECT_EQ(s["inference"]["warmup"]["shapes"][0], "2x3x224x384");
+    // Without model.warmup the CPU warms nothing up (the first frame pays, as a farm chunk of 1-10 frames would).
+    write_job(dir / "cold.yaml", base + "output: {path: c/d.####.exr}\n");
+    ASSERT_EQ(run_cli({(dir / "cold.yaml").string(), "-q", "--frames", "1001"}).exit_code, 0);
+    s = read_json(dir / "s.json");
+    EXPECT_EQ(s["inference"]["threads"], 1);
+    EXPECT_TRUE(s["inference"]["warmup"]["shapes"].empty());
+}

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <limits>
 #include <sstream>
+#include <thread>
 
 using namespace depthbatch;
 using depthbatch::test::LogCapture;
@@ -417,4 +419,162 @@ TEST(DepthModel, JobKindDisagreeingWithTheContractWarnsAndIsUsed) {
     LogCapture log;
     EXPECT_EQ(DepthModel::load(options)->contract().kind, DepthKind::MetricDepth);
     EXPECT_EQ(log.warnings(), 0u) << log.text.str();
+}
+
+// ---- issue 31: one inference thread, the job's shapes warmed up, precision that is what it says ----------------
+
+TEST(DepthModelThread, EveryForwardRunsOnTheModelsOwnThreadWhoeverCalls) {
+    auto model = fastdepth();
+    const auto inputs = random_inputs(4, 96, 64, 11);
+    std::vector<std::vector<DepthImage>> single(4);
+    for (size_t i = 0; i < 4; ++i) single[i] = model->infer({&inputs[i]});
+    // Four threads at once, as TBB workers would: each gets its own frame's depth back.
+    std::vector<std::vector<DepthImage>> together(4);
+    std::vector<std::thread> callers;
+    for (size_t i = 0; i < 4; ++i)
+        callers.emplace_back([&, i] {
+            for (int k = 0; k < 3; ++k) together[i] = model->infer({&inputs[i]});
+        });
+    for (auto& c : callers) c.join();
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(max_abs_diff(together[i][0], single[i][0]), 0.0f) << "frame " << i;
+    const InferenceStats stats = model->stats();
+    EXPECT_EQ(stats.forward_threads, 1) << "forwards ran on " << stats.forward_threads << " threads";
+    EXPECT_FALSE(stats.on_caller_thread) << "a forward ran on the thread that loaded the model";
+    EXPECT_EQ(stats.forwards, 4 + 12);
+}
+
+TEST(DepthModelThread, SubmitGivesWhatInferGivesInOrderAndKeepsNoInput) {
+    auto model = fastdepth();
+    std::vector<DepthImage> want;
+    std::vector<InferenceTicket> tickets;
+    for (unsigned k = 0; k < 5; ++k) {
+        auto inputs = random_inputs(2, 96, 64, 100 + k);
+        for (const auto& d : model->infer({&inputs[0], &inputs[1]})) want.push_back(d);
+        tickets.push_back(model->submit({&inputs[0], &inputs[1]}));
+        inputs.clear();   // staged by submit: the caller's inputs may go at once
+    }
+    size_t i = 0;
+    for (auto& t : tickets) {
+        const auto got = t.wait();
+        ASSERT_EQ(got.size(), 2u);
+        for (const auto& d : got) EXPECT_EQ(max_abs_diff(d, want[i++]), 0.0f) << "image " << i - 1;
+        EXPECT_GT(t.ms(), 0.0);
+    }
+    EXPECT_EQ(model->stats().forward_threads, 1);
+    // A failed forward reaches the ticket as the error infer() throws.
+    test::TempDir dir;
+    JobConfig::Model options;
+    options.device = "cpu";
+    options.path = test::write_probe_model(dir / "fixed.pt", "def forward(self, x):\n    return x.view(1, 3, 48, 64)[:, :1]\n",
+                                           test::probe_contract()).string();
+    auto fixed = DepthModel::load(options);
+    const auto wrong = random_inputs(1, 32, 32, 3);
+    auto ticket = fixed->submit({&wrong[0]});
+    const std::string msg = test::expect_error<ModelError>([&] { ticket.wait(); }, "wait");
+    EXPECT_TRUE(test::contains(msg, "forward pass failed on cpu at 32x32")) << msg;
+}
+
+TEST(DepthModelThread, WarmUpRunsAtTheShapesItIsGivenAndRecordsThem) {
+    auto model = fastdepth();
+    model->warm_up({ForwardShape{2, 0, 384, 224}, ForwardShape{1, 0, 256, 256}}, 2);
+    const InferenceStats stats = model->stats();
+    EXPECT_EQ(stats.warmup_shapes, (std::vector<std::string>{"2x3x224x384", "1x3x256x256"}));
+    EXPECT_EQ(stats.warmup_passes, 2);
+    EXPECT_EQ(stats.forwards, 4);
+    EXPECT_GT(stats.warmup_ms, 0.0);
+    EXPECT_EQ(stats.forward_threads, 1);
+    EXPECT_EQ(ForwardShape({1, 32, 504, 280}).text(), "1x32x3x280x504") << "a video window [B,T,3,H,W]";
+}
+
+TEST(DepthModelPrecision, ErrorIsTheNinetyNinthPercentileOverTheSpan) {
+    std::vector<float> ref(1000), low(1000);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = 1.0f + 4.0f * static_cast<float>(i) / 999.0f;   // 1..5 m
+    EXPECT_EQ(low_precision_error(ref, ref), 0.0);
+    for (size_t i = 0; i < ref.size(); ++i) low[i] = ref[i] + 0.04f;   // 1% of the 1st-99th percentile span (3.92 m)
+    EXPECT_NEAR(low_precision_error(ref, low), 0.04 / (ref[989] - ref[10]), 1e-4);
+    // One pixel far off is not the 99th percentile; 2% of the pixels are.
+    low = ref;
+    low[500] += 100.0f;
+    EXPECT_EQ(low_precision_error(ref, low), 0.0);
+    for (size_t i = 0; i < 20; ++i) low[i * 50] += 1.0f;
+    EXPECT_GT(low_precision_error(ref, low), 0.2);
+    low = ref;
+    low[3] = std::numeric_limits<float>::infinity();
+    EXPECT_TRUE(std::isinf(low_precision_error(ref, low))) << "a non-finite value is never within tolerance";
+    EXPECT_TRUE(std::isinf(low_precision_error(ref, {}))) << "nothing to compare";
+    // A flat frame compares in absolute terms: 1e-6 of its value.
+    std::vector<float> flat(100, 2.0f), off(100, 2.0f + 4e-6f);
+    EXPECT_NEAR(low_precision_error(flat, off), 2.0, 0.2);
+}
+
+namespace {
+
+/// A model loaded on the CPU at `precision`, the precision check allowed there (fp16/bf16 as a cast module).
+std::unique_ptr<DepthModel> low_on_cpu(const std::string& path, Precision precision) {
+    DepthModelTestSeam::allow_low_precision_on_cpu(true);
+    JobConfig::Model options;
+    options.device = "cpu";
+    options.path = path;
+    options.precision = precision;
+    auto m = DepthModel::load(options);
+    DepthModelTestSeam::allow_low_precision_on_cpu(false);
+    return m;
+}
+
+}  // namespace
+
+TEST(DepthModelPrecision, WithinToleranceKeepsTheLowPrecisionBeyondItRendersFp32) {
+    test::TempDir dir;
+    const auto inputs = random_inputs(1, 64, 48, 5);
+    // The channel mean in bf16 (8-bit mantissa): ~0.2% of the span, within the 1% tolerance.
+    {
+        auto m = low_on_cpu(test::write_p_mean(dir / "mean.pt").string(), Precision::Bf16);
+        ASSERT_EQ(m->precision(), Precision::Bf16);
+        const PrecisionCheck c = m->check_precision(inputs[0]);
+        EXPECT_TRUE(c.ran);
+        EXPECT_EQ(c.asked, Precision::Bf16);
+        EXPECT_EQ(c.in_force, Precision::Bf16);
+        EXPECT_EQ(c.how, "half module");
+        EXPECT_GT(c.error, 0.0) << "bf16 is not fp32";
+        EXPECT_LE(c.error, kPrecisionTolerance);
+        EXPECT_EQ(m->precision(), Precision::Bf16);
+        const auto depth = m->infer({&inputs[0]});
+        float worst = 0;
+        for (size_t i = 0; i < depth[0].data.size(); ++i) {
+            const size_t x = i % 64, y = i / 64;
+            float mean = 0;
+            for (int ch = 0; ch < 3; ++ch) mean += inputs[0].chw[static_cast<size_t>(ch) * 64 * 48 + y * 64 + x] / 3.0f;
+            worst = std::max(worst, std::abs(depth[0].data[i] - mean));
+        }
+        EXPECT_GT(worst, 0.0f) << "rendered in bf16";
+        EXPECT_LT(worst, 0.01f);
+    }
+    // CASES.md 7's P-fp16: sqrt((300 m)^2) / 300 overflows to +Inf in fp16 where the mean m > 0.853.
+    {
+        const std::string path = test::write_probe_model(dir / "p_fp16.pt",
+            "def forward(self, x):\n    m = x.mean(dim=1, keepdim=True)\n    return ((300.0 * m) * (300.0 * m)).sqrt() / 300.0\n",
+            test::probe_contract()).string();
+        auto m = low_on_cpu(path, Precision::Fp16);
+        ModelInput bright;
+        bright.width = 64, bright.height = 48;
+        bright.chw.assign(static_cast<size_t>(3) * 64 * 48, 0.95f);
+        for (size_t i = 0; i < bright.chw.size(); i += 7) bright.chw[i] = 0.5f;
+        const PrecisionCheck c = m->check_precision(bright);
+        EXPECT_TRUE(c.ran);
+        EXPECT_TRUE(std::isinf(c.error)) << c.error;
+        EXPECT_EQ(c.in_force, Precision::Fp32);
+        EXPECT_EQ(m->precision(), Precision::Fp32) << "beyond the tolerance the job renders fp32";
+        const auto depth = m->infer({&bright});
+        for (float v : depth[0].data) ASSERT_TRUE(std::isfinite(v));
+    }
+    // FastDepth in bf16: far beyond 1% of the span (the GPU measured 0.21 with autocast).
+    {
+        auto m = low_on_cpu(DepthModel::default_model_path(), Precision::Bf16);
+        const auto frame = random_inputs(1, 224, 224, 9);
+        const PrecisionCheck c = m->check_precision(frame[0]);
+        EXPECT_GT(c.error, kPrecisionTolerance);
+        EXPECT_EQ(m->precision(), Precision::Fp32);
+    }
+    // fp32 has nothing to check.
+    EXPECT_FALSE(fastdepth()->check_precision(inputs[0]).ran);
 }

@@ -61,6 +61,38 @@ TEST(StageChain, BatchesOfOneSizeEachFrameOutOnceInOrder) {
     EXPECT_EQ(chain.context_frames(), 0);
 }
 
+TEST(StageChain, InferenceOneBatchAheadCompletesInOrderAndHoldsWhatIsInFlight) {
+    std::vector<std::string> log;
+    StageChain chain;
+    chain.add(std::make_unique<BatchInferenceStage>(2, 1, [&log](std::vector<StageFrame*>& frames) {
+        const int first = frames.front()->frame;
+        log.push_back("launch " + std::to_string(first));
+        return std::function<void()>([&log, frames, first] {
+            log.push_back("complete " + std::to_string(first));
+            for (StageFrame* f : frames) {
+                f->depth.width = f->depth.height = 1;
+                f->depth.data = {static_cast<float>(f->frame)};
+            }
+        });
+    }));
+    EXPECT_EQ(chain.max_held(), 3) << "a batch collecting (batch - 1) and one launched";
+    std::vector<StageFrame> out;
+    std::vector<size_t> ready_after;
+    for (int p = 0; p < 5; ++p) {
+        chain.push(frame_at(p, 4));
+        for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+        ready_after.push_back(out.size());
+    }
+    // Batch 1001-1002 comes out only once 1003-1004 is launched: the model always has the next batch.
+    EXPECT_EQ(ready_after, (std::vector<size_t>{0, 0, 0, 2, 2}));
+    chain.end_segment(SegmentEnd::End);
+    for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    EXPECT_EQ(frames_of(out), (std::vector<int>{1001, 1002, 1003, 1004, 1005}));
+    for (const auto& f : out) EXPECT_EQ(f.depth.data.at(0), static_cast<float>(f.frame));
+    EXPECT_EQ(log, (std::vector<std::string>{"launch 1001", "launch 1003", "complete 1001", "launch 1005", "complete 1003",
+                                             "complete 1005"}));
+}
+
 TEST(StageChain, AFailedFramePassesAroundTheStagesAndEndsTheirSegment) {
     Recorder rec;
     StageChain chain;

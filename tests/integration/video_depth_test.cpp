@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
+#include <limits>
 
 using namespace depthbatch::test;
 
@@ -23,14 +25,15 @@ namespace {
 
 /// A video model: [B,T,3,H,W] -> [B,T,H,W], each frame's grey plus half the mean grey of its window (so a frame's
 /// depth depends on the frames around it), in the VDA windowing (32 frames, overlap 10, crossfade 8).
-fs::path write_probe_video_model(const fs::path& path) {
+/// `metric`: the same probe as a metric model (output metric_depth, align none).
+fs::path write_probe_video_model(const fs::path& path, bool metric = false) {
     return write_probe_model(path,
                              "def forward(self, x):\n"
                              "    m = x.mean(dim=2)\n"
                              "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
-                             R"({"format": 1, "name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
- "output": {"kind": "relative_inverse_depth"}, "temporal": {"window": 32, "overlap": 10,
- "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": "scale_shift"}, "license": "MIT"})");
+                             std::string(R"({"format": 1, "name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
+ "output": {"kind": ")") + (metric ? "metric_depth\", \"units\": \"m" : "relative_inverse_depth") + R"("}, "temporal": {"window": 32, "overlap": 10,
+ "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": ")" + (metric ? "none" : "scale_shift") + R"("}, "license": "MIT"})");
 }
 
 /// 8-bit plates 30x20 of frames `frames`: a gradient that moves with the frame number.
@@ -127,7 +130,7 @@ TEST(VideoDepth, AMissingPlateEndsTheWindowsAndItsFramesAreRenderedAgainOnceItEx
     }
 }
 
-TEST(VideoDepth, SubmitGivesAVideoModelShotOneTaskAndChunksAreRefused) {
+TEST(VideoDepth, SubmitGivesAVideoModelShotOneTask) {
     TempDir dir;
     write_probe_video_model(dir.path / "video.pt");
     write_plates(dir.path, odd_frames(1001, 1079));
@@ -139,12 +142,7 @@ TEST(VideoDepth, SubmitGivesAVideoModelShotOneTaskAndChunksAreRefused) {
     EXPECT_NE(r.output.find("#SBATCH --array=1-1\n"), std::string::npos) << "one task for the 40 frames\n" << r.output;
     EXPECT_NE(r.output.find("video model (input.frames 32): one task for the shot's 40 frames, not 4 chunks"), std::string::npos)
         << r.output;
-    // The one task renders the whole shot (--chunk 1/1); a chunk of several is refused before any frame is read.
-    r = run_cli({(dir.path / "job.yaml").string(), "--chunk", "2/4"});
-    EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Config)) << r.output;
-    EXPECT_NE(r.output.find("--chunk 2/4"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("depends on every frame before it"), std::string::npos) << "says why\n" << r.output;
-    EXPECT_FALSE(fs::exists(dir.path / "out"));
+    // The one task renders the whole shot (--chunk 1/1).
     r = run_cli({(dir.path / "job.yaml").string(), "--chunk", "1/1"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(dir.path / "out").size(), 40u);
@@ -154,6 +152,100 @@ TEST(VideoDepth, SubmitGivesAVideoModelShotOneTaskAndChunksAreRefused) {
                  "model.path=" + (dir.path / "mean.pt").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("#SBATCH --array=1-4\n"), std::string::npos) << r.output;
+}
+
+namespace {
+
+/// Depth span (max - min) over every frame of `frames` in `dir` (d.####.exr).
+double depth_span(const fs::path& dir, const std::vector<int>& frames) {
+    float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
+    for (int f : frames)
+        for (float v : depth_values(dir / ("d." + std::to_string(f) + ".exr"))) lo = std::min(lo, v), hi = std::max(hi, v);
+    return static_cast<double>(hi) - lo;
+}
+
+/// Mean |a - b| over the pixels.
+double mean_change(const std::vector<float>& a, const std::vector<float>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += std::abs(static_cast<double>(a[i]) - b[i]);
+    return a.empty() ? 0 : s / static_cast<double>(a.size());
+}
+
+/// Issue 34: a shot of `n` frames rendered whole and as --chunk k/4 (n / 4 frames each); the largest per-pixel difference
+/// over the shot as a fraction of its depth span, and whether a chunk boundary changes more than a frame within a
+/// chunk does. Each chunk's warm-up is bounded (the log's count), wherever it sits.
+struct ChunkRun {
+    double error = 0;          ///< max |chunked - whole| / span
+    double boundary = 0;       ///< largest mean frame-to-frame change across a chunk boundary (chunked render)
+    double within = 0;         ///< largest mean frame-to-frame change between two frames of one chunk
+    std::vector<int> warmup;   ///< each chunk's warm-up frames
+};
+ChunkRun render_in_chunks(const TempDir& dir, bool metric, int n) {
+    write_probe_video_model(dir.path / "video.pt", metric);
+    std::vector<int> shot;
+    for (int f = 1001; f <= 1000 + n; ++f) shot.push_back(f);
+    write_plates(dir.path, shot);
+    write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-" + std::to_string(1000 + n) + "}\n"
+                                     "model: {path: video.pt, size: plate}\n"
+                                     "output: {path: whole/d.####.exr}\n");
+    ChunkRun out;
+    auto r = run_cli({(dir.path / "job.yaml").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (int k = 1; k <= 4; ++k) {
+        r = run_cli({(dir.path / "job.yaml").string(), "--chunk", std::to_string(k) + "/4", "--set",
+                     "output.path=" + (dir.path / "chunks/d.####.exr").string()});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        const auto at = r.output.find(" warm-up frames");
+        const auto from = r.output.rfind(' ', at - 1);
+        out.warmup.push_back(at == std::string::npos ? -1 : std::stoi(r.output.substr(from + 1, at - from - 1)));
+    }
+    EXPECT_EQ(list_dir(dir.path / "chunks").size(), static_cast<size_t>(n));
+    const double span = depth_span(dir.path / "whole", shot);
+    EXPECT_GT(span, 0);
+    std::vector<float> prev;
+    for (size_t i = 0; i < shot.size(); ++i) {
+        const std::string name = "d." + std::to_string(shot[i]) + ".exr";
+        const std::vector<float> whole = depth_values(dir.path / "whole" / name), part = depth_values(dir.path / "chunks" / name);
+        EXPECT_EQ(whole.size(), part.size()) << name;
+        for (size_t p = 0; p < whole.size() && p < part.size(); ++p)
+            out.error = std::max(out.error, std::abs(static_cast<double>(whole[p]) - part[p]) / span);
+        if (i > 0) {
+            const double change = mean_change(prev, part);
+            double& worst = i % static_cast<size_t>(n / 4) == 0 ? out.boundary : out.within;
+            worst = std::max(worst, change);
+        }
+        prev = part;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(VideoDepth, ChunksOfAMetricShotEqualTheWholeRender) {
+    TempDir dir;
+    const ChunkRun run = render_in_chunks(dir, true, 200);
+    EXPECT_LE(run.error, 1e-5) << "every frame within 1e-5 of the depth span";
+    std::cout << "metric probe: max |chunked - whole| = " << run.error << " of the depth span\n";
+    // Chunk 1 (frames 1001-1050) is the streaming path: 0-31 frames after; chunks 2-4 run their windows' inputs only,
+    // the same bound wherever they sit (no shot-from-the-start warm-up: that would be 50, 100, 150 frames).
+    ASSERT_EQ(run.warmup.size(), 4u);
+    for (size_t k = 1; k < 4; ++k) EXPECT_LT(run.warmup[k], 2 * 32) << "chunk " << k + 1;
+    EXPECT_LE(run.boundary, run.within) << "no chunk boundary shows";
+}
+
+TEST(VideoDepth, ChunksOfARelativeShotMatchTheWholeRenderWithinTheBound) {
+    TempDir dir;
+    const ChunkRun run = render_in_chunks(dir, false, 400);
+    EXPECT_LE(run.error, 0.005) << "every frame within 0.5% of the depth span";
+    std::cout << "relative probe: max |chunked - whole| = " << run.error << " of the depth span; boundary change "
+              << run.boundary << ", within chunks " << run.within << "\n";
+    // 400 frames, chunks of 100: chunks 3 and 4 (frames 1201-1400) start past window 5: window 0 and 5 context
+    // windows (up to 6 x 32 frames) besides the chunk's own, not the shot from its first frame (200, 300 frames).
+    ASSERT_EQ(run.warmup.size(), 4u);
+    for (size_t k = 2; k < 4; ++k) EXPECT_LT(run.warmup[k], 7 * 32) << "chunk " << k + 1;
+    EXPECT_EQ(run.warmup[2] <= run.warmup[3] + 32 && run.warmup[3] <= run.warmup[2] + 32, true)
+        << "chunks 3 and 4 need about as much context";
+    EXPECT_LE(run.boundary, run.within) << "no chunk boundary shows";
 }
 
 namespace {

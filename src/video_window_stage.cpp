@@ -47,7 +47,7 @@ std::vector<int> window_inputs(const TemporalWindowing& t, int k, int n) {
 
 int owning_window(const TemporalWindowing& t, int p) { return p < t.window ? 0 : (p - t.overlap) / t.stride(); }
 
-VideoWindowPlan plan_video_windows(const TemporalWindowing& t, int n, int first, int last, int context_windows) {
+std::vector<int> video_chunk_windows(const TemporalWindowing& t, int n, int first, int last, int context_windows) {
     if (!(0 <= first && first <= last && last < n))
         throw std::invalid_argument("plan_video_windows: frames " + std::to_string(first) + "-" + std::to_string(last) +
                                     " of a segment of " + std::to_string(n));
@@ -56,12 +56,33 @@ VideoWindowPlan plan_video_windows(const TemporalWindowing& t, int n, int first,
     int to = owning_window(t, last);
     // `last` cross-faded by the next window: its frames (to + 1) * S + A .. (to + 1) * S + O - 1.
     if (to + 1 < count && last >= (to + 1) * t.stride() + t.align_frames()) ++to;
-    VideoWindowPlan plan;
+    std::vector<int> windows;
     if (t.align == TemporalWindowing::Align::ScaleShift) {
         from = std::max(0, from - context_windows);
-        if (from > 0) plan.windows.push_back(0);
+        if (from > 0) windows.push_back(0);
     }
-    for (int k = from; k <= to; ++k) plan.windows.push_back(k);
+    for (int k = from; k <= to; ++k) windows.push_back(k);
+    return windows;
+}
+
+int video_chunk_size(const TemporalWindowing& t, int n, double overhead) {
+    const int whole = window_count(t, n);
+    for (int size = t.stride(); size < n; size += t.stride()) {
+        const int chunks = (n + size - 1) / size;
+        long total = 0;
+        for (int i = 1; i <= chunks; ++i) {   // as chunk_frames cuts them
+            const int a = static_cast<int>(static_cast<long long>(n) * (i - 1) / chunks);
+            const int e = static_cast<int>(static_cast<long long>(n) * i / chunks) - 1;
+            if (e >= a) total += static_cast<long>(video_chunk_windows(t, n, a, e).size());
+        }
+        if (static_cast<double>(total) <= overhead * whole) return size;
+    }
+    return n;
+}
+
+VideoWindowPlan plan_video_windows(const TemporalWindowing& t, int n, int first, int last, int context_windows) {
+    VideoWindowPlan plan;
+    plan.windows = video_chunk_windows(t, n, first, last, context_windows);
     std::vector<int> all;
     for (int k : plan.windows)
         for (int p : window_inputs(t, k, n)) all.push_back(p);

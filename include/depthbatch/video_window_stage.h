@@ -100,6 +100,14 @@ struct VideoWindowPlan {
 /// not holding.
 VideoWindowPlan plan_video_windows(const TemporalWindowing& t, int n, int first, int last,
                                    int context_windows = kRelativeContextWindows);
+/// plan_video_windows' windows alone (cheap: no input lists).
+std::vector<int> video_chunk_windows(const TemporalWindowing& t, int n, int first, int last,
+                                     int context_windows = kRelativeContextWindows);
+
+/// `depthbatch submit`'s default chunk size for a video shot of `n` frames: the smallest multiple of the stride
+/// whose chunks (cut as chunk_frames cuts them) run at most `overhead` times the whole render's windows in all
+/// (video_chunk_windows of each); n (one task) when none does.
+int video_chunk_size(const TemporalWindowing& t, int n, double overhead = 1.3);
 
 class VideoWindowStage : public SequenceStage {
 public:
@@ -114,7 +122,8 @@ public:
     VideoWindowStage(const TemporalWindowing& windowing, int windows_per_forward, Forward forward, OnFailure on_failure = {});
     ~VideoWindowStage() override;
     std::string name() const override { return "video windows"; }
-    /// W - 1: the frames after a frame that can change its depth (warm-up after a partial render's last frame).
+    /// W - 1: the frames after a frame that can change its depth (warm-up after a partial render's last frame, when
+    /// plan_partial leaves the plan to the driver).
     int context_frames() const override;
     bool needs_segment_start() const override { return true; }
     /// W + (windows_per_forward - 1) (W - O) frames.

@@ -1,6 +1,7 @@
 // Issue 24: video (multi-frame) models in the pipeline. A scripted probe video model (its depth mixes the frames of
 // its window) renders at plate size with the shot's frame numbers, and a partial render equals the whole (its warm-up
-// starts at the shot's first frame); `submit` gives a video-model shot one task and `--chunk I/N` refuses; and the
+// starts at the shot's first frame); chunks (issue 34) run their own windows and equal the whole render (metric) or
+// stay within 0.5% of its span (relative), and `submit` cuts a shot into chunks of bounded overhead; and the
 // parity test: Video Depth Anything Small with seeded weights (tools/vda_fixtures.py, exported by tools/export.py)
 // renders tests/data/vda/shot like the official infer_video_depth (expected.####.exr) within 1e-4 of the depth span,
 // where the same model frame by frame (T = 1) does not (a negative control).
@@ -130,18 +131,26 @@ TEST(VideoDepth, AMissingPlateEndsTheWindowsAndItsFramesAreRenderedAgainOnceItEx
     }
 }
 
-TEST(VideoDepth, SubmitGivesAVideoModelShotOneTask) {
+TEST(VideoDepth, SubmitCutsAVideoModelShotIntoChunksOfBoundedOverhead) {
     TempDir dir;
     write_probe_video_model(dir.path / "video.pt");
     write_plates(dir.path, odd_frames(1001, 1079));
     write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-1079x2}\n"
                                      "model: {path: video.pt, size: plate}\n"
                                      "output: {path: out/d.####.exr}\n");
-    auto r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--chunk-size", "10", "--dry-run"});
+    // By default: no chunk size within 1.3x the whole render's windows for 40 frames (2 windows): one task.
+    auto r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--dry-run"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("#SBATCH --array=1-1\n"), std::string::npos) << "one task for the 40 frames\n" << r.output;
-    EXPECT_NE(r.output.find("video model (input.frames 32): one task for the shot's 40 frames, not 4 chunks"), std::string::npos)
+    EXPECT_NE(r.output.find("video model (input.frames 32, align scale_shift): 1 task of up to 40 frames run 2 windows of 32 "
+                            "frames in all, 1.00x the whole render's 2 (the default chunk size"), std::string::npos)
         << r.output;
+    // --chunk-size as given: 4 chunks (10 frames each: windows {0}, {0}, {0,1}, {0,1}), the overhead said.
+    r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--chunk-size", "10", "--dry-run"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("#SBATCH --array=1-4\n"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("4 chunks of up to 10 frames run 6 windows of 32 frames in all, 3.00x the whole render's 2"),
+              std::string::npos) << r.output;
     // The one task renders the whole shot (--chunk 1/1).
     r = run_cli({(dir.path / "job.yaml").string(), "--chunk", "1/1"});
     EXPECT_EQ(r.exit_code, 0) << r.output;

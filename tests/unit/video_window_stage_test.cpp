@@ -462,3 +462,25 @@ TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
     for (const StageFrame& f : out)
         if (!f.abandoned && f.shot_pos >= 100) EXPECT_EQ(f.depth.data, whole[static_cast<size_t>(f.shot_pos)]) << f.shot_pos;
 }
+
+TEST(VideoWindowPlan, TheDefaultChunkSizeKeepsTheWindowsWithinTheOverhead) {
+    const TemporalWindowing metric = vda(TemporalWindowing::Align::None), relative = vda();
+    for (int n : {400, 2000}) {
+        for (const TemporalWindowing& t : {metric, relative}) {
+            const int size = video_chunk_size(t, n);
+            if (size == n) continue;
+            EXPECT_EQ(size % 22, 0) << n;
+            const int chunks = (n + size - 1) / size;
+            long total = 0;
+            for (int i = 1; i <= chunks; ++i)
+                total += static_cast<long>(video_chunk_windows(t, n, n * (i - 1) / chunks, n * i / chunks - 1).size());
+            EXPECT_LE(static_cast<double>(total), 1.3 * window_count(t, n)) << n;
+            EXPECT_GT(video_chunk_size(t, n, 1.3), size - 22) << "the smallest such multiple";
+        }
+    }
+    // Metric: 88 frames (4 windows a chunk, the fifth shared) for 400 frames; relative: 7 windows of context each.
+    EXPECT_EQ(video_chunk_size(metric, 400), 88);
+    EXPECT_EQ(video_chunk_size(relative, 400), 400) << "no chunk size within 1.3x: one task";
+    EXPECT_EQ(video_chunk_size(relative, 2000), 506) << "23 windows a chunk, 7 more each";
+    EXPECT_EQ(video_chunk_size(relative, 40), 40);
+}

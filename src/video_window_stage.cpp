@@ -286,7 +286,10 @@ struct VideoWindowStage::Impl {
             }
         }
         // Frames before the next planned window's first cross-faded frame are final.
-        const int bound = next_plan < plan_windows.size() ? plan_windows[next_plan] * t.stride() + t.align_frames() : shot_n;
+        // (window 0 writes from its first frame on, a later window from its first cross-faded one).
+        const int bound = next_plan >= plan_windows.size() ? shot_n
+                          : plan_windows[next_plan] == 0 ? 0
+                                                          : plan_windows[next_plan] * t.stride() + t.align_frames();
         while (!part_held.empty() && part_held.begin()->first < bound) {
             Held& h = part_held.begin()->second;
             give_back_input(h);
@@ -419,10 +422,9 @@ int VideoWindowStage::windows_run() const { return impl_->windows; }
 std::optional<std::vector<int>> VideoWindowStage::plan_partial(int shot_size, int first, int last) {
     Impl& s = *impl_;
     VideoWindowPlan plan = plan_video_windows(s.t, shot_size, first, last);
-    // From window 0 on without a jump: the streaming path (needs_segment_start) gives the same frames.
-    bool contiguous = true;
-    for (size_t q = 0; q < plan.windows.size(); ++q) contiguous = contiguous && plan.windows[q] == static_cast<int>(q);
-    if (contiguous) return std::nullopt;
+    // Every window of the shot: the streaming path (a gap there marks frames and goes on, README "Video models").
+    if ((first == 0 && last == shot_size - 1) || static_cast<int>(plan.windows.size()) == window_count(s.t, shot_size))
+        return std::nullopt;
     s.partial = true;
     s.shot_n = shot_size;
     s.plan_windows = plan.windows;

@@ -129,8 +129,8 @@ public:
     /// W + (windows_per_forward - 1) (W - O) frames.
     int max_held() const override;
     /// A chunk of shot positions first .. last of a shot of `shot_size` frames: plan_video_windows' positions (frames
-    /// pushed are then taken by their StageFrame::shot_pos); nullopt when the plan is the shot from its first frame
-    /// anyway (the streaming path, warm-up as needs_segment_start()). The partial mode lasts until the segment ends;
+    /// pushed are then taken by their StageFrame::shot_pos); nullopt when the plan runs every window of the shot
+    /// (the streaming path). The partial mode lasts until the segment ends;
     /// a gap or a size change inside it abandons the frames held (their windows lack the frames).
     std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last) override;
     void push(StageFrame frame) override;

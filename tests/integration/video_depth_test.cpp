@@ -74,12 +74,13 @@ TEST(VideoDepth, RendersAtPlateSizeWithTheShotsFrameNumbersAndAPartialRenderEqua
     EXPECT_EQ(spec.height, 20);
     EXPECT_EQ(spec.get_string_attribute("depthbatch/temporal"), "video windows: 32 frames, overlap 10, crossfade 8, align scale_shift");
 
-    // Frames 1061-1069 alone (shot positions 30-34): the shot from 1001 is warm-up (the windows align to its first
-    // frame), and 31 frames after (1071-1131): the windows that make 1061-1069 see what the whole render's saw.
+    // Frames 1061-1069 alone (shot positions 30-34): windows 0 and 1 make them (plan_video_windows), fed positions
+    // 0-53 (1001-1107) as warm-up: they see what the whole render's saw.
     r = run_cli({(dir.path / "job.yaml").string(), "--frames", "1061-1069x2", "--set",
                  "output.path=" + (dir.path / "part/d.####.exr").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("61 warm-up frames"), std::string::npos) << "30 before (1001-1059), 31 after (1071-1131)\n" << r.output;
+    EXPECT_NE(r.output.find("49 warm-up frames"), std::string::npos)
+        << "the inputs of windows 0 and 1, which make them: 1001-1107 (54 frames) less the 5 written\n" << r.output;
     EXPECT_EQ(list_dir(dir.path / "part"), (std::vector<std::string>{"d.1061.exr", "d.1063.exr", "d.1065.exr", "d.1067.exr", "d.1069.exr"}));
     for (int f : odd_frames(1061, 1069)) {
         const std::string name = "d." + std::to_string(f) + ".exr";

@@ -438,10 +438,20 @@ TEST(VideoWindowPlan, ARelativeChunkIsAnchoredOnTheShotsFirstFrame) {
     two.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
     two.add(std::make_unique<StabilizerStage>(2, n));
     EXPECT_FALSE(two.plan_partial(n, 300, 349));
-    // A chunk inside the first windows is the streaming path (warm-up from the shot's first frame).
-    StageChain early;
-    early.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
-    EXPECT_FALSE(early.plan_partial(n, 40, 60));
+    // A chunk inside the first windows runs windows 0 .. its own, no more: frames 40-60 need windows 0-2 (60 is
+    // cross-faded by window 2), fed frames 0-75; its frames equal the whole render's exactly (the same chain).
+    int early_windows = 0;
+    std::vector<int> fed;
+    const auto early = partial_render(t, n, 40, 60, &early_windows, &fed);
+    EXPECT_EQ(early_windows, 3);
+    EXPECT_EQ(fed, range(0, 75));
+    for (const auto& [pos, d] : early) EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << pos;
+    const auto first_frames = partial_render(t, n, 0, 5, &early_windows);
+    for (const auto& [pos, d] : first_frames) EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << "window 0's frame " << pos;
+    // The whole shot: the streaming path.
+    StageChain all;
+    all.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
+    EXPECT_FALSE(all.plan_partial(n, 0, n - 1));
 }
 
 TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {

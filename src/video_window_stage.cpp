@@ -243,6 +243,8 @@ struct VideoWindowStage::Impl {
                 batch_idx.push_back(q);
             }
             if (batch_idx.empty()) break;
+            // As the streaming path: `per_forward` windows a forward, fewer only for the plan's last ones.
+            if (!flush && static_cast<int>(batch_idx.size()) < per_forward && batch_idx.back() + 1 < plan_windows.size()) break;
             std::vector<std::vector<const ModelInput*>> batch;
             std::vector<std::shared_ptr<ModelInput>> keep;
             for (size_t q : batch_idx) {

@@ -72,7 +72,7 @@ std::pair<double, double> fit_scale_shift(const std::vector<const std::vector<fl
 double crossfade_weight(int i, int crossfade);
 
 /// Context windows a relative model's partial render runs before the window owning its first frame (besides window 0).
-constexpr int kRelativeContextWindows = 5;
+constexpr int kRelativeContextWindows = 8;
 
 /// The windows of a segment of `n` frames (n >= 1): ceil(n / stride), window k starting at k * stride.
 int window_count(const TemporalWindowing& t, int n);

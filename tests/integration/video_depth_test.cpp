@@ -249,12 +249,10 @@ TEST(VideoDepth, ChunksOfARelativeShotMatchTheWholeRenderWithinTheBound) {
     EXPECT_LE(run.error, 0.005) << "every frame within 0.5% of the depth span";
     std::cout << "relative probe: max |chunked - whole| = " << run.error << " of the depth span; boundary change "
               << run.boundary << ", within chunks " << run.within << "\n";
-    // 400 frames, chunks of 100: chunks 3 and 4 (frames 1201-1400) start past window 5: window 0 and 5 context
-    // windows (up to 6 x 32 frames) besides the chunk's own, not the shot from its first frame (200, 300 frames).
+    // 400 frames, chunks of 100: chunk 4 (frames 1301-1400, windows 13-18) starts past window 8: window 0 and 8
+    // context windows besides its own (inputs of 14 windows), not the shot from its first frame (300 frames).
     ASSERT_EQ(run.warmup.size(), 4u);
-    for (size_t k = 2; k < 4; ++k) EXPECT_LT(run.warmup[k], 7 * 32) << "chunk " << k + 1;
-    EXPECT_EQ(run.warmup[2] <= run.warmup[3] + 32 && run.warmup[3] <= run.warmup[2] + 32, true)
-        << "chunks 3 and 4 need about as much context";
+    EXPECT_LT(run.warmup[3], 32 + 9 * 22 + 16) << "chunk 4";
     EXPECT_LE(run.boundary, run.within) << "no chunk boundary shows";
 }
 

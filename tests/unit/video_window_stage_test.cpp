@@ -396,8 +396,8 @@ TEST(VideoWindowPlan, AChunksWindowsAreBoundedWhereverItSitsInTheShot) {
     EXPECT_EQ(plan_video_windows(metric, 1000, 900, 949).windows, (std::vector<int>{40, 41, 42, 43}));
     // Frame 160 is cross-faded by window 7 (its frames 156-163): window 7 is run too.
     EXPECT_EQ(plan_video_windows(metric, 1000, 100, 160).windows, (std::vector<int>{4, 5, 6, 7}));
-    // Relative: window 0 (the anchor) and 5 windows before the chunk's first.
-    EXPECT_EQ(plan_video_windows(relative, 1000, 900, 949).windows, (std::vector<int>{0, 35, 36, 37, 38, 39, 40, 41, 42, 43}));
+    // Relative: window 0 (the anchor) and 8 windows before the chunk's first.
+    EXPECT_EQ(plan_video_windows(relative, 1000, 900, 949).windows, (std::vector<int>{0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43}));
     EXPECT_EQ(plan_video_windows(relative, 1000, 100, 149).windows, range(0, 6));
     EXPECT_TRUE(std::binary_search(p.positions.begin(), p.positions.end(), 0)) << "the shot's first frame sits in every window";
     EXPECT_THROW(plan_video_windows(metric, 100, 50, 100), std::invalid_argument);
@@ -428,7 +428,7 @@ TEST(VideoWindowPlan, ARelativeChunkIsAnchoredOnTheShotsFirstFrame) {
         for (float v : d) lo = std::min(lo, v), hi = std::max(hi, v);
     int windows = 0;
     const auto part = partial_render(t, n, 300, 349, &windows);
-    EXPECT_EQ(windows, 1 + 5 + 3) << "window 0, 5 context windows, the chunk's 3";
+    EXPECT_EQ(windows, 1 + 8 + 3) << "window 0, 8 context windows, the chunk's 3";
     double worst = 0;
     for (const auto& [pos, d] : part)
         for (size_t i = 0; i < d.size(); ++i) worst = std::max(worst, std::abs(double(d[i]) - whole[static_cast<size_t>(pos)][i]));
@@ -452,6 +452,33 @@ TEST(VideoWindowPlan, ARelativeChunkIsAnchoredOnTheShotsFirstFrame) {
     StageChain all;
     all.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
     EXPECT_FALSE(all.plan_partial(n, 0, n - 1));
+}
+
+TEST(VideoWindowPlan, AChunksWindowsAreBatchedAndItHoldsNoMoreThanTheStreamingPath) {
+    const TemporalWindowing t = vda(TemporalWindowing::Align::None);
+    std::vector<size_t> per_call;
+    VideoWindowStage::Forward inner = input_only_forward();
+    StageChain chain;
+    auto stage = std::make_unique<VideoWindowStage>(t, 2, [&](const std::vector<std::vector<const ModelInput*>>& b) {
+        per_call.push_back(b.size());
+        return inner(b);
+    });
+    const int most_allowed = stage->max_held();
+    chain.add(std::move(stage));
+    const auto positions = chain.plan_partial(1000, 500, 699);
+    ASSERT_TRUE(positions);
+    int held = 0, most = 0;
+    for (int p : *positions) {
+        chain.push(frame_at(p));
+        ++held;
+        held -= static_cast<int>(chain.pop_ready().size());
+        most = std::max(most, held);
+    }
+    chain.end_segment(SegmentEnd::End);
+    EXPECT_EQ(held, static_cast<int>(chain.pop_ready().size()));
+    EXPECT_LE(most, most_allowed) << "no more frames held than max_held()";
+    const size_t windows = plan_video_windows(t, 1000, 500, 699).windows.size();
+    EXPECT_EQ(per_call.size(), (windows + 1) / 2) << "two windows a forward";
 }
 
 TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
@@ -488,9 +515,9 @@ TEST(VideoWindowPlan, TheDefaultChunkSizeKeepsTheWindowsWithinTheOverhead) {
             EXPECT_GT(video_chunk_size(t, n, 1.3), size - 22) << "the smallest such multiple";
         }
     }
-    // Metric: 88 frames (4 windows a chunk, the fifth shared) for 400 frames; relative: 7 windows of context each.
+    // Metric: 88 frames (4 windows a chunk, the fifth shared) for 400 frames; relative: 9 windows of context each.
     EXPECT_EQ(video_chunk_size(metric, 400), 88);
     EXPECT_EQ(video_chunk_size(relative, 400), 400) << "no chunk size within 1.3x: one task";
-    EXPECT_EQ(video_chunk_size(relative, 2000), 506) << "23 windows a chunk, 7 more each";
+    EXPECT_EQ(video_chunk_size(relative, 2000), 682) << "31 windows a chunk, 10 more each";
     EXPECT_EQ(video_chunk_size(relative, 40), 40);
 }

@@ -243,6 +243,41 @@ TEST(VideoDepth, ChunksOfAMetricShotEqualTheWholeRender) {
     EXPECT_LE(run.boundary, run.within) << "no chunk boundary shows";
 }
 
+// A plate missing inside a chunk's windows (pipeline.on_error: continue): the chunk's frames its windows held are
+// not written (failed, named), the frames after it start the windows afresh and are written marked (as in a whole
+// render after a gap); once the plate is back, the chunk with --skip-existing equals the whole render.
+TEST(VideoDepth, AMissingPlateInsideAChunksWindowsIsRenderedAgainOnceItExists) {
+    TempDir dir;
+    write_probe_video_model(dir.path / "video.pt", true);
+    std::vector<int> shot;
+    for (int f = 1001; f <= 1200; ++f) shot.push_back(f);
+    write_plates(dir.path, shot);
+    const std::string job = "input: {path: plate.####.png, frames: 1001-1200}\n"
+                            "model: {path: video.pt, size: plate}\n"
+                            "pipeline: {on_error: continue}\n";
+    write_job(dir.path / "whole.yaml", job + "output: {path: whole/d.####.exr}\n");
+    write_job(dir.path / "chunk.yaml", job + "output: {path: chunk/d.####.exr}\n");
+    auto r = run_cli({(dir.path / "whole.yaml").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // Chunk 3/4: frames 1101-1150 (positions 100-149), windows 4-6; plate 1131 (position 130) held back.
+    fs::rename(dir.path / "plate.1131.png", dir.path / "held_back.png");
+    r = run_cli({(dir.path / "chunk.yaml").string(), "--chunk", "3/4"});
+    ASSERT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Partial)) << r.output;
+    EXPECT_NE(r.output.find("frame 1120: not written: a failed frame cut the video windows that make it"), std::string::npos)
+        << "window 4 finished 1101-1112; 1113-1130 waited for window 5\n" << r.output;
+    EXPECT_FALSE(fs::exists(dir.path / "chunk/d.1120.exr"));
+    EXPECT_TRUE(fs::exists(dir.path / "chunk/d.1105.exr"));
+    EXPECT_EQ(depth_values(dir.path / "chunk/d.1105.exr"), depth_values(dir.path / "whole/d.1105.exr"));
+    EXPECT_EQ(file_spec(dir.path / "chunk/d.1140.exr").get_string_attribute("depthbatch/temporal_context"), "cut: 1131");
+    fs::rename(dir.path / "held_back.png", dir.path / "plate.1131.png");
+    r = run_cli({(dir.path / "chunk.yaml").string(), "--chunk", "3/4", "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int f = 1101; f <= 1150; ++f) {
+        const std::string name = "d." + std::to_string(f) + ".exr";
+        EXPECT_EQ(depth_values(dir.path / "chunk" / name), depth_values(dir.path / "whole" / name)) << name;
+    }
+}
+
 TEST(VideoDepth, ChunksOfARelativeShotMatchTheWholeRenderWithinTheBound) {
     TempDir dir;
     const ChunkRun run = render_in_chunks(dir, false, 400);

@@ -1,5 +1,6 @@
 #include "depthbatch/farm_submit.h"
 #include "depthbatch/depth_model.h"
+#include "depthbatch/video_window_stage.h"
 
 #include "farm/farm_engines.h"
 #include "output_guard.h"
@@ -11,7 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -90,11 +93,35 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     const long n = static_cast<long>(plan.frames.size());
     plan.chunk_size = static_cast<int>(std::min<long>(o.chunk_size, n));
     plan.chunks = static_cast<int>((n + plan.chunk_size - 1) / plan.chunk_size);
-    // A video model's frames depend on every frame before them (README "Video models"): the shot is one task.
-    if (const int frames = model_input_frames(job.model.path); frames > 1 && plan.chunks > 1) {
-        plan.note = "video model (input.frames " + std::to_string(frames) + "): one task for the shot's " + std::to_string(n) +
-                    " frames, not " + std::to_string(plan.chunks) + " chunks (each frame depends on the frames before it)";
-        plan.chunk_size = static_cast<int>(n), plan.chunks = 1;
+    // A video model's chunks run their own windows plus a bounded context (README "Video models": farm chunks): by
+    // default, chunks of a multiple of the window stride whose windows total at most 1.3x the whole render's.
+    std::optional<ModelContract> contract;
+    try {
+        if (model_input_frames(job.model.path) > 1) contract = DepthModel::embedded_contract(job.model.path);
+    } catch (const Error&) {
+    }
+    if (contract && contract->multi_frame()) {
+        const TemporalWindowing& t = contract->temporal;
+        const int frames = static_cast<int>(n);
+        if (o.chunk_size_default) {
+            plan.chunk_size = video_chunk_size(t, frames);
+            plan.chunks = (frames + plan.chunk_size - 1) / plan.chunk_size;
+        }
+        long total = 0;
+        for (int i = 1; i <= plan.chunks; ++i) {
+            const int a = static_cast<int>(n * (i - 1) / plan.chunks), e = static_cast<int>(n * i / plan.chunks) - 1;
+            if (e >= a) total += static_cast<long>(video_chunk_windows(t, frames, a, e).size());
+        }
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.2f", static_cast<double>(total) / window_count(t, frames));
+        plan.note = "video model (input.frames " + std::to_string(contract->frames) + ", align " + align_name(t.align) + "): " +
+                    std::to_string(plan.chunks) + (plan.chunks == 1 ? " task" : " chunks") + " of up to " +
+                    std::to_string(plan.chunk_size) + " frames run " + std::to_string(total) + " windows of " +
+                    std::to_string(t.window) + " frames in all, " + ratio + "x the whole render's " +
+                    std::to_string(window_count(t, frames)) +
+                    (o.chunk_size_default ? " (the default chunk size: a multiple of the window stride " +
+                                                std::to_string(t.stride()) + " within 1.3x, or the whole shot)"
+                                          : "");
     }
     // Slurm refuses array indices >= MaxArraySize; ours run 1..chunks.
     if (o.engine == FarmEngine::Slurm && o.max_array_size > 1 && plan.chunks > o.max_array_size - 1) {

@@ -170,7 +170,7 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
 int stabilize_radius(const JobConfig& job);
 /// The frames the pipeline computes, with the chain's warm-up: context_frames() on each side, and from the shot's
 /// first frame when it needs_segment_start() (see PlannedFrame).
-std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, const StageChain& chain);
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, StageChain& chain);
 /// The range depth.normalize: sequence uses.
 SequenceRange sequence_range(const JobContext& ctx);
 /// What every EXR of the job carries in its metadata; `stages`: the stage chain's entries.

@@ -10,6 +10,7 @@
 #include "depthbatch/install_layout.h"
 #include "depthbatch/job_keys.h"
 #include "depthbatch/sha256.h"
+#include "depthbatch/video_window_stage.h"
 
 #include <OpenImageIO/strutil.h>
 
@@ -33,12 +34,6 @@ void check_video_model_job(const JobContext& ctx) {
     const std::string model = ctx.model->path() + " is a video model (input.frames " + std::to_string(ctx.contract().frames) + ")";
     log_info("video model: windows of ", t.window, " frames every ", t.stride(), " (overlap ", t.overlap, ", crossfade ",
              t.crossfade, ", align ", align_name(t.align), "), ", std::max(1, job.model.batch), " window(s) a forward");
-    if (job.render.chunk_count > 1)
-        throw ConfigError("--chunk " + std::to_string(job.render.chunk_index) + "/" + std::to_string(job.render.chunk_count) +
-                          ": " + model + ": each frame's depth depends on every frame before it in the shot (its "
-                          "windows are aligned to the shot's first frame), so a chunk would have to infer the whole shot "
-                          "up to its frames again; render the shot as one task (depthbatch submit gives a video-model "
-                          "shot one task; farms parallelise across shots)");
     if (job.model.tiles.size > 0)
         throw ConfigError("model.tiles: " + model + ": its windows see whole frames; tiles are for single-frame models "
                           "(remove model.tiles)");
@@ -567,7 +562,7 @@ std::string rerender_reason(const FrameSelection& sel, int frame) {
     const auto it = sel.rerender.find(frame);
     return it == sel.rerender.end() ? std::string() : it->second;
 }
-std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, const StageChain& chain) {
+std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, StageChain& chain) {
     const std::vector<int>& todo = sel.todo;
     const int context = chain.context_frames();
     const bool from_start = chain.needs_segment_start();
@@ -585,6 +580,22 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
     // from its first frame for a video model (its windows align to the shot's first frame: frame i depends on 0..i).
     const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
     const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
+    // A stage that plans a bounded context itself (a video model's windows for a chunk: video_window_stage.h).
+    if (const auto positions = chain.plan_partial(static_cast<int>(ctx.shot.size()), static_cast<int>(first - ctx.shot.begin()),
+                                                  static_cast<int>(last - ctx.shot.begin()))) {
+        for (int p : *positions) {
+            const int f = ctx.shot[static_cast<size_t>(p)];
+            plan.push_back({f, std::binary_search(todo.begin(), todo.end(), f), rerender_reason(sel, f)});
+        }
+        log_info("video model: the windows of frames ", todo.front(), "-", todo.back(), " and their context (",
+                 ctx.contract().temporal.align == TemporalWindowing::Align::ScaleShift
+                     ? "window 0, which holds the shot's first frame, and " + std::to_string(kRelativeContextWindows) +
+                           " windows before, for the scale/shift chain"
+                     : std::string("the windows' own inputs"),
+                 ")");
+        log_info(plan.size() - todo.size(), " warm-up frames (inferred, not written)");
+        return plan;
+    }
     const auto start = from_start ? ctx.shot.begin() : first - std::min<std::ptrdiff_t>(context, first - ctx.shot.begin());
     const auto end = last + std::min<std::ptrdiff_t>(context, ctx.shot.end() - 1 - last);
     for (auto it = start; it <= end; ++it)
@@ -691,7 +702,8 @@ ValidationResult validate_job(const JobConfig& job) {
     std::vector<int> plates = sel.todo;
     if (job.depth.stabilize || c.multi_frame()) {
         plates.clear();
-        for (const PlannedFrame& p : plan_frames(*ctx, sel, make_stage_chain(*ctx))) plates.push_back(p.frame);
+        StageChain chain = make_stage_chain(*ctx);
+        for (const PlannedFrame& p : plan_frames(*ctx, sel, chain)) plates.push_back(p.frame);
     }
     for (int f : plates) {
         const std::string path = ctx->input.path(f);

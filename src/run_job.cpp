@@ -123,9 +123,15 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                         if (!w->failed()) w->raw = std::move(f.depth);
                         w->result.times.infer_ms += f.infer_ms;   // a video model's share of its windows
                         if (!f.lacked.empty()) w->temporal_cut = format_frame_spec(f.lacked);
-                        if (f.abandoned && w->write) {   // its window lacks frames the stop never read: not published
-                            w->write = false;
-                            abandoned.push_back(w->result.frame);
+                        if (f.abandoned && w->write && !w->failed()) {
+                            if (stop.load() || (cancel && cancel->load())) {   // its window lacks frames the stop never read
+                                w->write = false;
+                                abandoned.push_back(w->result.frame);
+                            } else {   // a failed frame inside a chunk's video windows (video_window_stage.h: plan_partial)
+                                w->fail(RenderError("frame " + std::to_string(w->result.frame) + ": not written: a failed frame "
+                                                    "cut the video windows that make it (a chunk runs only its own windows); "
+                                                    "--skip-existing renders it once that frame's plate reads"));
+                            }
                         }
                         if (w->failed() && stop_on_error) stop = true;
                         out.push_back(std::move(w));

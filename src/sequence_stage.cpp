@@ -63,6 +63,16 @@ int StageChain::context_frames() const {
     return n;
 }
 
+std::optional<std::vector<int>> StageChain::plan_partial(int shot_size, int first, int last) {
+    SequenceStage* temporal = nullptr;
+    for (const auto& s : stages_)
+        if (s->context_frames() > 0 || s->needs_segment_start()) {
+            if (temporal) return std::nullopt;   // two stages combining frames: planned from their context
+            temporal = s.get();
+        }
+    return temporal ? temporal->plan_partial(shot_size, first, last) : std::nullopt;
+}
+
 bool StageChain::needs_segment_start() const {
     return std::any_of(stages_.begin(), stages_.end(), [](const auto& s) { return s->needs_segment_start(); });
 }

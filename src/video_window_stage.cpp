@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <map>
+#include <stdexcept>
 #include <tuple>
 
 namespace depthbatch {
@@ -28,6 +30,67 @@ std::pair<double, double> fit_scale_shift(const std::vector<const std::vector<fl
 }
 
 double crossfade_weight(int i, int crossfade) { return crossfade > 1 ? static_cast<double>(i) / (crossfade - 1) : 1.0; }
+
+int window_count(const TemporalWindowing& t, int n) { return n <= 0 ? 0 : (n + t.stride() - 1) / t.stride(); }
+
+std::vector<int> window_inputs(const TemporalWindowing& t, int k, int n) {
+    std::vector<int> slots, prev;
+    for (int w = 0; w <= k; ++w) {
+        slots.assign(static_cast<size_t>(t.window), 0);
+        for (int j = 0; j < t.window; ++j)
+            slots[static_cast<size_t>(j)] = w > 0 && j < t.overlap ? prev[static_cast<size_t>(t.keyframes[static_cast<size_t>(j)])]
+                                                                  : std::min(w * t.stride() + j, n - 1);
+        prev = slots;
+    }
+    return slots;
+}
+
+int owning_window(const TemporalWindowing& t, int p) { return p < t.window ? 0 : (p - t.overlap) / t.stride(); }
+
+std::vector<int> video_chunk_windows(const TemporalWindowing& t, int n, int first, int last, int context_windows) {
+    if (!(0 <= first && first <= last && last < n))
+        throw std::invalid_argument("plan_video_windows: frames " + std::to_string(first) + "-" + std::to_string(last) +
+                                    " of a segment of " + std::to_string(n));
+    const int count = window_count(t, n);
+    int from = owning_window(t, first);
+    int to = owning_window(t, last);
+    // `last` cross-faded by the next window: its frames (to + 1) * S + A .. (to + 1) * S + O - 1.
+    if (to + 1 < count && last >= (to + 1) * t.stride() + t.align_frames()) ++to;
+    std::vector<int> windows;
+    if (t.align == TemporalWindowing::Align::ScaleShift) {
+        from = std::max(0, from - context_windows);
+        if (from > 0) windows.push_back(0);
+    }
+    for (int k = from; k <= to; ++k) windows.push_back(k);
+    return windows;
+}
+
+int video_chunk_size(const TemporalWindowing& t, int n, double overhead) {
+    const int whole = window_count(t, n);
+    for (int size = t.stride(); size < n; size += t.stride()) {
+        const int chunks = (n + size - 1) / size;
+        long total = 0;
+        for (int i = 1; i <= chunks; ++i) {   // as chunk_frames cuts them
+            const int a = static_cast<int>(static_cast<long long>(n) * (i - 1) / chunks);
+            const int e = static_cast<int>(static_cast<long long>(n) * i / chunks) - 1;
+            if (e >= a) total += static_cast<long>(video_chunk_windows(t, n, a, e).size());
+        }
+        if (static_cast<double>(total) <= overhead * whole) return size;
+    }
+    return n;
+}
+
+VideoWindowPlan plan_video_windows(const TemporalWindowing& t, int n, int first, int last, int context_windows) {
+    VideoWindowPlan plan;
+    plan.windows = video_chunk_windows(t, n, first, last, context_windows);
+    std::vector<int> all;
+    for (int k : plan.windows)
+        for (int p : window_inputs(t, k, n)) all.push_back(p);
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    plan.positions = std::move(all);
+    return plan;
+}
 
 struct VideoWindowStage::Impl {
     TemporalWindowing t;
@@ -52,6 +115,18 @@ struct VideoWindowStage::Impl {
     SegmentEnd start = SegmentEnd::End;         ///< how the segment began (Gap: after failed frames)
     std::vector<int> start_gap;                 ///< those frames
     int windows = 0;
+
+    // Partial mode (plan_partial): frames by shot position, the planned windows, each position's input while a
+    // planned window still needs it.
+    bool partial = false;
+    int shot_n = 0;
+    std::vector<int> plan_windows;               ///< ascending
+    std::vector<std::vector<int>> plan_inputs;   ///< window_inputs of each
+    size_t next_plan = 0;                        ///< index into plan_windows of the next window to run
+    int last_run = -1;                           ///< the last window run (-1: none)
+    std::map<int, Held> part_held;               ///< by shot position
+    std::map<int, std::shared_ptr<ModelInput>> part_inputs;   ///< by shot position
+    std::map<int, size_t> last_use;              ///< position -> the last plan index whose window takes it
 
     Held& at(int v) { return held[static_cast<size_t>(v - first)]; }
     std::shared_ptr<ModelInput> raw(int v) { return v < n ? at(v).input : last_input; }
@@ -105,6 +180,148 @@ struct VideoWindowStage::Impl {
         reference.resize(1);
         for (int i = 1; i < A; ++i) reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
     }
+
+    /// Partial mode: window k's outputs into the frames held (by position) and the reference.
+    void align_partial(int k, std::vector<DepthImage>& d) {
+        const int b = k * t.stride(), A = t.align_frames(), C = t.crossfade;
+        const auto set = [&](int v, std::vector<float> values, const DepthImage& like) {
+            auto it = part_held.find(v);
+            if (it == part_held.end()) return;
+            DepthImage& out = it->second.frame.depth;
+            out.width = like.width, out.height = like.height;
+            out.data = std::move(values);
+        };
+        if (k == 0) {
+            reference.clear();
+            for (int i = 0; i < A; ++i) reference.push_back(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data);
+            for (int j = 0; j < t.window && j < shot_n; ++j) set(j, d[static_cast<size_t>(j)].data, d[static_cast<size_t>(j)]);
+            last_run = 0;
+            return;
+        }
+        const bool chained = last_run == k - 1;
+        double s = 1, sh = 0;
+        if (t.align == TemporalWindowing::Align::ScaleShift && !reference.empty()) {
+            // Chained: as the streaming stage. After a jump (the first context window): its output for the shot's
+            // first frame (slot 0) against window 0's, the one reference every window shares.
+            const int fit = chained ? A : 1;
+            std::vector<const std::vector<float>*> pred, ref;
+            for (int i = 0; i < fit && i < static_cast<int>(reference.size()); ++i)
+                pred.push_back(&d[static_cast<size_t>(i)].data), ref.push_back(&reference[static_cast<size_t>(i)]);
+            std::tie(s, sh) = fit_scale_shift(pred, ref);
+        }
+        for (int i = 0; i < C; ++i) {
+            const int v = b + A + i;
+            if (v >= shot_n) break;
+            auto it = part_held.find(v);
+            if (it == part_held.end()) continue;
+            std::vector<float> post = scaled(d[static_cast<size_t>(A + i)].data, s, sh);
+            std::vector<float>& pre = it->second.frame.depth.data;
+            if (!chained || pre.size() != post.size()) {   // a context frame the previous window never made
+                set(v, std::move(post), d[static_cast<size_t>(A + i)]);
+                continue;
+            }
+            const double w = crossfade_weight(i, C);
+            for (size_t p = 0; p < pre.size(); ++p) pre[p] = static_cast<float>(pre[p] * (1 - w) + post[p] * w);
+        }
+        for (int j = t.overlap; j < t.window && b + j < shot_n; ++j)
+            set(b + j, scaled(d[static_cast<size_t>(j)].data, s, sh), d[static_cast<size_t>(j)]);
+        if (reference.empty()) reference.push_back(d[0].data);   // metric: unused
+        reference.resize(1);
+        for (int i = 1; i < A; ++i) reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
+        last_run = k;
+    }
+
+    /// Partial mode: runs the planned windows whose inputs have all arrived (`flush`: every one left, a missing
+    /// input replaced by the nearest earlier one held), then passes on the frames no later planned window touches.
+    void run_partial(bool flush) {
+        while (next_plan < plan_windows.size()) {
+            std::vector<size_t> batch_idx;
+            for (size_t q = next_plan; q < plan_windows.size() && static_cast<int>(batch_idx.size()) < per_forward; ++q) {
+                const std::vector<int>& in = plan_inputs[q];
+                const bool have = std::all_of(in.begin(), in.end(), [&](int p) { return part_inputs.count(p) > 0; });
+                if (!have && !flush) break;
+                batch_idx.push_back(q);
+            }
+            if (batch_idx.empty()) break;
+            // As the streaming path: `per_forward` windows a forward, fewer only for the plan's last ones.
+            if (!flush && static_cast<int>(batch_idx.size()) < per_forward && batch_idx.back() + 1 < plan_windows.size()) break;
+            std::vector<std::vector<const ModelInput*>> batch;
+            std::vector<std::shared_ptr<ModelInput>> keep;
+            for (size_t q : batch_idx) {
+                batch.emplace_back();
+                for (int p : plan_inputs[q]) {
+                    auto it = part_inputs.upper_bound(p);
+                    if (it == part_inputs.begin()) throw RenderError("video windows: no input for a window (position " + std::to_string(p) + ")");
+                    --it;   // p itself, or (flushing) the nearest earlier one
+                    keep.push_back(it->second);
+                    batch.back().push_back(it->second.get());
+                }
+            }
+            std::vector<std::vector<DepthImage>> out;
+            const auto t0 = std::chrono::steady_clock::now();
+            try {
+                out = forward(batch);
+                if (out.size() != batch.size()) throw RenderError("the video model returned " + std::to_string(out.size()) +
+                                                                    " windows for " + std::to_string(batch.size()));
+                for (const auto& w : out)
+                    if (static_cast<int>(w.size()) != t.window)
+                        throw RenderError("the video model returned " + std::to_string(w.size()) + " frames for a window of " +
+                                          std::to_string(t.window));
+            } catch (const std::exception& e) {
+                fail_partial(e);
+                return;
+            }
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                              (static_cast<double>(batch.size()) * t.window);
+            for (size_t m = 0; m < batch_idx.size(); ++m) {
+                const int k = plan_windows[batch_idx[m]];
+                for (int j = 0; j < t.window; ++j)
+                    if (auto it = part_held.find(k * t.stride() + j); it != part_held.end()) it->second.frame.infer_ms += ms;
+                align_partial(k, out[m]);
+            }
+            windows += static_cast<int>(batch_idx.size());
+            next_plan = batch_idx.back() + 1;
+            for (auto it = part_inputs.begin(); it != part_inputs.end();) {
+                const auto u = last_use.find(it->first);
+                if (u == last_use.end() || u->second < next_plan) it = part_inputs.erase(it);
+                else ++it;
+            }
+        }
+        // Frames before the next planned window's first cross-faded frame are final.
+        // (window 0 writes from its first frame on, a later window from its first cross-faded one).
+        const int bound = next_plan >= plan_windows.size() ? shot_n
+                          : plan_windows[next_plan] == 0 ? 0
+                                                          : plan_windows[next_plan] * t.stride() + t.align_frames();
+        while (!part_held.empty() && part_held.begin()->first < bound) {
+            Held& h = part_held.begin()->second;
+            give_back_input(h);
+            ready.push_back(std::move(h.frame));
+            part_held.erase(part_held.begin());
+        }
+    }
+
+    /// Partial mode ends before its windows ran (a failed forward, a gap, a size change, a stop): every frame held
+    /// is abandoned (never published: its windows lack frames), or failed with `error`.
+    void abandon_partial(const std::exception* error) {
+        for (auto& [pos, h] : part_held) {
+            if (error) {
+                h.frame.failed = true;
+                if (on_failure) on_failure(h.frame, *error);
+            } else {
+                h.frame.abandoned = true;
+            }
+            give_back_input(h);
+            ready.push_back(std::move(h.frame));
+        }
+        part_held.clear();
+        part_inputs.clear();
+        last_use.clear();
+        plan_windows.clear();
+        plan_inputs.clear();
+        reference.clear();
+        partial = false;
+    }
+    void fail_partial(const std::exception& e) { abandon_partial(&e); }
 
     /// Every frame held fails (a forward that failed): the segment ends there.
     void fail_all(const std::exception& e) {
@@ -204,8 +421,40 @@ int VideoWindowStage::context_frames() const { return impl_->t.window - 1; }
 int VideoWindowStage::max_held() const { return impl_->t.window + (impl_->per_forward - 1) * impl_->t.stride(); }
 int VideoWindowStage::windows_run() const { return impl_->windows; }
 
+std::optional<std::vector<int>> VideoWindowStage::plan_partial(int shot_size, int first, int last) {
+    Impl& s = *impl_;
+    VideoWindowPlan plan = plan_video_windows(s.t, shot_size, first, last);
+    // Every window of the shot: the streaming path (a gap there marks frames and goes on, README "Video models").
+    if ((first == 0 && last == shot_size - 1) || static_cast<int>(plan.windows.size()) == window_count(s.t, shot_size))
+        return std::nullopt;
+    s.partial = true;
+    s.shot_n = shot_size;
+    s.plan_windows = plan.windows;
+    s.plan_inputs.clear();
+    s.last_use.clear();
+    for (size_t q = 0; q < plan.windows.size(); ++q) {
+        s.plan_inputs.push_back(window_inputs(s.t, plan.windows[q], shot_size));
+        for (int p : s.plan_inputs.back()) s.last_use[p] = q;
+    }
+    s.next_plan = 0;
+    s.last_run = -1;
+    s.reference.clear();
+    return plan.positions;
+}
+
 void VideoWindowStage::push(StageFrame frame) {
     Impl& s = *impl_;
+    if (s.partial) {
+        Impl::Held h;
+        h.input = std::make_shared<ModelInput>(std::move(frame.input));
+        frame.input = ModelInput();
+        const int pos = frame.shot_pos;
+        h.frame = std::move(frame);
+        if (s.last_use.count(pos)) s.part_inputs[pos] = h.input;
+        s.part_held.emplace(pos, std::move(h));
+        s.run_partial(false);
+        return;
+    }
     Impl::Held h;
     h.input = std::make_shared<ModelInput>(std::move(frame.input));
     frame.input = ModelInput();
@@ -219,6 +468,20 @@ void VideoWindowStage::push(StageFrame frame) {
 
 void VideoWindowStage::end_segment(SegmentEnd why, const std::vector<int>& gap) {
     Impl& s = *impl_;
+    if (s.partial) {
+        // The plan's frames all arrived: its windows ran as they did. Anything else cut them.
+        if (why == SegmentEnd::End) s.run_partial(false);
+        s.abandon_partial(nullptr);   // what is still held (a stop, a gap, a size change) lacks its windows
+        s.reset_segment();
+        if (why == SegmentEnd::Gap) {
+            s.start = SegmentEnd::Gap;
+            s.start_gap = gap;
+        } else {
+            s.start_gap.clear();
+            s.start = why;
+        }
+        return;
+    }
     const bool had_frames = s.n > 0;
     if (why == SegmentEnd::Stop) {   // every frame held lacks windows the stop never let run
         for (Impl::Held& h : s.held) {

@@ -277,7 +277,7 @@ void stop_watchdog(const depthbatch::JobConfig& job, const depthbatch::ProgressR
 
 /// `depthbatch submit JOB --engine E`: the engine's job files in --out, and for Slurm the submission itself.
 struct SubmitFlags {
-    std::string job, engine = "slurm", out, partition, chunk_size = "10", gpus, target_runtime = "0";
+    std::string job, engine = "slurm", out, partition, chunk_size, gpus, target_runtime = "0";
     std::vector<std::string> sets;
     bool dry_run = false;
 };
@@ -295,7 +295,8 @@ int run_submit(const SubmitFlags& f) {
     o.engine = farm_engine_from_name(f.engine);
     o.job_path = resolve_user_path(fs::current_path(), f.job);
     o.sets = f.sets;
-    o.chunk_size = integer("--chunk-size", f.chunk_size, 1, 1000000);
+    o.chunk_size_default = f.chunk_size.empty();   // not given (an empty value is refused before this)
+    o.chunk_size = o.chunk_size_default ? 10 : integer("--chunk-size", f.chunk_size, 1, 1000000);
     o.gpus_per_task = f.gpus.empty() ? -1 : integer("--gpus-per-task", f.gpus, 0, 64);
     o.target_runtime_s = integer("--target-runtime", f.target_runtime, 0, 7 * 24 * 3600);
     o.partition = f.partition;
@@ -452,7 +453,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
     submit->add_option("--out", submit_flags.out, "Folder for the engine's files and Slurm's logs (default: JOB.farm "
                                                    "beside the job file)");
-    submit->add_option("--chunk-size", submit_flags.chunk_size, "Frames per task (default 10)");
+    submit->add_option("--chunk-size", submit_flags.chunk_size, "Frames per task (default 10; a video model's shot: the smallest multiple of its window stride within 1.3x the whole render's windows)");
     submit->add_option("--partition", submit_flags.partition, "Slurm partition");
     submit->add_option("--gpus-per-task", submit_flags.gpus, "GPUs each task asks the engine for (default: 1 when "
                                                              "model.device is cuda or cuda:N, else 0); the task runs on "

@@ -51,6 +51,8 @@ struct SubmitOptions {
     std::string job_path;                 ///< the job file, absolute (tasks on other hosts read it there)
     std::vector<std::string> sets;        ///< --set overrides, passed on to every task
     int chunk_size = 10;                  ///< frames per task (the last chunks may hold one fewer)
+    bool chunk_size_default = false;      ///< --chunk-size not given: a video model's shot gets video_chunk_size
+                                          ///< (video_window_stage.h), a single-frame model's chunk_size
     std::string out_dir;                  ///< where the engine's files (and Slurm's logs) go, absolute
     std::string executable;               ///< the depthbatch the nodes run, absolute
     std::string partition;                ///< Slurm partition(s), e.g. "gpu" or "gpu,cpu" ("" = the cluster's
@@ -82,7 +84,9 @@ struct FarmPlan {
 /// Cut `job` into chunks of `options.chunk_size` frames. With options.max_array_size set (Slurm), when
 /// the chunks would need indices at or above it, the chunk size is raised to the smallest that fits and
 /// `note` says so with the numbers. GPUs: gpus = options.gpus_per_task, or with -1 one for a job whose
-/// model.device is cuda or cuda:N (none otherwise); a cuda:N job given GPUs runs on `cuda` (task_sets).
+/// model.device is cuda or cuda:N (none otherwise); a cuda:N job given GPUs runs on `cuda` (task_sets). A video
+/// model's shot (contract input.frames > 1) with options.chunk_size_default gets video_chunk_size; `note` then says
+/// the windows its chunks run in all against the whole render's.
 /// Throws ConfigError for a chunk size < 1 and InputError when the shot has no frames.
 FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& options);
 

@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,14 @@ public:
     virtual bool needs_segment_start() const { return false; }
     /// The most frames this stage holds at once.
     virtual int max_held() const { return 0; }
+    /// A render that writes only shot positions first .. last (of `shot_size`), before any push: the shot positions
+    /// it must be fed (ascending; frames then arrive with those StageFrame::shot_pos) for output equal to (or, as the
+    /// stage documents, within a bound of) a whole render, with a context that does not grow with `first`; nullopt:
+    /// the driver plans from context_frames() / needs_segment_start().
+    virtual std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last) {
+        (void)shot_size, (void)first, (void)last;
+        return std::nullopt;
+    }
     /// The next frame of the segment (never a failed one: the chain passes those around).
     virtual void push(StageFrame frame) = 0;
     /// The segment ends: every frame held is finished with what there is (or abandoned, for Stop) and becomes
@@ -88,6 +97,8 @@ public:
     std::vector<StageFrame> pop_ready();
     /// Sums over the stages.
     int context_frames() const;
+    /// The one temporal stage's plan_partial (nullopt when no stage, or more than one stage, combines frames).
+    std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last);
     /// Any stage's needs_segment_start().
     bool needs_segment_start() const;
     /// The names of the stages that combine frames (context_frames() > 0 or needs_segment_start()), in order, for

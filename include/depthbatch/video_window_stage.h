@@ -36,7 +36,17 @@
 // each with its model input and, once inferred, its depth) plus, outside that count, up to A keyframe inputs of
 // earlier frames (the segment's first frame's among them), the last frame's input and A reference depths. A frame's
 // depth depends on every frame before it in its segment and on up to W - 1 - A frames after it: context_frames()
-// is W - 1 and needs_segment_start() is true, so a partial render starts at the shot's first frame (warm-up).
+// is W - 1 and needs_segment_start() is true.
+//
+// Partial renders (a farm chunk, --frames A-B; plan_partial): a window's INPUTS do not depend on the windows before it
+// (window_inputs lists them from the windowing alone), so a chunk runs only the windows that make its frames: the
+// window owning its first frame to the one cross-fading its last (metric models, align none: their frames equal the
+// whole render's, they depend on those windows' inputs only), and for relative models (align scale_shift, fitted
+// window to window) also window 0 (the anchor: it holds the shot's first frame, which sits in every window) and
+// kRelativeContextWindows windows before the chunk's first: the first of those is fitted on the shot's first frame
+// alone (its output there against window 0's), the chain then converges over the context windows (README "Video
+// models": measured errors). A chunk's cost is bounded by its frames plus at most kRelativeContextWindows + 2
+// windows, wherever it sits in the shot.
 #pragma once
 
 #include "depthbatch/model_contract.h"
@@ -45,6 +55,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +71,44 @@ std::pair<double, double> fit_scale_shift(const std::vector<const std::vector<fl
 /// The weight of the newer window's frame i of `crossfade` cross-faded frames: i / (crossfade - 1).
 double crossfade_weight(int i, int crossfade);
 
+/// Context windows a relative model's partial render runs before the window owning its first frame (besides window 0).
+constexpr int kRelativeContextWindows = 8;
+
+/// The windows of a segment of `n` frames (n >= 1): ceil(n / stride), window k starting at k * stride.
+int window_count(const TemporalWindowing& t, int n);
+
+/// The segment positions (0-based, in push order) that window `k` (0 <= k < window_count) of a segment of `n` frames
+/// is fed, in slot order (t.window of them), as the streaming stage feeds them: slot j < overlap of window k > 0 is
+/// slot keyframes[j] of window k - 1's list; every other slot j is frame k * stride + j, a frame past the last one
+/// replaced by the last (n - 1, the tail padding). With VDA's windowing: [0, b_{k-1} + 12, b_k + 2 .. b_k + 31].
+/// O(k * window).
+std::vector<int> window_inputs(const TemporalWindowing& t, int k, int n);
+
+/// The window whose outputs a frame at position `p` takes as its own (0 for p < window, else (p - overlap) / stride);
+/// frames (k + 1) * stride + A .. (k + 1) * stride + overlap - 1 of it are then cross-faded with window k + 1.
+int owning_window(const TemporalWindowing& t, int p);
+
+/// A partial render of segment positions first .. last of a segment of `n` frames: the windows it runs (ascending)
+/// and the positions it must be fed (ascending: the union of those windows' inputs).
+struct VideoWindowPlan {
+    std::vector<int> windows;
+    std::vector<int> positions;
+};
+/// The windows the frames first .. last need (see the file comment): metric (align none) the owning windows of
+/// first .. last and the window cross-fading `last` when it exists; relative (scale_shift) also window 0 and
+/// `context_windows` windows before (clipped at window 1). Throws std::invalid_argument for 0 <= first <= last < n
+/// not holding.
+VideoWindowPlan plan_video_windows(const TemporalWindowing& t, int n, int first, int last,
+                                   int context_windows = kRelativeContextWindows);
+/// plan_video_windows' windows alone (cheap: no input lists).
+std::vector<int> video_chunk_windows(const TemporalWindowing& t, int n, int first, int last,
+                                     int context_windows = kRelativeContextWindows);
+
+/// `depthbatch submit`'s default chunk size for a video shot of `n` frames: the smallest multiple of the stride
+/// whose chunks (cut as chunk_frames cuts them) run at most `overhead` times the whole render's windows in all
+/// (video_chunk_windows of each); n (one task) when none does.
+int video_chunk_size(const TemporalWindowing& t, int n, double overhead = 1.3);
+
 class VideoWindowStage : public SequenceStage {
 public:
     /// The model's forward over windows of one segment: windows[b][t] is the input of frame t of window b (all W
@@ -73,11 +122,17 @@ public:
     VideoWindowStage(const TemporalWindowing& windowing, int windows_per_forward, Forward forward, OnFailure on_failure = {});
     ~VideoWindowStage() override;
     std::string name() const override { return "video windows"; }
-    /// W - 1: the frames after a frame that can change its depth (warm-up after a partial render's last frame).
+    /// W - 1: the frames after a frame that can change its depth (warm-up after a partial render's last frame, when
+    /// plan_partial leaves the plan to the driver).
     int context_frames() const override;
     bool needs_segment_start() const override { return true; }
     /// W + (windows_per_forward - 1) (W - O) frames.
     int max_held() const override;
+    /// A chunk of shot positions first .. last of a shot of `shot_size` frames: plan_video_windows' positions (frames
+    /// pushed are then taken by their StageFrame::shot_pos); nullopt when the plan runs every window of the shot
+    /// (the streaming path). The partial mode lasts until the segment ends;
+    /// a gap or a size change inside it abandons the frames held (their windows lack the frames).
+    std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last) override;
     void push(StageFrame frame) override;
     void end_segment(SegmentEnd why, const std::vector<int>& gap) override;
     std::vector<StageFrame> pop_ready() override;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <unistd.h>
 #include <csignal>
@@ -1043,4 +1044,149 @@ TEST(Farm, LogAndSummaryNameTheDeviceAndTheVisibleGpus) {
     EXPECT_EQ(j["device"], "cpu");
     EXPECT_EQ(j["device_info"], nlohmann::json::parse(R"({"index": null, "name": null, "uuid": null, "cuda_visible_devices": "3"})"))
         << j["device_info"];
+}
+
+// ---- A video model's shot in chunks on every engine (issue 34) ----------------------------------------------
+
+namespace {
+
+/// A metric video model (align none: chunks equal the whole render): each frame's grey plus half its window's mean.
+fs::path write_metric_video_model(const fs::path& path) {
+    return write_probe_model(path,
+                             "def forward(self, x):\n"
+                             "    m = x.mean(dim=2)\n"
+                             "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
+                             R"({"format": 1, "name": "probe-video-metric", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
+ "output": {"kind": "metric_depth", "units": "m"}, "temporal": {"window": 32, "overlap": 10,
+ "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": "none"}, "license": "MIT"})");
+}
+
+/// The raw bytes of every EXR in `dir`, by name.
+std::map<std::string, std::string> exr_bytes(const fs::path& dir) {
+    std::map<std::string, std::string> out;
+    for (const std::string& name : list_dir(dir)) out[name] = read_bytes(dir / name);
+    return out;
+}
+
+}  // namespace
+
+// 120 frames of a metric video model, --chunk-size 44 (3 chunks): each engine's files give tasks that render
+// their chunk (Deadline and OpenCue a --range, Tractor and Slurm --chunk I/3, OpenJD --frames), and every frame
+// equals the whole render's (depth values; the EXR's other metadata names the run). A requeued chunk redoes only
+// itself: all there is skipped, a deleted frame rendered again byte for byte.
+TEST(Farm, VideoShotChunksRunOnEveryEngine) {
+    TempDir dir;
+    write_metric_video_model(dir.path / "video.pt");
+    std::vector<int> shot;
+    for (int f = 1001; f <= 1120; ++f) shot.push_back(f);
+    for (int f : shot)
+        write_image(dir.path / ("plate." + std::to_string(f) + ".png"), 30, 20, {"R", "G", "B"}, "uint8", [f](int x, int y, int c) {
+            return std::fmod(0.013f * static_cast<float>(x * (c + 1) + 2 * y + 3 * f), 1.0f);
+        });
+    const fs::path job = write_job(dir.path / "job.yaml", "input: {path: " + (dir.path / "plate.####.png").string() +
+                                                              ", frames: 1001-1120}\nmodel: {path: " + (dir.path / "video.pt").string() +
+                                                              ", size: plate}\noutput: {path: whole/d.####.exr}\n");
+    auto r = run_cli({job.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto expect_whole = [&](const fs::path& out, int first, int last) {
+        for (int f = first; f <= last; ++f) {
+            const std::string name = "d." + std::to_string(f) + ".exr";
+            ASSERT_TRUE(fs::exists(out / name)) << out / name;
+            EXPECT_EQ(depth_values(out / name), depth_values(dir.path / "whole" / name)) << out / name;
+        }
+    };
+    const auto submit = [&](const std::string& engine, const fs::path& out) {
+        auto s = run_cli({"submit", job.string(), "--engine", engine, "--chunk-size", "44", "--out", (dir.path / engine).string(),
+                          "--set", "output.path=" + (out / "d.####.exr").string()});
+        EXPECT_EQ(s.exit_code, 0) << s.output;
+        EXPECT_TRUE(contains(s.output, "3 chunks of up to 44 frames run")) << s.output;
+        return s;
+    };
+    const auto run_argv = [&](const std::vector<std::string>& argv) {
+        auto t = run_program(argv[0], std::vector<std::string>(argv.begin() + 1, argv.end()));
+        EXPECT_EQ(t.exit_code, 0) << t.output;
+        return t;
+    };
+
+    // Slurm: the array's task line runs --chunk $SLURM_ARRAY_TASK_ID/3; each task as the array would run it.
+    r = run_cli({"submit", job.string(), "--engine", "slurm", "--chunk-size", "44", "--dry-run", "--set",
+                 "output.path=" + (dir.path / "slurm/d.####.exr").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "#SBATCH --array=1-3\n")) << r.output;
+    EXPECT_TRUE(contains(r.output, "/3")) << r.output;
+    for (int k = 1; k <= 3; ++k) {
+        r = run_cli({job.string(), "--chunk", std::to_string(k) + "/3", "--skip-existing", "--set",
+                     "output.path=" + (dir.path / "slurm/d.####.exr").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    expect_whole(dir.path / "slurm", 1001, 1120);
+
+    // Deadline: the CommandLine task of frames 1041-1080.
+    submit("deadline", dir.path / "deadline_out");
+    {
+        std::map<std::string, std::string> plugin;
+        std::istringstream lines(read_bytes(dir.path / "deadline/plugin_info.job"));
+        for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+        std::vector<std::string> argv = split_windows_command_line(plugin["Arguments"]);
+        auto at = std::find(argv.begin(), argv.end(), "<STARTFRAME>-<ENDFRAME>");
+        ASSERT_NE(at, argv.end()) << plugin["Arguments"];
+        *at = "1041-1080";
+        argv.insert(argv.begin(), plugin["Executable"]);
+        run_argv(argv);
+        EXPECT_EQ(list_dir(dir.path / "deadline_out").size(), 40u);
+        expect_whole(dir.path / "deadline_out", 1041, 1080);
+    }
+
+    // Tractor: every task's argv as Tcl gives it back.
+    if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
+        submit("tractor", dir.path / "tractor_out");
+        r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir.path / "tractor/job.alf").string(),
+                                  (dir.path / "argv.bin").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const auto cmds = read_argv_file(dir.path / "argv.bin");
+        ASSERT_EQ(cmds.size(), 3u);
+        for (const auto& c : cmds) run_argv(c);
+        expect_whole(dir.path / "tractor_out", 1001, 1120);
+    } else {
+        ADD_FAILURE() << "tclsh is not installed (Debian: tcl)";
+    }
+
+    // OpenCue: the render layer's command through /bin/sh for the last chunk (1081-1120).
+    if (fs::exists(kFarmVenv / "bin/python")) {
+        submit("opencue", dir.path / "opencue_out");
+        r = opencue_commands(dir.path / "opencue/opencue_submit.py", dir.path);
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        std::string cmd = read_bytes(dir.path / "cmd.render");
+        cmd = std::regex_replace(cmd, std::regex("#FRAME_START#"), "1081");
+        cmd = std::regex_replace(cmd, std::regex("#FRAME_END#"), "1120");
+        r = run_program("/bin/sh", {"-c", cmd});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        EXPECT_EQ(list_dir(dir.path / "opencue_out").size(), 40u);
+        expect_whole(dir.path / "opencue_out", 1081, 1120);
+    } else {
+        ADD_FAILURE() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
+    }
+
+    // OpenJD: `openjd run` runs every chunk task of the template.
+    if (fs::exists(kFarmVenv / "bin/openjd")) {
+        submit("openjd", dir.path / "openjd_out");
+        r = run_program(kFarmVenv / "bin/openjd", {"run", (dir.path / "openjd/job.template.yaml").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        expect_whole(dir.path / "openjd_out", 1001, 1120);
+    } else {
+        ADD_FAILURE() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
+    }
+
+    // A requeued chunk redoes only itself: chunk 2 with every frame there renders nothing; with one frame deleted,
+    // that frame alone, byte for byte as before.
+    const auto before = exr_bytes(dir.path / "slurm");
+    const std::vector<std::string> requeue = {job.string(), "--chunk", "2/3", "--skip-existing", "--set",
+                                              "output.path=" + (dir.path / "slurm/d.####.exr").string()};
+    r = run_cli(requeue);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "nothing to do")) << r.output;
+    fs::remove(dir.path / "slurm/d.1060.exr");
+    r = run_cli(requeue);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(exr_bytes(dir.path / "slurm"), before) << "the frame rendered again is byte-identical; no other was touched";
 }

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -304,4 +306,218 @@ TEST(VideoWindowStage, AnInvalidWindowingIsAConfigError) {
     t = vda();
     t.crossfade = 10;
     EXPECT_THROW(VideoWindowStage(t, 1, {}), ConfigError);
+}
+
+// ---- Partial renders (issue 34): a window's inputs from the windowing alone, and a chunk's windows ------------
+
+namespace {
+
+/// A forward whose output depends only on the window's inputs (as a real model's): frame p at slot j of a window
+/// whose slot 1 is frame q gives scale(q) * truth(p) + shift(q) (an affine change from window to window, which the
+/// scale/shift chain undoes) plus j / 1000 (so a frame's depth differs between the windows that see it); truth(p)
+/// spans about 1 .. 4 in every frame (its two pixels), as a real frame spans its scene's depths.
+VideoWindowStage::Forward input_only_forward(int* windows = nullptr) {
+    return [windows](const std::vector<std::vector<const ModelInput*>>& batch) {
+        std::vector<std::vector<DepthImage>> result;
+        for (const auto& w : batch) {
+            if (windows) ++*windows;
+            const int q = static_cast<int>(w.at(1)->chw.at(0));
+            const float scale = 1.0f + 0.05f * static_cast<float>(q % 7), shift = 0.2f * static_cast<float>(q % 5);
+            result.emplace_back();
+            for (size_t j = 0; j < w.size(); ++j) {
+                const float p = w[j]->chw.at(0);
+                const float e = static_cast<float>(j) / 1000;
+                result.back().push_back(depth2(scale * (1 + 0.1f * std::sin(p)) + shift + e, scale * (4 + 0.1f * std::cos(p)) + shift + e));
+            }
+        }
+        return result;
+    };
+}
+
+/// Depth by position of a whole render of n frames (the streaming path).
+std::vector<std::vector<float>> whole_render(const TemporalWindowing& t, int n) {
+    std::vector<std::vector<float>> depth;
+    for (StageFrame& f : run(*new VideoWindowStage(t, 1, input_only_forward()), n)) depth.push_back(f.depth.data);
+    return depth;
+}
+
+/// A partial render of positions first .. last: the frames it writes, by position; the windows it ran; what it fed.
+std::map<int, std::vector<float>> partial_render(const TemporalWindowing& t, int n, int first, int last, int* windows,
+                                                 std::vector<int>* fed = nullptr) {
+    StageChain chain;
+    auto stage = std::make_unique<VideoWindowStage>(t, 2, input_only_forward(windows));
+    chain.add(std::move(stage));
+    const auto positions = chain.plan_partial(n, first, last);
+    std::vector<int> all = positions ? *positions : range(0, n - 1);
+    if (fed) *fed = all;
+    std::vector<StageFrame> out;
+    for (int p : all) {
+        chain.push(frame_at(p));
+        for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    }
+    chain.end_segment(SegmentEnd::End);
+    for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    std::map<int, std::vector<float>> written;
+    EXPECT_EQ(out.size(), all.size()) << "every frame pushed comes out once";
+    for (size_t i = 0; i < out.size(); ++i) {
+        EXPECT_EQ(out[i].shot_pos, all[i]) << "in push order";
+        EXPECT_FALSE(out[i].abandoned);
+        if (out[i].shot_pos >= first && out[i].shot_pos <= last) written[out[i].shot_pos] = out[i].depth.data;
+    }
+    return written;
+}
+
+}  // namespace
+
+TEST(VideoWindowPlan, WindowInputsAreWhatTheStreamingStageFeeds) {
+    for (int n : {1, 5, 25, 32, 33, 70, 200, 223}) {
+        Fake fake;
+        fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), 0); };
+        run_new(vda(), fake, n);
+        ASSERT_EQ(static_cast<int>(fake.windows.size()), window_count(vda(), n)) << n << " frames";
+        for (int k = 0; k < window_count(vda(), n); ++k)
+            EXPECT_EQ(window_inputs(vda(), k, n), fake.windows[static_cast<size_t>(k)]) << "window " << k << " of " << n << " frames";
+    }
+    // Listed without the windows before: window 40 of 1000 frames is [0, b_39 + 12, b_40 + 2 .. b_40 + 31].
+    EXPECT_EQ(window_inputs(vda(), 40, 1000), cat({0, 39 * 22 + 12}, range(40 * 22 + 2, 40 * 22 + 31)));
+    EXPECT_EQ(owning_window(vda(), 31), 0);
+    EXPECT_EQ(owning_window(vda(), 32), 1);
+    EXPECT_EQ(owning_window(vda(), 53), 1);
+    EXPECT_EQ(owning_window(vda(), 54), 2);
+}
+
+TEST(VideoWindowPlan, AChunksWindowsAreBoundedWhereverItSitsInTheShot) {
+    const TemporalWindowing metric = vda(TemporalWindowing::Align::None), relative = vda();
+    // Frames 100-149 of 1000: owned by windows 4 (100 = 4*22+12) .. 6 (149 = 6*22+17); 149 is not cross-faded by
+    // window 7 (7*22+2 = 156 on): windows 4-6. 50 frames at 900-949: windows 40 (900 = 40*22+20) .. 42, and 43,
+    // which cross-fades 948-949: at most one window more than the frames' own, wherever the chunk sits.
+    VideoWindowPlan p = plan_video_windows(metric, 1000, 100, 149);
+    EXPECT_EQ(p.windows, (std::vector<int>{4, 5, 6}));
+    EXPECT_EQ(plan_video_windows(metric, 1000, 900, 949).windows, (std::vector<int>{40, 41, 42, 43}));
+    // Frame 160 is cross-faded by window 7 (its frames 156-163): window 7 is run too.
+    EXPECT_EQ(plan_video_windows(metric, 1000, 100, 160).windows, (std::vector<int>{4, 5, 6, 7}));
+    // Relative: window 0 (the anchor) and 8 windows before the chunk's first.
+    EXPECT_EQ(plan_video_windows(relative, 1000, 900, 949).windows, (std::vector<int>{0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43}));
+    EXPECT_EQ(plan_video_windows(relative, 1000, 100, 149).windows, range(0, 6));
+    EXPECT_TRUE(std::binary_search(p.positions.begin(), p.positions.end(), 0)) << "the shot's first frame sits in every window";
+    EXPECT_THROW(plan_video_windows(metric, 100, 50, 100), std::invalid_argument);
+}
+
+TEST(VideoWindowPlan, AMetricChunkEqualsTheWholeRenderExactly) {
+    const TemporalWindowing t = vda(TemporalWindowing::Align::None);
+    const int n = 300;
+    const auto whole = whole_render(t, n);
+    for (auto [first, last] : std::vector<std::pair<int, int>>{{100, 149}, {150, 199}, {250, 299}, {60, 61}, {287, 287}}) {
+        int windows = 0;
+        std::vector<int> fed;
+        const auto part = partial_render(t, n, first, last, &windows, &fed);
+        ASSERT_EQ(static_cast<int>(part.size()), last - first + 1);
+        for (const auto& [pos, d] : part) EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << "frame " << pos;
+        EXPECT_EQ(windows, static_cast<int>(plan_video_windows(t, n, first, last).windows.size()));
+        EXPECT_LE(windows, (last - first) / 22 + 3) << "its own windows and one more";
+        EXPECT_LT(fed.size(), static_cast<size_t>(last - first + 1 + 2 * 32)) << "frames " << first << "-" << last;
+    }
+}
+
+TEST(VideoWindowPlan, ARelativeChunkIsAnchoredOnTheShotsFirstFrame) {
+    const TemporalWindowing t = vda();
+    const int n = 400;
+    const auto whole = whole_render(t, n);
+    float lo = whole[0][0], hi = lo;
+    for (const auto& d : whole)
+        for (float v : d) lo = std::min(lo, v), hi = std::max(hi, v);
+    int windows = 0;
+    const auto part = partial_render(t, n, 300, 349, &windows);
+    EXPECT_EQ(windows, 1 + 8 + 3) << "window 0, 8 context windows, the chunk's 3";
+    double worst = 0;
+    for (const auto& [pos, d] : part)
+        for (size_t i = 0; i < d.size(); ++i) worst = std::max(worst, std::abs(double(d[i]) - whole[static_cast<size_t>(pos)][i]));
+    EXPECT_LT(worst / (hi - lo), 0.005) << "within 0.5% of the depth span";
+    // Two stages that combine frames: planned from their context (the shot from its start), not by the video stage.
+    StageChain two;
+    two.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
+    two.add(std::make_unique<StabilizerStage>(2, n));
+    EXPECT_FALSE(two.plan_partial(n, 300, 349));
+    // A chunk inside the first windows runs windows 0 .. its own, no more: frames 40-60 need windows 0-2 (60 is
+    // cross-faded by window 2), fed frames 0-75; its frames equal the whole render's exactly (the same chain).
+    int early_windows = 0;
+    std::vector<int> fed;
+    const auto early = partial_render(t, n, 40, 60, &early_windows, &fed);
+    EXPECT_EQ(early_windows, 3);
+    EXPECT_EQ(fed, range(0, 75));
+    for (const auto& [pos, d] : early) EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << pos;
+    const auto first_frames = partial_render(t, n, 0, 5, &early_windows);
+    for (const auto& [pos, d] : first_frames) EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << "window 0's frame " << pos;
+    // The whole shot: the streaming path.
+    StageChain all;
+    all.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
+    EXPECT_FALSE(all.plan_partial(n, 0, n - 1));
+}
+
+TEST(VideoWindowPlan, AChunksWindowsAreBatchedAndItHoldsNoMoreThanTheStreamingPath) {
+    const TemporalWindowing t = vda(TemporalWindowing::Align::None);
+    std::vector<size_t> per_call;
+    VideoWindowStage::Forward inner = input_only_forward();
+    StageChain chain;
+    auto stage = std::make_unique<VideoWindowStage>(t, 2, [&](const std::vector<std::vector<const ModelInput*>>& b) {
+        per_call.push_back(b.size());
+        return inner(b);
+    });
+    const int most_allowed = stage->max_held();
+    chain.add(std::move(stage));
+    const auto positions = chain.plan_partial(1000, 500, 699);
+    ASSERT_TRUE(positions);
+    int held = 0, most = 0;
+    for (int p : *positions) {
+        chain.push(frame_at(p));
+        ++held;
+        held -= static_cast<int>(chain.pop_ready().size());
+        most = std::max(most, held);
+    }
+    chain.end_segment(SegmentEnd::End);
+    EXPECT_EQ(held, static_cast<int>(chain.pop_ready().size()));
+    EXPECT_LE(most, most_allowed) << "no more frames held than max_held()";
+    const size_t windows = plan_video_windows(t, 1000, 500, 699).windows.size();
+    EXPECT_EQ(per_call.size(), (windows + 1) / 2) << "two windows a forward";
+}
+
+TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
+    StageChain chain;
+    chain.add(std::make_unique<VideoWindowStage>(vda(TemporalWindowing::Align::None), 1, input_only_forward()));
+    const auto positions = chain.plan_partial(300, 100, 149);
+    ASSERT_TRUE(positions);
+    std::vector<StageFrame> out;
+    for (size_t i = 0; i < positions->size() / 2; ++i) chain.push(frame_at((*positions)[i]));
+    chain.end_segment(SegmentEnd::Stop);
+    for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    ASSERT_EQ(out.size(), positions->size() / 2);
+    int abandoned = 0;
+    for (const StageFrame& f : out) abandoned += f.abandoned;
+    EXPECT_GT(abandoned, 0);
+    // What came out finished is final: the chunk's frames among them equal the whole render's.
+    const auto whole = whole_render(vda(TemporalWindowing::Align::None), 300);
+    for (const StageFrame& f : out)
+        if (!f.abandoned && f.shot_pos >= 100) EXPECT_EQ(f.depth.data, whole[static_cast<size_t>(f.shot_pos)]) << f.shot_pos;
+}
+
+TEST(VideoWindowPlan, TheDefaultChunkSizeKeepsTheWindowsWithinTheOverhead) {
+    const TemporalWindowing metric = vda(TemporalWindowing::Align::None), relative = vda();
+    for (int n : {400, 2000}) {
+        for (const TemporalWindowing& t : {metric, relative}) {
+            const int size = video_chunk_size(t, n);
+            if (size == n) continue;
+            EXPECT_EQ(size % 22, 0) << n;
+            const int chunks = (n + size - 1) / size;
+            long total = 0;
+            for (int i = 1; i <= chunks; ++i)
+                total += static_cast<long>(video_chunk_windows(t, n, n * (i - 1) / chunks, n * i / chunks - 1).size());
+            EXPECT_LE(static_cast<double>(total), 1.3 * window_count(t, n)) << n;
+            EXPECT_GT(video_chunk_size(t, n, 1.3), size - 22) << "the smallest such multiple";
+        }
+    }
+    // Metric: 88 frames (4 windows a chunk, the fifth shared) for 400 frames; relative: 9 windows of context each.
+    EXPECT_EQ(video_chunk_size(metric, 400), 88);
+    EXPECT_EQ(video_chunk_size(relative, 400), 400) << "no chunk size within 1.3x: one task";
+    EXPECT_EQ(video_chunk_size(relative, 2000), 682) << "31 windows a chunk, 10 more each";
+    EXPECT_EQ(video_chunk_size(relative, 40), 40);
 }

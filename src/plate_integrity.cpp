@@ -113,8 +113,8 @@ int64_t exr_chunks(const ExrPart& p) {
 }
 
 void check_exr(File& f) {
-    // Headers (and offset tables) of ordinary files fit well inside the first MiBs; longer ones are left alone.
-    const std::string b = f.read(0, std::min<uint64_t>(f.size, 16u << 20));
+    // Headers of ordinary files fit well inside the first MiB; longer ones are left alone. The tables are read apart.
+    const std::string b = f.read(0, std::min<uint64_t>(f.size, 1u << 20));
     if (b.size() < 8 || le(b, 0, 4) != 20000630u) return;
     const uint32_t version = static_cast<uint32_t>(le(b, 4, 4));
     const bool single_tiled = version & 0x200, deep = version & 0x800, multipart = version & 0x1000;
@@ -170,9 +170,9 @@ void check_exr(File& f) {
         const int64_t n = exr_chunks(p);
         if (n < 0 || n > (1 << 26)) return;
         if (at + 8 * static_cast<uint64_t>(n) > f.size) truncated("the chunk offset table", at + 8 * static_cast<uint64_t>(n), f.size);
-        if (at + 8 * static_cast<uint64_t>(n) > b.size()) return;
+        const std::string table = f.read(at, 8 * static_cast<uint64_t>(n));
         for (int64_t i = 0; i < n; ++i, at += 8) {
-            const uint64_t off = le(b, at, 8);
+            const uint64_t off = le(table, static_cast<size_t>(8 * i), 8);
             if (off >= f.size) truncated("chunk " + std::to_string(i) + " (offset table)", off, f.size);
             last = std::max(last, off);
         }

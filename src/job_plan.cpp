@@ -409,7 +409,8 @@ std::string processing_key(const JobContext& ctx) {
     return s.str();
 }
 
-SequenceStats sequence_stats(const JobContext& ctx) {
+/// The statistics `ctx` wants (identity only: no values) and its sidecar's path; shared by the render and validate.
+static std::pair<SequenceStats, std::string> wanted_sequence_stats(const JobContext& ctx) {
     const JobConfig& job = ctx.job;
     SequenceStats want;
     want.model_sha256 = ctx.model->sha256();
@@ -432,6 +433,12 @@ SequenceStats sequence_stats(const JobContext& ctx) {
     }
     want.sample_frames = sample_frames(sampled_from, job.depth.stats_frames);
     const std::string path = job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file;
+    return {want, path};
+}
+
+SequenceStats sequence_stats(const JobContext& ctx) {
+    const JobConfig& job = ctx.job;
+    auto [want, path] = wanted_sequence_stats(ctx);
     log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
     // The raw model output of one sampled frame: read, colour, reformat and infer, as the pipeline does.
     const auto frame_values = [&ctx](int frame) {
@@ -722,8 +729,20 @@ ValidationResult validate_job(const JobConfig& job) {
     if (const std::string passes = describe_passes(*ctx); !passes.empty()) line("passes", passes);
     if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
     if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
-    if (job.depth.normalize == Normalization::Sequence)
-        line("stats", job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file);
+    if (job.depth.normalize == Normalization::Sequence) {
+        // The render's identity check of an existing sidecar (its OutputExistsError, exit 6, for another job's).
+        const auto [want, path] = wanted_sequence_stats(*ctx);
+        std::string state = " (computed by the render)";
+        if (const auto have = read_sequence_stats(path)) {
+            const std::string diff = have->mismatch(want);
+            if (diff.empty()) state = " (exists, made for this job: reused)";
+            else if (job.output.overwrite != OverwritePolicy::Overwrite)
+                throw OutputExistsError(path + ": sequence statistics made for another job (" + diff +
+                                        " differs); delete it or pass --overwrite to recompute");
+            else state = " (made for another job: " + diff + " differs; recomputed, --overwrite)";
+        }
+        line("stats", path + state);
+    }
     if (!job.pipeline.review.empty()) line("review", job.pipeline.review);
     return v;
 }

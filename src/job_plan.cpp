@@ -667,7 +667,7 @@ SequenceStats job_sequence_stats(const JobConfig& job) {
 }
 
 
-ValidationResult validate_job(const JobConfig& job) {
+ValidationResult validate_job(const JobConfig& job, bool deep) {
     ValidationResult v;
     const auto line = [&v](const std::string& key, const std::string& value) {
         v.plan.push_back(key + std::string(key.size() < 11 ? 11 - key.size() : 1, ' ') + value);
@@ -703,9 +703,10 @@ ValidationResult validate_job(const JobConfig& job) {
     for (int f : plates) {
         const std::string path = ctx->input.path(f);
         if (!fs::is_regular_file(path)) continue;   // missing plates: reported by select_frames above
-        check_auto_kind(*ctx, probe_plate(path, f, job.input));
+        if (deep) check_auto_kind(*ctx, read_plate(path, f, job.input));   // every pixel decoded, as the render
+        else check_auto_kind(*ctx, probe_plate(path, f, job.input));
     }
-    line("plates", std::to_string(plates.size()) + " checked: " + ctx->first_kind);
+    line("plates", std::to_string(plates.size()) + (deep ? " decoded in full: " : " checked: ") + ctx->first_kind);
     // One forward at the processing size (the dry run above used a small one).
     const ReformatPlan& fp = ctx->first_plan;
     ModelInput probe;

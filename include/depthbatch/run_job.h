@@ -134,7 +134,9 @@ struct ValidationResult {
 /// writes through the output guard (output_guard.h). Writes nothing (no statistics sidecar, no temporaries).
 /// Throws the errors run_job would throw before rendering, with the same classes (so the same exit codes); a
 /// plate that cannot be opened is an InputError naming it (exit 3).
-ValidationResult validate_job(const JobConfig& job);
+/// `deep` (`validate --deep`): every plate of the run is also decoded in full (read_plate), so damage inside the
+/// pixel data is an InputError naming the frame, as in the render.
+ValidationResult validate_job(const JobConfig& job, bool deep = false);
 
 /// Render `job`. Throws ConfigError, InputError, ModelError or OutputExistsError for problems found
 /// before rendering starts (nothing is written then). `cancel`, when set to true from another thread (a

@@ -703,3 +703,29 @@ TEST(BadInput, ValidatePredictsATruncatedPlateAndTheRenderSaysTheSame) {
         EXPECT_FALSE(fs::exists(sc.dir / "out/d.1002.exr"));
     }
 }
+
+// Issue 32 item 2b: `validate --deep` decodes every plate; damage inside complete-looking data (a PNG whose IDAT
+// bytes were changed: its CRC fails) passes the header check and is found by --deep, as the render finds it.
+TEST(BadInput, ValidateDeepDecodesEveryPlate) {
+    Scene sc;
+    const fs::path src = samples_dir() / "plates/sintel/sintel.1005.png";
+    std::string bytes = read_bytes(src);
+    fs::copy_file(src, sc.dir / "q.1001.png");
+    for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 64; ++i) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
+    write_file(sc.dir / "q.1002.png", bytes);
+    const std::string job = write_job(sc.dir / "q.yaml", "input: {path: q.####.png, frames: 1001-1002}\n"
+                                                         "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n").string();
+    const auto shallow = run_cli({"validate", job});
+    EXPECT_EQ(shallow.exit_code, 0) << "the header and chunk lengths are intact\n" << shallow.output;
+    const auto deep = run_cli({"validate", job, "--deep"});
+    EXPECT_EQ(deep.exit_code, exit_status(ExitCode::Input)) << deep.output;
+    EXPECT_TRUE(contains(deep.output, "frame 1002")) << deep.output;
+    EXPECT_TRUE(contains(deep.output, "q.1002.png")) << deep.output;
+    EXPECT_FALSE(fs::exists(sc.dir / "out")) << "validate writes nothing";
+    const auto good = run_cli({"validate", job, "--deep", "--frames", "1001"});
+    EXPECT_EQ(good.exit_code, 0) << good.output;
+    EXPECT_TRUE(contains(good.output, "decoded in full")) << good.output;
+    const auto r = run_cli({job, "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
+}

@@ -404,7 +404,8 @@ std::string processing_key(const JobContext& ctx) {
     return s.str();
 }
 
-SequenceStats sequence_stats(const JobContext& ctx) {
+/// The statistics `ctx` wants (identity only: no values) and its sidecar's path; shared by the render and validate.
+static std::pair<SequenceStats, std::string> wanted_sequence_stats(const JobContext& ctx) {
     const JobConfig& job = ctx.job;
     SequenceStats want;
     want.model_sha256 = ctx.model->sha256();
@@ -427,6 +428,12 @@ SequenceStats sequence_stats(const JobContext& ctx) {
     }
     want.sample_frames = sample_frames(sampled_from, job.depth.stats_frames);
     const std::string path = job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file;
+    return {want, path};
+}
+
+SequenceStats sequence_stats(const JobContext& ctx) {
+    const JobConfig& job = ctx.job;
+    auto [want, path] = wanted_sequence_stats(ctx);
     log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
     // The raw model output of one sampled frame: read, colour, reformat and infer, as the pipeline does.
     const auto frame_values = [&ctx](int frame) {
@@ -671,7 +678,7 @@ SequenceStats job_sequence_stats(const JobConfig& job) {
 }
 
 
-ValidationResult validate_job(const JobConfig& job) {
+ValidationResult validate_job(const JobConfig& job, bool deep) {
     ValidationResult v;
     const auto line = [&v](const std::string& key, const std::string& value) {
         v.plan.push_back(key + std::string(key.size() < 11 ? 11 - key.size() : 1, ' ') + value);
@@ -708,9 +715,10 @@ ValidationResult validate_job(const JobConfig& job) {
     for (int f : plates) {
         const std::string path = ctx->input.path(f);
         if (!fs::is_regular_file(path)) continue;   // missing plates: reported by select_frames above
-        check_auto_kind(*ctx, probe_plate(path, f, job.input));
+        if (deep) check_auto_kind(*ctx, read_plate(path, f, job.input));   // every pixel decoded, as the render
+        else check_auto_kind(*ctx, probe_plate(path, f, job.input));
     }
-    line("plates", std::to_string(plates.size()) + " checked: " + ctx->first_kind);
+    line("plates", std::to_string(plates.size()) + (deep ? " decoded in full: " : " checked: ") + ctx->first_kind);
     // One forward at the processing size (the dry run above used a small one).
     const ReformatPlan& fp = ctx->first_plan;
     ModelInput probe;
@@ -734,8 +742,20 @@ ValidationResult validate_job(const JobConfig& job) {
     if (const std::string passes = describe_passes(*ctx); !passes.empty()) line("passes", passes);
     if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
     if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
-    if (job.depth.normalize == Normalization::Sequence)
-        line("stats", job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file);
+    if (job.depth.normalize == Normalization::Sequence) {
+        // The render's identity check of an existing sidecar (its OutputExistsError, exit 6, for another job's).
+        const auto [want, path] = wanted_sequence_stats(*ctx);
+        std::string state = " (computed by the render)";
+        if (const auto have = read_sequence_stats(path)) {
+            const std::string diff = have->mismatch(want);
+            if (diff.empty()) state = " (exists, made for this job: reused)";
+            else if (job.output.overwrite != OverwritePolicy::Overwrite)
+                throw OutputExistsError(path + ": sequence statistics made for another job (" + diff +
+                                        " differs); delete it or pass --overwrite to recompute");
+            else state = " (made for another job: " + diff + " differs; recomputed, --overwrite)";
+        }
+        line("stats", path + state);
+    }
     if (!job.pipeline.review.empty()) line("review", job.pipeline.review);
     return v;
 }

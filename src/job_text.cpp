@@ -7,6 +7,8 @@
 #include "depthbatch/log.h"
 
 #include <toml++/toml.h>
+
+#include <cstdio>
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
@@ -67,54 +69,132 @@ YAML::Node toml_to_yaml(const toml::node& node, const std::string& key, Tree& tr
 }  // namespace
 
 /// TOML allows characters beyond ASCII only inside strings and comments. toml++ 3.x reaches
-/// TOML_UNREACHABLE (undefined behaviour in a release build) on some of them elsewhere, e.g. a stray 'é' or
-/// 'â' after a key (found by scripts/fuzz): refuse those first, naming the line.
-void check_toml_bytes(const std::string& text, const std::string& origin) {
+/// TOML_UNREACHABLE (undefined behaviour in a release build) on some of them (a stray 'é' after a key; `\ÿ` in a
+/// multi-line string: is_non_ascii_horizontal_whitespace, U+00A1..U+03F9; found by scripts/fuzz). So toml++ is
+/// never handed a byte beyond ASCII: in strings they become \uXXXX escapes (a literal string holding one becomes
+/// the basic string of the same value), in comments '?'; elsewhere, and after a backslash, they are refused.
+std::string toml_as_ascii(const std::string& text, const std::string& origin) {
     enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Code;
     int line = 1;
+    std::string out;
+    out.reserve(text.size() + 16);
     // A quote opens a string only where TOML allows one (line start, after '=', '[', ',', '{' or '.'):
     // in `x =0"é"` toml++ reads a bare value, so the 'é' is outside any string.
     char last = '\n';
     const auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
+    const auto fail = [&](const std::string& what) {
+        throw ConfigError(origin + ":" + std::to_string(line) + ": TOML syntax error: " + what);
+    };
+    const std::string not_utf8 = "a byte that is not UTF-8 (save the job as UTF-8)";
+    // The UTF-8 character starting at byte i (>= 0x80) as an escape; i moves to its last byte.
+    const auto escape = [&](size_t& i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        const int n = c >= 0xF0 && c < 0xF5 ? 3 : c >= 0xE0 && c < 0xF0 ? 2 : c >= 0xC2 && c < 0xE0 ? 1 : -1;
+        if (n < 0 || i + n >= text.size()) fail(not_utf8);
+        unsigned cp = c & (n == 1 ? 0x1F : n == 2 ? 0x0F : 0x07);
+        for (int k = 1; k <= n; ++k) {
+            const unsigned char cc = static_cast<unsigned char>(text[i + k]);
+            if ((cc & 0xC0) != 0x80) fail(not_utf8);
+            cp = cp << 6 | (cc & 0x3F);
+        }
+        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+            fail(not_utf8);
+        char buf[16];
+        if (cp <= 0xFFFF) std::snprintf(buf, sizeof buf, "\\u%04X", cp);
+        else std::snprintf(buf, sizeof buf, "\\U%08X", cp);
+        out += buf;
+        i += n;
+    };
+    // A literal string from i (its opening quote): one past its closing quote(s), npos when unterminated;
+    // `wide`: whether it holds a byte beyond ASCII.
+    const auto literal_end = [&](size_t i, bool multi, bool& wide) {
+        wide = false;
+        for (size_t j = i + (multi ? 3 : 1); j < text.size(); ++j) {
+            if (multi ? at(j, "'''") : text[j] == '\'') return j + (multi ? 3 : 1);
+            if (!multi && text[j] == '\n') return std::string::npos;
+            if (static_cast<unsigned char>(text[j]) >= 0x80) wide = true;
+        }
+        return std::string::npos;
+    };
     for (size_t i = 0; i < text.size(); ++i) {
         const char ch = text[i];
+        const bool wide = static_cast<unsigned char>(ch) >= 0x80;
         if (ch == '\n') {
             ++line;
             last = '\n';
             if (in != In::MultiBasic && in != In::MultiLiteral) in = In::Code;  // (unterminated: toml++ says so)
+            out += ch;
             continue;
         }
         switch (in) {
         case In::Code: {
             const bool opens = last != '\0' && std::strchr("\n=[,{.", last) != nullptr;
             if (ch != ' ' && ch != '\t') last = ch;
-            if (ch == '#') in = In::Comment;
-            else if (opens && at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
-            else if (opens && at(i, "'''")) in = In::MultiLiteral, i += 2;
-            else if (opens && ch == '"') in = In::Basic;
-            else if (opens && ch == '\'') in = In::Literal;
-            else if (static_cast<unsigned char>(ch) >= 0x80)
-                throw ConfigError(origin + ":" + std::to_string(line) + ": TOML syntax error: a character beyond ASCII "
-                                  "outside a string or comment (quote the value: path = 'plate.####.exr')");
+            if (ch == '#') {
+                in = In::Comment, out += ch;
+            } else if (opens && at(i, "\"\"\"")) {
+                in = In::MultiBasic, out += "\"\"\"", i += 2;
+            } else if (opens && ch == '\'') {
+                const bool multi = at(i, "'''");
+                bool has_wide = false;
+                const size_t end = literal_end(i, multi, has_wide);
+                if (end == std::string::npos || !has_wide) {   // copied as written
+                    in = multi ? In::MultiLiteral : In::Literal;
+                    out += multi ? "'''" : "'";
+                    i += multi ? 2 : 0;
+                    break;
+                }
+                // The same value as a basic string: backslash and quote escaped, wide characters as escapes.
+                const char* quote = multi ? "\"\"\"" : "\"";
+                out += quote;
+                for (size_t j = i + (multi ? 3 : 1); j < end - (multi ? 3 : 1); ++j) {
+                    const char c = text[j];
+                    if (c == '\n') ++line, out += c;
+                    else if (c == '\\') out += "\\\\";
+                    else if (c == '"') out += "\\\"";
+                    else if (static_cast<unsigned char>(c) >= 0x80) escape(j);
+                    else out += c;
+                }
+                out += quote;
+                i = end - 1;
+            } else if (opens && ch == '"') {
+                in = In::Basic, out += ch;
+            } else if (wide) {
+                fail("a character beyond ASCII outside a string or comment (quote the value: path = 'plate.####.exr')");
+            } else {
+                out += ch;
+            }
             break;
         }
-        case In::Comment: break;
+        case In::Comment: out += wide ? '?' : ch; break;
         case In::Basic:
-            if (ch == '\\') ++i;
-            else if (ch == '"') in = In::Code, last = ch;
+        case In::MultiBasic:
+            if (ch == '\\') {
+                if (i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80)
+                    fail("a backslash before a character beyond ASCII is not an escape (write \\\\ for a backslash)");
+                out += ch;
+                if (i + 1 < text.size() && text[i + 1] != '\n') out += text[++i];   // (a newline: counted above)
+            } else if (in == In::Basic && ch == '"') {
+                in = In::Code, last = ch, out += ch;
+            } else if (in == In::MultiBasic && at(i, "\"\"\"")) {
+                in = In::Code, i += 2, last = '"', out += "\"\"\"";
+            } else if (wide) {
+                escape(i);
+            } else {
+                out += ch;
+            }
             break;
         case In::Literal:
             if (ch == '\'') in = In::Code, last = ch;
-            break;
-        case In::MultiBasic:
-            if (ch == '\\') ++i;
-            else if (at(i, "\"\"\"")) in = In::Code, i += 2, last = '"';
+            out += ch;
             break;
         case In::MultiLiteral:
-            if (at(i, "'''")) in = In::Code, i += 2, last = '\'';
+            if (at(i, "'''")) in = In::Code, i += 2, last = '\'', out += "''";
+            out += ch;
             break;
         }
     }
+    return out;
 }
 
 namespace {
@@ -215,9 +295,9 @@ Tree parse_tree(const std::string& raw_text, const std::string& format, const st
         throw ConfigError(origin + ": not a job file (a NUL byte on line " + std::to_string(line_of(text, nul)) +
                           ": a binary file, or text saved as UTF-16; job files are UTF-8 text)");
     if (format == "toml") {
-        check_toml_bytes(text, origin);
+        const std::string ascii = toml_as_ascii(text, origin);
         try {
-            toml::table table = toml::parse(text, origin);
+            toml::table table = toml::parse(ascii, origin);
             tree.root = toml_to_yaml(table, "", tree);
         } catch (const toml::parse_error& e) {
             throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) +

@@ -31,12 +31,16 @@ std::string join(const std::set<std::string>& keys);
 
 /// `text` (UTF-8, a leading BOM dropped) in `format` ("yaml" or "toml") as a located tree. Throws ConfigError
 /// naming origin:line for a syntax error, a NUL byte, a repeated key, a second YAML document, a TOML date, and
-/// (TOML) a byte beyond ASCII outside a string or comment (check_toml_bytes).
+/// (TOML) a byte beyond ASCII outside a string or comment (toml_as_ascii).
 Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin, const std::string& base_dir);
 
-/// TOML allows characters beyond ASCII only inside strings and comments: throws ConfigError naming the line
-/// of one elsewhere (toml++ 3.x reaches undefined behaviour on some of them).
-void check_toml_bytes(const std::string& text, const std::string& origin);
+/// `text` (TOML) with no byte beyond ASCII and the same values, for toml++ (3.x reaches undefined behaviour on
+/// some of them): in basic strings such a character becomes an escape (backslash-u and 4 hex digits, or
+/// backslash-U and 8); a literal string holding one becomes the basic string of the same value; in comments each
+/// such byte becomes '?'. Throws ConfigError naming origin:line for one elsewhere (TOML allows them only in
+/// strings and comments), for a backslash before one (not an escape), and for bytes that are not UTF-8. Keeps
+/// line numbers.
+std::string toml_as_ascii(const std::string& text, const std::string& origin);
 
 /// One --set "key=value" applied to the tree (the key checked against the schema here, the value later).
 /// Errors about it name `typed` (how the user wrote it, e.g. "--threads 8"), or "--set key=value" when empty.

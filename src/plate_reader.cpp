@@ -4,6 +4,7 @@
 #include "depthbatch/plate.h"
 
 #include "plate_channels.h"
+#include "plate_integrity.h"
 #include "plate_luminance_chroma.h"
 
 #include "depthbatch/error.h"
@@ -57,6 +58,9 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const JobC
 
     // Straight (unassociated) alpha stays as stored: OIIO would otherwise premultiply PNG/TIFF colour by
     // alpha on reading, so a pixel with alpha 0 would lose its colour before the model and the passthrough.
+    // A file cut short is refused on its header and tables alone, here (so validate predicts it) as in the read.
+    check_plate_complete(info.path);
+
     OIIO::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);
     auto in = OIIO::ImageInput::open(info.path, &config);

@@ -187,9 +187,9 @@ depthbatch::JobConfig job_from_flags(const std::string& job_path, const RenderFl
 }
 
 /// `depthbatch validate JOB` / `depthbatch JOB --dry-run`: the plan on stdout, the exit code the render would give.
-int run_validate(const depthbatch::JobConfig& job) {
+int run_validate(const depthbatch::JobConfig& job, bool deep = false) {
     using namespace depthbatch;
-    const ValidationResult v = validate_job(job);
+    const ValidationResult v = validate_job(job, deep);
     for (const std::string& w : v.warnings) log_warning(w);
     for (const std::string& l : v.plan) std::cout << l << "\n";
     std::cout << "valid: a render would exit " << static_cast<int>(v.exit_code) << " (" << exit_code_name(v.exit_code)
@@ -489,6 +489,8 @@ int main(int argc, char** argv) {
     validate->add_option("--device", validate_flags.device, "auto, cpu, cuda or cuda:N");
     auto* vow = validate->add_flag("--overwrite", validate_flags.overwrite, "As a render with --overwrite");
     validate->add_flag("--skip-existing", validate_flags.skip_existing, "As a render with --skip-existing")->excludes(vow);
+    bool validate_deep = false;
+    validate->add_flag("--deep", validate_deep, "Also decode every plate of the run in full (slower; finds damaged pixel data)");
     render->add_flag("--dry-run", flags.dry_run, "Check the job as `depthbatch validate` does; render nothing");
 
     std::string info_model;
@@ -531,7 +533,7 @@ int main(int argc, char** argv) {
         if (*submit) return run_submit(submit_flags);
         if (*validate) {
             validate_flags.frames_given = validate->count("--frames") > 0;
-            return run_validate(job_from_flags(validate_job_path, validate_flags));
+            return run_validate(job_from_flags(validate_job_path, validate_flags), validate_deep);
         }
         if (*review) {
             const JobConfig j = load_job(review_job, review_sets);

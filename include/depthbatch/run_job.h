@@ -129,11 +129,14 @@ struct ValidationResult {
 
 /// Check `job` as run_job would, stopping before the first frame is rendered: the job's frames and this run's
 /// share, the model (loads, its contract, one forward at the processing size), every plate of the run (exists,
-/// its header opens, of the same kind as the first: plate_kind), the output folders, and every path the job
+/// its header opens and is not cut short, of the same kind as the first: plate_kind), an existing sequence
+/// statistics sidecar (the render's identity check: OutputExistsError for another job's), the output folders, and every path the job
 /// writes through the output guard (output_guard.h). Writes nothing (no statistics sidecar, no temporaries).
 /// Throws the errors run_job would throw before rendering, with the same classes (so the same exit codes); a
 /// plate that cannot be opened is an InputError naming it (exit 3).
-ValidationResult validate_job(const JobConfig& job);
+/// `deep` (`validate --deep`): every plate of the run is also decoded in full (read_plate), so damage inside the
+/// pixel data is an InputError naming the frame, as in the render.
+ValidationResult validate_job(const JobConfig& job, bool deep = false);
 
 /// Render `job`. Throws ConfigError, InputError, ModelError or OutputExistsError for problems found
 /// before rendering starts (nothing is written then). `cancel`, when set to true from another thread (a

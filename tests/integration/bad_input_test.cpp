@@ -1,5 +1,6 @@
 // Bad input: every case gets its documented exit code (README "Exit codes"), a message naming the cause,
 // and leaves no partial or temporary file. Includes CASES.md 9 (model files that are not models).
+#include "depthbatch/plate.h"
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -632,4 +633,99 @@ TEST(BadInput, WhatIsNotAJobFileIsRefusedWithoutReadingIt) {
     r = run_cli({(s.dir / "SHOT.YML").string(), "--frames", "1001"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr"})) << r.output;
+}
+
+// Issue 32 item 2: a plate cut short (a farm copy that stopped) is found on its header and tables alone, by
+// `validate` as by the render (exit 3 naming the frame and file); intact files of every format pass.
+namespace {
+
+/// The sample plates of every format the check reads: EXR scanline/tiled/mip/multi-part, PNG, JPEG, DPX, TIFF.
+std::vector<fs::path> integrity_samples() {
+    const fs::path s = samples_dir();
+    std::vector<fs::path> files = {s / "plates/bedroom/bedroom.1001.jpg", s / "plates/sintel/sintel.1005.png",
+                                   s / "nyu/rgb.png", s / "exr/dpx_nuke_10bits_rgb.dpx", s / "exr/ladoga.tif",
+                                   s / "exr/flower-rgb-contig-16.tif"};
+    for (const auto& e : fs::directory_iterator(s / "exr"))
+        if (e.path().extension() == ".exr") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+}  // namespace
+
+TEST(BadInput, TruncatedPlatesOfEveryFormatAreRefusedOnTheHeader) {
+    TempDir dir;
+    for (const fs::path& src : integrity_samples()) {
+        SCOPED_TRACE(src.string());
+        // Intact: no 'truncated' (other refusals, e.g. a part choice, are not this check's business).
+        try {
+            (void)depthbatch::probe_plate(src.string(), 1, {});
+        } catch (const std::exception& e) {
+            EXPECT_FALSE(contains(e.what(), "truncated")) << e.what();
+        }
+        const std::string bytes = read_bytes(src);
+        // Half, and a tenth short (a TIFF's directory may sit at the end, after its strips: that is cut either way).
+        for (const size_t keep : {bytes.size() / 2, bytes.size() * 9 / 10}) {
+            const fs::path cut = write_file(dir / ("cut" + src.extension().string()), bytes.substr(0, keep));
+            const std::string message = expect_error<depthbatch::InputError>([&] { (void)depthbatch::probe_plate(cut.string(), 7, {}); }, "probe of a cut copy");
+            EXPECT_TRUE(contains(message, "frame 7")) << message;
+            EXPECT_TRUE(contains(message, cut.string())) << message;
+        }
+    }
+}
+
+TEST(BadInput, ValidatePredictsATruncatedPlateAndTheRenderSaysTheSame) {
+    const fs::path s = samples_dir();
+    for (const fs::path& src : {s / "plates/bedroom/bedroom.1001.jpg", s / "plates/sintel/sintel.1005.png",
+                                s / "exr/singlepart.0001.exr", s / "exr/dpx_nuke_10bits_rgb.dpx", s / "exr/ladoga.tif"}) {
+        SCOPED_TRACE(src.string());
+        Scene sc;
+        const std::string ext = src.extension().string();
+        const std::string bytes = read_bytes(src);
+        fs::copy_file(src, sc.dir / ("q.1001" + ext));
+        // 17 bytes short: the end of the last pixel data (or of the file's tables) is gone.
+        write_file(sc.dir / ("q.1002" + ext), bytes.substr(0, ext == ".tif" ? bytes.size() * 9 / 10 : bytes.size() - 17));
+        const auto job = [&](const std::string& frames) {
+            return write_job(sc.dir / "q.yaml", "input: {path: q.####" + ext + ", frames: " + frames + "}\n"
+                                                "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n").string();
+        };
+        const auto ok = run_cli({"validate", job("1001")});
+        EXPECT_EQ(ok.exit_code, 0) << ok.output;
+        const auto v = run_cli({"validate", job("1001-1002")});
+        EXPECT_EQ(v.exit_code, exit_status(ExitCode::Input)) << v.output;
+        EXPECT_TRUE(contains(v.output, "q.1002" + ext)) << v.output;
+        EXPECT_TRUE(contains(v.output, "truncated")) << v.output;
+        EXPECT_FALSE(fs::exists(sc.dir / "out")) << "validate writes nothing";
+        const auto r = run_cli({job("1001-1002"), "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
+        EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
+        EXPECT_TRUE(contains(r.output, "truncated")) << r.output;
+        EXPECT_FALSE(fs::exists(sc.dir / "out/d.1002.exr"));
+    }
+}
+
+// Issue 32 item 2b: `validate --deep` decodes every plate; damage inside complete-looking data (a PNG whose IDAT
+// bytes were changed: its CRC fails) passes the header check and is found by --deep, as the render finds it.
+TEST(BadInput, ValidateDeepDecodesEveryPlate) {
+    Scene sc;
+    const fs::path src = samples_dir() / "plates/sintel/sintel.1005.png";
+    std::string bytes = read_bytes(src);
+    fs::copy_file(src, sc.dir / "q.1001.png");
+    for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 64; ++i) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
+    write_file(sc.dir / "q.1002.png", bytes);
+    const std::string job = write_job(sc.dir / "q.yaml", "input: {path: q.####.png, frames: 1001-1002}\n"
+                                                         "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n").string();
+    const auto shallow = run_cli({"validate", job});
+    EXPECT_EQ(shallow.exit_code, 0) << "the header and chunk lengths are intact\n" << shallow.output;
+    const auto deep = run_cli({"validate", job, "--deep"});
+    EXPECT_EQ(deep.exit_code, exit_status(ExitCode::Input)) << deep.output;
+    EXPECT_TRUE(contains(deep.output, "frame 1002")) << deep.output;
+    EXPECT_TRUE(contains(deep.output, "q.1002.png")) << deep.output;
+    EXPECT_FALSE(fs::exists(sc.dir / "out")) << "validate writes nothing";
+    const auto good = run_cli({"validate", job, "--deep", "--frames", "1001"});
+    EXPECT_EQ(good.exit_code, 0) << good.output;
+    EXPECT_TRUE(contains(good.output, "decoded in full")) << good.output;
+    const auto r = run_cli({job, "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
 }

@@ -202,6 +202,18 @@ TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
     EXPECT_NE(r.output.find("sequence statistics from"), std::string::npos) << "the chunk reuses the sidecar\n" << r.output;
     EXPECT_EQ(metadata(dir / "out/d.1003.exr", "depthbatch/stats_sample_frames"), "1001-1010x3");
 
+    // validate runs the render's identity check (issue 32 item 2c): the job's own sidecar is reused...
+    r = run_cli({"validate", (dir / "job.yaml").string(), "--frames", "1005"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("made for this job: reused"), std::string::npos) << r.output;
+    // ...another job's is exit 6 as the render's below, and --overwrite would recompute it.
+    r = run_cli({"validate", (dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_NE(r.output.find("made for another job (depth.percentiles"), std::string::npos) << r.output;
+    r = run_cli({"validate", (dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005", "--overwrite"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(read_bytes(dir / "out/d.stats.json").find("98.0"), std::string::npos) << "validate writes nothing";
+
     // A sidecar made for another job (other percentiles) is refused, and recomputed with --overwrite.
     r = run_cli({(dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;

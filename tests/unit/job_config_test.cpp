@@ -871,6 +871,34 @@ TEST(JobConfig, QuoteThatOpensNoTomlStringDoesNotHideNonAscii) {
     EXPECT_TRUE(contains(ok.input.path, "pl\xc3\xa9.####.exr"));
 }
 
+// Issue 32 item 8: `\ÿ` (a backslash, then U+00FF) in a TOML multi-line string reached TOML_UNREACHABLE in
+// toml++ 3.3 (is_non_ascii_horizontal_whitespace, U+00A1..U+03F9). toml++ never sees a byte beyond ASCII now
+// (toml_as_ascii): that backslash is a syntax error naming the line, and accented text in every kind of string
+// keeps its value.
+TEST(JobConfig, TomlNeverHandsNonAsciiToTomlpp) {
+    const std::string base = "[output]\npath = 'd.####.exr'\n";
+    for (const std::string bad : {std::string("[input]\npath = \"\"\"p\\\xc3\xbf.exr\"\"\"\n"),
+                                  std::string("[input]\npath = \"\"\"\np\\\xce\xb1\"\"\"\n"),
+                                  std::string("[input]\npath = \"p\\\xc3\xbf.exr\"\n")}) {
+        const std::string msg = job_error(base + bad, "toml");
+        EXPECT_TRUE(contains(msg, "job.toml:4") || contains(msg, "job.toml:5")) << msg;
+        EXPECT_TRUE(contains(msg, "a backslash before a character beyond ASCII")) << msg;
+    }
+    // Basic, literal, multi-line basic and multi-line literal strings; 2-, 3- and 4-byte characters; a literal's
+    // backslash and double quote stay as written.
+    const std::string e = "\xc3\xa9", a = "\xce\xb1", q = "\xe2\x80\x98", smile = "\xf0\x9f\x98\x80";
+    JobConfig j = toml(base + "[input]\npath = 'C:\\pl" + e + "\"tes" + a + ".####.exr'\n");
+    EXPECT_TRUE(contains(j.input.path, "C:\\pl" + e + "\"tes" + a + ".####.exr")) << j.input.path;
+    j = toml(base + "[input]\npath = \"pl" + e + q + smile + ".####.exr\"\n");
+    EXPECT_TRUE(contains(j.input.path, "pl" + e + q + smile + ".####.exr")) << j.input.path;
+    j = toml(base + "[input]\npath = \"\"\"\npl" + a + "\\u00e9.####.exr\"\"\"\n[model]\ncolorspace = '''caf" + e + "\\x'''\n");
+    EXPECT_TRUE(contains(j.input.path, "pl" + a + e + ".####.exr")) << j.input.path;
+    EXPECT_EQ(*j.model.contract.colorspace, "caf" + e + "\\x");
+    // Line numbers are kept after a converted string.
+    const std::string msg = job_error(base + "[input]\npath = '''a" + e + "\nb'''\nbad key = 1\n", "toml");
+    EXPECT_TRUE(contains(msg, "job.toml:6")) << msg;
+}
+
 // pipeline.report is the older name of pipeline.summary: either works, both at once is a mistake named as such.
 TEST(JobConfig, ReportIsTheOlderNameOfSummary) {
     EXPECT_EQ(yaml(kMinimalYaml, {"pipeline.report=r.json"}).pipeline.summary, abs_from(fs::current_path(), "r.json"));

@@ -425,3 +425,28 @@ TEST(Trust, AFailingDryRunWritesNothing) {
     after.erase(std::remove(after.begin(), after.end(), (s.dir / "bad.pt").string()), after.end());
     EXPECT_EQ(after, before);
 }
+
+// Issue 32 item 6: two jobs with one output folder: --skip-existing never replaces the other shot's frames (their
+// depthbatch/source names other plates): exit 6 naming the frame and both sources; --overwrite replaces them.
+TEST(Trust, SkipExistingDoesNotTakeAnotherShotsFrames) {
+    Shot s;
+    ASSERT_EQ(run_cli({s.job().string()}).exit_code, 0);
+    const std::string first = read_bytes(s.dir / "out/d.1002.exr");
+    fs::create_directories(s.dir / "pl2");
+    for (int f = 1001; f <= 1004; ++f)
+        write_image(s.dir / ("pl2/q." + std::to_string(f) + ".jpg"), 32, 18, {"R", "G", "B"}, "uint8",
+                    [f](int x, int y, int c) { return (x + y + c + f % 5) / 80.0f; });
+    const fs::path other = write_job(s.dir / "other.yaml", "input: {path: pl2/q.####.jpg, frames: 1001-1004, colorspace: sRGB}\n"
+                                                            "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+    auto r = run_cli({other.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1001: ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "pl/p.1001.jpg")) << r.output;
+    EXPECT_TRUE(contains(r.output, "pl2/q.1001.jpg")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), first) << "the other shot's frame was replaced";
+    r = run_cli({s.job().string(), "--skip-existing"});   // its own frames: kept
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({other.string(), "--overwrite"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(read_bytes(s.dir / "out/d.1002.exr"), first);
+}

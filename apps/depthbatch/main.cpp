@@ -521,6 +521,7 @@ int main(int argc, char** argv) {
     const ProgressStyle style = quiet && progress_choice.style == ProgressStyle::Bar ? ProgressStyle::None
                                                                                     : progress_choice.style;
     log_debug("progress: ", progress_style_name(style), " (", progress_choice.reason, ")");
+    if (!progress_choice.warning.empty()) log_warning(progress_choice.warning);
 
     std::optional<JobConfig> job;
     try {

@@ -256,3 +256,14 @@ TEST(Progress, NeverGoesBackwardsWithMissingPlatesAtTheStart) {
             EXPECT_EQ(counts[i], std::make_pair(static_cast<int>(i) + 1, 5)) << vars << "\n" << r.out;
     }
 }
+
+// Issue 32 item 7: an unknown DEPTHBATCH_PROGRESS is warned about, once, naming the value.
+TEST(Progress, UnknownDepthbatchProgressWarnsOnce) {
+    Shot s(2);
+    const Split r = run_split(s, {s.job.string()}, "DEPTHBATCH_PROGRESS=tractr");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    size_t n = 0;
+    for (size_t at = r.err.find("'tractr' names no dialect"); at != std::string::npos; at = r.err.find("'tractr' names no dialect", at + 1)) ++n;
+    EXPECT_EQ(n, 1u) << r.err;
+    EXPECT_TRUE(contains(r.err, "warning")) << r.err;
+}

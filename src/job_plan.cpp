@@ -481,7 +481,7 @@ std::string why_plate_or_context_changed(const JobContext& ctx, const std::strin
 
 FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames) {
     const JobConfig& job = ctx.job;
-    std::vector<std::string> missing, existing, foreign;
+    std::vector<std::string> missing, existing, foreign, others;
     FrameSelection sel;
     for (int f : frames) {
         const std::string in = ctx.input.path(f), out = ctx.output.path(f);
@@ -511,6 +511,18 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
                     foreign.push_back(out + " (an OpenEXR file depthbatch did not write)");
                     continue;
                 }
+                // A frame made from other plates (another shot's job writing to this folder) is not stale: it is
+                // someone else's, refused unless --overwrite.
+                if (const std::string source = exr_text_attribute(out, "depthbatch/source"); !source.empty()) {
+                    std::error_code ec;
+                    const bool same = fs::exists(source, ec) ? fs::equivalent(source, in, ec)
+                                                             : fs::path(source).lexically_normal() == fs::path(in).lexically_normal();
+                    if (!same) {
+                        others.push_back("frame " + std::to_string(f) + ": " + out + " was made from " + source +
+                                         ", this job's plate is " + in);
+                        continue;
+                    }
+                }
                 if (why.empty()) why = why_plate_or_context_changed(ctx, out, in);
                 if (why.empty()) {
                     sel.skipped.push_back({f, out, "complete, same settings and model"});
@@ -532,6 +544,11 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
         throw OutputExistsError(std::to_string(foreign.size()) + " file(s) at output.path are not depthbatch depth "
                                 "frames and are never replaced (move them away or choose another output.path):" +
                                 list_some(foreign));
+    if (!others.empty())
+        throw OutputExistsError(std::to_string(others.size()) + " output frame(s) were made from other plates "
+                                "(depthbatch/source: another shot's job writing to this output.path); --skip-existing "
+                                "never replaces them (choose another output.path, or pass --overwrite):" +
+                                list_some(others));
     if (!existing.empty())
         throw OutputExistsError(std::to_string(existing.size()) + " output frames already exist (set "
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +

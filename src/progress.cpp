@@ -81,11 +81,12 @@ ProgressChoice choose_progress_style(const std::function<const char*(const char*
             ignored = "; DEPTHBATCH_PROGRESS='" + printable(want) + "' names no dialect and was ignored";
         }
     }
+    const std::string warning = ignored.empty() ? "" : "progress: " + ignored.substr(2) + " (dialects: auto, lines, deadline, tractor, openjd, bar, none)";
     if (set("OPENJD_SESSION_WORKING_DIR"))
-        return {ProgressStyle::OpenJD, "OPENJD_SESSION_WORKING_DIR is set: an Open Job Description session" + ignored};
-    if (set("TR_ENV_JID")) return {ProgressStyle::Tractor, "TR_ENV_JID is set: a Tractor blade's command" + ignored};
-    if (stdout_is_tty) return {ProgressStyle::Bar, "standard output is a terminal" + ignored};
-    return {ProgressStyle::Lines, "standard output is not a terminal and no engine that reads progress was found" + ignored};
+        return {ProgressStyle::OpenJD, "OPENJD_SESSION_WORKING_DIR is set: an Open Job Description session" + ignored, warning};
+    if (set("TR_ENV_JID")) return {ProgressStyle::Tractor, "TR_ENV_JID is set: a Tractor blade's command" + ignored, warning};
+    if (stdout_is_tty) return {ProgressStyle::Bar, "standard output is a terminal" + ignored, warning};
+    return {ProgressStyle::Lines, "standard output is not a terminal and no engine that reads progress was found" + ignored, warning};
 }
 
 ProgressStyle progress_style_for(int fd) { return ::isatty(fd) ? ProgressStyle::Bar : ProgressStyle::Lines; }

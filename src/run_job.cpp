@@ -203,14 +203,22 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     FrameSelection selected = select_frames(*ctx, report.requested);
     report.skipped = static_cast<int>(selected.skipped.size());
     report.skipped_frames = selected.skipped;
-    for (FrameResult& r : selected.missing) {
-        ++report.failed;
-        report.frames.push_back(r);
-        watch.on_frame_done(r);
-    }
+    // Progress counts the missing plates (on_error: continue) in the numerator and the denominator from the start:
+    // told with the frames to render before any frame is done, so progress never goes backwards.
+    std::vector<int> counted = selected.todo;
+    for (const FrameResult& r : selected.missing) counted.push_back(r.frame);
+    std::sort(counted.begin(), counted.end());
+    auto report_missing = [&] {
+        for (FrameResult& r : selected.missing) {
+            ++report.failed;
+            report.frames.push_back(r);
+            watch.on_frame_done(r);
+        }
+    };
     if (selected.todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
         log_info("nothing to do: ", report.skipped, " frames exist");
-        watch.on_start({}, report.skipped);
+        watch.on_start(counted, report.skipped);
+        report_missing();
         close_report(report, job, cancel, t_start);
         return report;
     }
@@ -222,7 +230,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     StageChain chain = make_stage_chain(*ctx);
     const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain);
     watch.on_phase("rendering");
-    watch.on_start(selected.todo, report.skipped);
+    watch.on_start(counted, report.skipped);
+    report_missing();
     const auto t_render = Clock::now();
     const double busy_before = ctx->model->stats().busy_ms;
     render_frames(*ctx, plan, seq, job_metadata(*ctx, seq, chain.metadata()), chain, &watch, cancel, report);

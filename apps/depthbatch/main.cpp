@@ -524,6 +524,7 @@ int main(int argc, char** argv) {
     const ProgressStyle style = quiet && progress_choice.style == ProgressStyle::Bar ? ProgressStyle::None
                                                                                     : progress_choice.style;
     log_debug("progress: ", progress_style_name(style), " (", progress_choice.reason, ")");
+    if (!progress_choice.warning.empty()) log_warning(progress_choice.warning);
 
     std::optional<JobConfig> job;
     try {
@@ -567,12 +568,12 @@ int main(int argc, char** argv) {
         std::_Exit(rc);
     } catch (const Error& e) {
         log_error(e.what());
-        if (job) write_failure_summary(*job, e.code(), e.what());
+        if (job && !flags.dry_run) write_failure_summary(*job, e.code(), e.what());   // a dry run writes nothing
         report_task_failure(std::cout, style, e.what());
         return code(e.code());
     } catch (const std::exception& e) {
         log_error("unexpected: ", e.what());
-        if (job) write_failure_summary(*job, ExitCode::Render, std::string("unexpected: ") + e.what());
+        if (job && !flags.dry_run) write_failure_summary(*job, ExitCode::Render, std::string("unexpected: ") + e.what());
         report_task_failure(std::cout, style, std::string("unexpected: ") + e.what());
         return code(ExitCode::Render);
     }

@@ -42,6 +42,7 @@ ProgressStyle progress_style_from_name(const std::string& name);
 struct ProgressChoice {
     ProgressStyle style = ProgressStyle::Lines;
     std::string reason;
+    std::string warning;   ///< non-empty: an unknown DEPTHBATCH_PROGRESS value, to be warned about once
 };
 
 /// `--progress auto`, from the process environment (`getenv`: a function so tests can pass their own) and

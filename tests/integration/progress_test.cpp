@@ -223,3 +223,47 @@ TEST(Progress, BarOnATerminal) {
     EXPECT_FALSE(contains(r.output, "(Progress: ")) << "no frame lines under the bar";
     EXPECT_TRUE(contains(r.output, "depthbatch: info: done: 3 rendered")) << r.output;
 }
+
+// Issue 32 item 4: with on_error: continue and plates missing at the start of the range, the missing frames are
+// counted in numerator and denominator from the first line: every dialect's values only go up and reach 100 (and
+// N/N) only with the last frame.
+TEST(Progress, NeverGoesBackwardsWithMissingPlatesAtTheStart) {
+    Shot s(5);
+    fs::remove(s.dir / "p.1001.exr");
+    fs::remove(s.dir / "p.1002.exr");
+    const std::vector<std::pair<std::string, std::string>> dialects = {
+        {"", "\\(Progress: ([0-9.]+)%\\)"},
+        {"OPENJD_SESSION_WORKING_DIR=/tmp", "^openjd_progress: ([0-9.]+)$"},
+        {"TR_ENV_JID=1234 TR_ENV_TID=7 TR_ENV_CID=1", "^TR_PROGRESS ([0-9.]+)%$"}};
+    for (const auto& [vars, re] : dialects) {
+        const Split r = run_split(s, {s.job.string(), "--frames", "1001-1005", "--overwrite", "--set",
+                                      "pipeline.on_error=continue"}, vars);
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << vars << "\n" << r.out << r.err;
+        std::vector<double> pct;
+        std::vector<std::pair<int, int>> counts;
+        for (const std::string& l : lines(r.out)) {
+            std::smatch m;
+            if (std::regex_search(l, m, std::regex(re))) pct.push_back(std::stod(m[1]));
+            if (std::regex_search(l, m, std::regex("^frame [0-9]+ (rendered|failed) ([0-9]+)/([0-9]+)")))
+                counts.push_back({std::stoi(m[2]), std::stoi(m[3])});
+        }
+        ASSERT_FALSE(pct.empty()) << vars << "\n" << r.out;
+        for (size_t i = 1; i < pct.size(); ++i) EXPECT_GE(pct[i], pct[i - 1]) << vars << "\n" << r.out;
+        for (size_t i = 0; i + 1 < pct.size(); ++i) EXPECT_LT(pct[i], 100.0) << vars << "\n" << r.out;
+        EXPECT_EQ(pct.back(), 100.0) << vars << "\n" << r.out;
+        ASSERT_EQ(counts.size(), 5u) << vars << "\n" << r.out;
+        for (size_t i = 0; i < counts.size(); ++i)
+            EXPECT_EQ(counts[i], std::make_pair(static_cast<int>(i) + 1, 5)) << vars << "\n" << r.out;
+    }
+}
+
+// Issue 32 item 7: an unknown DEPTHBATCH_PROGRESS is warned about, once, naming the value.
+TEST(Progress, UnknownDepthbatchProgressWarnsOnce) {
+    Shot s(2);
+    const Split r = run_split(s, {s.job.string()}, "DEPTHBATCH_PROGRESS=tractr");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    size_t n = 0;
+    for (size_t at = r.err.find("'tractr' names no dialect"); at != std::string::npos; at = r.err.find("'tractr' names no dialect", at + 1)) ++n;
+    EXPECT_EQ(n, 1u) << r.err;
+    EXPECT_TRUE(contains(r.err, "warning")) << r.err;
+}

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 #include <map>
@@ -394,4 +395,58 @@ TEST(Trust, AGapInAStabilizedShotIsRenderedAgainOnceTheFrameExists) {
                                        " is stabilized without frames 1010, whose plates exist now")) << r.output;
     EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
     for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+}
+
+// Issue 32 item 1: a dry run that fails (outputs exist: exit 6; a bad model: exit 4) writes nothing: the last real
+// render's summary stays byte for byte, and no file or folder appears.
+TEST(Trust, AFailingDryRunWritesNothing) {
+    Shot s;
+    const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
+    ASSERT_EQ(run_cli({job, "--frames", "1001-1002"}).exit_code, 0);
+    const std::string summary = read_bytes(s.dir / "rep/s.json");
+    ASSERT_FALSE(summary.empty());
+    auto tree = [&] {
+        std::vector<std::string> all;
+        for (const auto& e : fs::recursive_directory_iterator(s.dir.path)) all.push_back(e.path().string());
+        std::sort(all.begin(), all.end());
+        return all;
+    };
+    const auto before = tree();
+    auto r = run_cli({job, "--dry-run"});   // frames 1001-1002 exist
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "rep/s.json"), summary) << "exit 6 dry run replaced the summary";
+    EXPECT_EQ(tree(), before);
+    write_file(s.dir / "bad.pt", "not a model");
+    r = run_cli({job, "--dry-run", "--overwrite", "--set", "model.path=bad.pt", "--summary", (s.dir / "new/s.json").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "rep/s.json"), summary) << "exit 4 dry run replaced the summary";
+    EXPECT_FALSE(fs::exists(s.dir / "new")) << "exit 4 dry run made the summary's folder";
+    auto after = tree();
+    after.erase(std::remove(after.begin(), after.end(), (s.dir / "bad.pt").string()), after.end());
+    EXPECT_EQ(after, before);
+}
+
+// Issue 32 item 6: two jobs with one output folder: --skip-existing never replaces the other shot's frames (their
+// depthbatch/source names other plates): exit 6 naming the frame and both sources; --overwrite replaces them.
+TEST(Trust, SkipExistingDoesNotTakeAnotherShotsFrames) {
+    Shot s;
+    ASSERT_EQ(run_cli({s.job().string()}).exit_code, 0);
+    const std::string first = read_bytes(s.dir / "out/d.1002.exr");
+    fs::create_directories(s.dir / "pl2");
+    for (int f = 1001; f <= 1004; ++f)
+        write_image(s.dir / ("pl2/q." + std::to_string(f) + ".jpg"), 32, 18, {"R", "G", "B"}, "uint8",
+                    [f](int x, int y, int c) { return (x + y + c + f % 5) / 80.0f; });
+    const fs::path other = write_job(s.dir / "other.yaml", "input: {path: pl2/q.####.jpg, frames: 1001-1004, colorspace: sRGB}\n"
+                                                            "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+    auto r = run_cli({other.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1001: ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "pl/p.1001.jpg")) << r.output;
+    EXPECT_TRUE(contains(r.output, "pl2/q.1001.jpg")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), first) << "the other shot's frame was replaced";
+    r = run_cli({s.job().string(), "--skip-existing"});   // its own frames: kept
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({other.string(), "--overwrite"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(read_bytes(s.dir / "out/d.1002.exr"), first);
 }

@@ -377,9 +377,9 @@ def main() -> int:
             if a.heavy_model:
                 heavy, what = Path(a.heavy_model).resolve(), a.heavy_model
             else:
-                # "-2": exported with tools/ops.py resize, loadable by LibTorch 2.4 (README "Which LibTorch loads a
-                # model"); a heavy-dav2s.pt cached before that is not reused
-                heavy = B.CACHE / "heavy-dav2s-2.pt"
+                # "-3": exported with tools/ops.py resize, loadable by LibTorch 2.4 (README "Which LibTorch loads a
+                # model"), and with depth that varies (the -2 file gave all-zero depth); older caches are not reused
+                heavy = B.CACHE / "heavy-dav2s-3.pt"
                 what = "cached " + str(heavy)
                 if not heavy.exists():
                     B.log("model-heavy case: exporting the model (once; cached in", B.CACHE, ")")

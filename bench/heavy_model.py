@@ -49,6 +49,12 @@ def export_depth_anything(out: Path) -> str:
     with torch.no_grad():   # the exporter's zero-initialised tokens would be too regular: seed them
         model.pretrained.pos_embed.normal_(0, 0.02)
         model.pretrained.cls_token.normal_(0, 0.02)
+        # Random weights give a negative pre-activation everywhere, so the head's final ReLU made every depth 0
+        # (a flat frame: normalisation and parity checks meaningless). A non-negative last 1x1 conv over the
+        # ReLU'd features with a small positive bias gives positive depth that varies with the image.
+        last = model.depth_head.scratch.output_conv2[2]
+        last.weight.abs_()
+        last.bias.fill_(0.01)
     ckpt = out.with_suffix(".random.pth")
     torch.save(model.state_dict(), ckpt)
     cmd = [sys.executable, "-m", "tools.export", "depth-anything-v2", "--variant", "vits", "--checkpoint", str(ckpt),

@@ -98,6 +98,19 @@ struct VideoWindowStage::Impl {
     Forward forward;
     OnFailure on_failure;
 
+    /// The forward over `batch` windows, checked: one output window per input window, each of t.window frames.
+    /// Throws what the forward throws, or RenderError naming the counts.
+    std::vector<std::vector<DepthImage>> checked_forward(const std::vector<std::vector<const ModelInput*>>& batch) {
+        auto out = forward(batch);
+        if (out.size() != batch.size()) throw RenderError("the video model returned " + std::to_string(out.size()) +
+                                                            " windows for " + std::to_string(batch.size()));
+        for (const auto& w : out)
+            if (static_cast<int>(w.size()) != t.window)
+                throw RenderError("the video model returned " + std::to_string(w.size()) + " frames for a window of " +
+                                  std::to_string(t.window));
+        return out;
+    }
+
     /// A frame of the segment not yet ready; its model input is shared with the windows that take it.
     struct Held {
         StageFrame frame;                       ///< its input moved out into `input`; its depth as far as aligned
@@ -260,13 +273,7 @@ struct VideoWindowStage::Impl {
             std::vector<std::vector<DepthImage>> out;
             const auto t0 = std::chrono::steady_clock::now();
             try {
-                out = forward(batch);
-                if (out.size() != batch.size()) throw RenderError("the video model returned " + std::to_string(out.size()) +
-                                                                    " windows for " + std::to_string(batch.size()));
-                for (const auto& w : out)
-                    if (static_cast<int>(w.size()) != t.window)
-                        throw RenderError("the video model returned " + std::to_string(w.size()) + " frames for a window of " +
-                                          std::to_string(t.window));
+                out = checked_forward(batch);
             } catch (const std::exception& e) {
                 fail_partial(e);
                 return;
@@ -362,13 +369,7 @@ struct VideoWindowStage::Impl {
         std::vector<std::vector<DepthImage>> out;
         const auto t0 = std::chrono::steady_clock::now();
         try {
-            out = forward(batch);
-            if (out.size() != batch.size()) throw RenderError("the video model returned " + std::to_string(out.size()) +
-                                                                " windows for " + std::to_string(batch.size()));
-            for (const auto& w : out)
-                if (static_cast<int>(w.size()) != t.window)
-                    throw RenderError("the video model returned " + std::to_string(w.size()) + " frames for a window of " +
-                                      std::to_string(t.window));
+            out = checked_forward(batch);
         } catch (const std::exception& e) {
             fail_all(e);
             return;

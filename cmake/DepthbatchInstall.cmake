@@ -8,7 +8,7 @@
 #   P/share/depthbatch/deadline/DepthBatch/  the Deadline 10 plugin (copy into the Repository's custom/plugins)
 #   P/share/depthbatch/tools/review.py       the review sheet's script (`depthbatch review`; needs a Python with
 #                                            matplotlib, numpy, OpenEXR and PIL: $DEPTHBATCH_PYTHON)
-#   P/share/doc/depthbatch/                  README.md and the licences (FastDepth's MIT notice, LibTorch's)
+#   P/share/doc/depthbatch/                  README.md, docs/ and the licences (FastDepth's MIT notice, LibTorch's)
 #
 # The binary finds its data relative to itself (include/depthbatch/install_layout.h); nothing of the build or
 # source tree is needed at run time.
@@ -19,6 +19,7 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/deadline/" DESTINATION share/de
 # review.py imports nothing else of tools/ and is run by its path (src/review.cpp): the one file is enough.
 install(FILES "${PROJECT_SOURCE_DIR}/tools/review.py" DESTINATION share/depthbatch/tools)
 install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION share/doc/depthbatch)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION share/doc/depthbatch/docs)   # README links into it
 
 # The default model and its licence notice are made by `tools/fastdepth.py prepare` (scripts/setup), after
 # configure: check at install time, with a message that says how to make them.

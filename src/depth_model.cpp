@@ -291,7 +291,7 @@ void DepthModel::load_on_thread(const JobConfig::Model& options) {
     // products; the CUDA depth differed from the CPU's by 4.3e-3 of the span, issue 31), so TF32 is off unless the
     // job asks for tf32. fp16/bf16 run the module cast to that type (the input cast on the device, the output back
     // to fp32), checked against fp32 on the job's first frame (check_precision). On the CPU every precision but
-    // fp32 is refused with one warning and the job runs in fp32, identical to an explicit fp32 run (CASES.md 8a).
+    // fp32 is refused with one warning and the job runs in fp32, identical to an explicit fp32 run (docs/cases.md 8a).
     m->precision_ = options.precision;
     const bool low = options.precision == Precision::Fp16 || options.precision == Precision::Bf16;
     if (options.precision != Precision::Fp32 && !cuda && !(low && g_cpu_low_precision)) {

@@ -165,7 +165,7 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
     } else {
         result = m.forward({x});
     }
-    // A tuple (depth, confidence, ...): its first element is the depth (README "Model contract"); the contract's
+    // A tuple (depth, confidence, ...): its first element is the depth (docs/models.md "Model contract"); the contract's
     // extra outputs (output.extra_outputs) are the elements after it, in order.
     const size_t n_extra = contract ? contract->extra_outputs.size() : 0;
     std::vector<torch::Tensor> extras;
@@ -375,7 +375,7 @@ std::vector<DepthImage> DepthModel::finish(const Staged& s, ForwardOutput&& fo) 
     } catch (const std::exception& e) {   // a CUDA error raised by the forward surfaces here
         forward_failed(e, s);
     }
-    // Non-finite depth never reaches a file. Half precision gets one fp32 retry (CASES.md 7).
+    // Non-finite depth never reaches a file. Half precision gets one fp32 retry (docs/cases.md 7).
     auto bad_values = [](const torch::Tensor& t) { return (~torch::isfinite(t)).sum().item<int64_t>(); };
     int64_t bad = bad_values(out);
     const bool all_zero = out.numel() > 0 && out.abs().max().item<float>() == 0.0f;

@@ -93,7 +93,7 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     const long n = static_cast<long>(plan.frames.size());
     plan.chunk_size = static_cast<int>(std::min<long>(o.chunk_size, n));
     plan.chunks = static_cast<int>((n + plan.chunk_size - 1) / plan.chunk_size);
-    // A video model's chunks run their own windows plus a bounded context (README "Video models": farm chunks): by
+    // A video model's chunks run their own windows plus a bounded context (docs/video-models.md "Video models": farm chunks): by
     // default, chunks of a multiple of the window stride whose windows total at most 1.3x the whole render's.
     std::optional<ModelContract> contract;
     try {

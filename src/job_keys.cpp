@@ -152,8 +152,9 @@ std::vector<JobKey> make_table() {
         np("model.device", "auto", "auto | cpu | cuda | cuda:N", "cpu",
            "which device computes; the precision in force (model.precision) is fingerprinted", V(j.model.device)),
         stats(px("model.size", "model",
-                 "processing size: model (the contract's) | plate (no resize, pad only) | N (short side in px) | "
-                 "[width, height] in px", "518", "model.size", V(size_line(j)))),
+                 "processing size: model (the contract's short side, aspect kept) | plate (no resize, pad only) | "
+                 "N (short side in px, aspect kept) | [width, height] in px; model and N cap the long side at 4\u00d7 "
+                 "the short side's target", "518", "model.size", V(size_line(j)))),
         stats(px("model.colorspace", "the contract's", "contract field (a model without depthbatch.json, or overriding "
                  "it): the colorspace the model takes", "ACEScg", "model.contract", V(contract_line(j)))),
         stats(px("model.multiple", "the contract's", "contract field: input sides are a multiple of this (px)", "32",
@@ -251,7 +252,7 @@ std::vector<JobKey> make_table() {
            V(std::to_string(j.pipeline.frames_in_flight))),
         np("pipeline.threads", "0 (all cores)", "worker threads for read/colour/write and LibTorch", "2", kHow,
            V(std::to_string(j.pipeline.threads))),
-        np("pipeline.summary", "none", "write the JSON summary (README \"Summary JSON\") to this path",
+        np("pipeline.summary", "none", "write the JSON summary (docs/farm.md \"Summary JSON\") to this path",
            "reports/shot.json", kWhere, V(j.pipeline.summary)),
         old_name_of("pipeline.summary", false,
                     np("pipeline.report", "none", "older name of pipeline.summary", "reports/shot.json", kWhere,
@@ -349,7 +350,7 @@ std::string job_settings_text(const JobConfig& job) {
 
 std::string job_keys_help() {
     std::ostringstream s;
-    s << "Job file keys (YAML or TOML, one schema; README.md \"Job file\"). Nested keys (a.b.c) go in a mapping:\n"
+    s << "Job file keys (YAML or TOML, one schema; docs/jobs.md \"Job file\"). Nested keys (a.b.c) go in a mapping:\n"
          "output: {preview: {path: p.####.jpg, size: 480}}; a bare value sets the one named.\n"
          "* = not in the settings fingerprint (--skip-existing keeps outputs made with other values).\n";
     std::vector<std::string> sections;   // in the order the table first names them
@@ -369,6 +370,25 @@ std::string job_keys_help() {
             else if (*k.default_text) doc += std::string("; default: ") + k.default_text;
             s << "  " << (k.affects_pixels() ? " " : "*") << std::left << std::setw(26) << key << " " << doc << "\n";
         }
+    }
+    return s.str();
+}
+
+std::string job_keys_markdown() {
+    const auto cell = [](std::string text) {   // a Markdown table cell: '|' would end it
+        std::string out;
+        for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+        return out;
+    };
+    std::ostringstream s;
+    s << "| key | default | fingerprint | what |\n|---|---|---|---|\n";
+    for (const JobKey& k : job_keys()) {
+        std::string def = k.default_text;
+        if (def == "(required)") def = "required";
+        std::string doc = k.doc;
+        if (k.holds_keys()) doc += " (a bare value is its " + std::string(k.scalar_form) + ")";
+        if (k.deprecated) doc += " (deprecated: use " + std::string(k.old_name_of) + ")";
+        s << "| `" << k.key << "` | " << cell(def) << " | " << (k.affects_pixels() ? "yes" : "\xe2\x80\x94") << " | " << cell(doc) << " |\n";
     }
     return s.str();
 }

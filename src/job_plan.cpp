@@ -160,7 +160,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
                                  "indoor): on an exterior plate its depth is wrong" +
                                  (contract.kind == DepthKind::MetricDepth ? std::string(" (its metres stay within a "
                                   "room's range, e.g. 1-6 m, whatever the distance)") : std::string()) +
-                                 "; for other scenes see README \"Use your own Depth Anything model\"";
+                                 "; for other scenes see docs/models.md \"Use your own Depth Anything model\"";
         if (job.input.scene == "outdoor") log_warning("input.scene outdoor: ", what);
         else if (job.input.scene == "unknown") log_info(what, " (input.scene: indoor or outdoor says what the plate shows)");
     }

@@ -1,5 +1,5 @@
 // The job's report (job_context.h): each finished frame's log line and counts, the closing figures, and the JSON
-// summary (README "Summary JSON"), written through the output guard.
+// summary (docs/farm.md "Summary JSON"), written through the output guard.
 #include "job_context.h"
 
 #include "depthbatch/log.h"

@@ -1,5 +1,5 @@
 // Which LibTorch loads a model: the message for a file this LibTorch cannot load because it needs a newer one
-// (describe_load_failure, declared in model_contract.h). README "Which LibTorch loads a model".
+// (describe_load_failure, declared in model_contract.h). docs/models.md "Which LibTorch loads a model".
 #include "depthbatch/model_contract.h"
 
 #include <torch/version.h>
@@ -134,7 +134,7 @@ std::string describe_load_failure(const std::string& path, const std::string& li
     return path + ": " + what + "; " + made + ". Re-export it with this project's tools/ (python -m tools.export ..., "
            "or python -m tools.fastdepth prepare for the default model; their exports call only operators LibTorch 2.4 "
            "has), save a file made elsewhere again with torch " + major_minor(libtorch_version()) +
-           " or older, or run depthbatch on " + newer + " (README \"Which LibTorch loads a model\")";
+           " or older, or run depthbatch on " + newer + " (docs/models.md \"Which LibTorch loads a model\")";
 }
 
 }  // namespace depthbatch

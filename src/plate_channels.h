@@ -3,7 +3,7 @@
 // Pure rules: every function here takes in-memory OIIO::ImageSpecs (one per part of the file) and the job's input
 // section and reads no file. plate_reader.cpp (probe_plate, read_plate) calls them in this order: choose_part,
 // then its own checks of the chosen part (deep, no channels, mip levels), choose_view, the luminance/chroma test
-// (has_chroma_channels), assign_channels. README.md "Plates and color" ("What is read") is the user's copy.
+// (has_chroma_channels), assign_channels. docs/colour.md "Plates and color" ("What is read") is the user's copy.
 //
 //   part     input.part by index or by name, default 0. With input.view set and the default part in a multi-part
 //            file, the first part whose `view` attribute is input.view and that holds R,G,B or Y.

@@ -425,7 +425,7 @@ int VideoWindowStage::windows_run() const { return impl_->windows; }
 std::optional<std::vector<int>> VideoWindowStage::plan_partial(int shot_size, int first, int last) {
     Impl& s = *impl_;
     VideoWindowPlan plan = plan_video_windows(s.t, shot_size, first, last);
-    // Every window of the shot: the streaming path (a gap there marks frames and goes on, README "Video models").
+    // Every window of the shot: the streaming path (a gap there marks frames and goes on, docs/video-models.md "Video models").
     if ((first == 0 && last == shot_size - 1) || static_cast<int>(plan.windows.size()) == window_count(s.t, shot_size))
         return std::nullopt;
     s.partial = true;

@@ -28,7 +28,7 @@ Fields (JSON):
                   ".", not R/G/B/A/depth.Z; names and channels unique.
   Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
   temporal        multi-frame models only: how depthbatch windows a shot (window, overlap, keyframes,
-                  crossfade, align "scale_shift" | "none"; README "Video models")
+                  crossfade, align "scale_shift" | "none"; docs/video-models.md "Video models")
   source, source_sha256, license, variant, domain: provenance, copied into every rendered EXR's metadata as
                   depthbatch/model_<key>; domain "indoor" (trained on rooms only) makes depthbatch warn once per job
   exported_by     {"torch": "2.13.0+cpu"}: the torch that wrote the file (torch.__version__), added by

@@ -16,7 +16,7 @@ these keys by `hf_to_official`. Loading is strict: any missing, unexpected or mi
 
 TorchScript notes: attention is `F.scaled_dot_product_attention` (no xformers); every resize is
 tools/ops.py `resize` (the one upsample operator F.interpolate calls, bit-identical, so the saved file loads in
-LibTorch 2.4: README "Which LibTorch loads a model") with explicit int sizes, except the position-embedding resize,
+LibTorch 2.4: docs/models.md "Which LibTorch loads a model") with explicit int sizes, except the position-embedding resize,
 which keeps the official float scale factors (see `DinoVisionTransformer.interpolate_pos_encoding`); ModuleLists
 are only iterated.
 """

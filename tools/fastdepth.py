@@ -240,7 +240,7 @@ def contract(source_sha256: str, source: str = SOURCE) -> dict:
     return make_contract("fastdepth-nyu", colorspace="sRGB", multiple=32, size_hw=(224, 224),
                          kind="metric_depth", units="m", fixed_size=False, mean=None, std=None,
                          source=source, source_sha256=source_sha256, license="MIT", paper=PAPER,
-                         domain="indoor")   # NYU Depth v2: rooms; depthbatch warns once per job (README "Models")
+                         domain="indoor")   # NYU Depth v2: rooms; depthbatch warns once per job (docs/models.md "Models")
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@ Why: scripting a module that calls `F.interpolate` compiles F.interpolate's whol
 file, every branch of it, and the body of the torch that exports names every resize operator that torch has.
 torch 2.13's names `aten::_upsample_lanczos2d_aa`, which LibTorch 2.11 and older do not have, so they refuse the
 file at load time even though the module only ever upsamples "nearest". depthbatch supports LibTorch 2.4 and newer
-(README "Models", "Which LibTorch loads a model"): a scripted module must call only operators LibTorch 2.4 has.
+(docs/models.md "Models", "Which LibTorch loads a model"): a scripted module must call only operators LibTorch 2.4 has.
 
 `resize` calls exactly the operator F.interpolate calls for the same arguments on a 4-D tensor (the `.vec`
 overloads, which take either an output size or per-axis scale factors), so its output is bit-identical to

@@ -1,6 +1,6 @@
 """Video Depth Anything (VDA) as a scripted TorchScript module for depthbatch.
 
-Exported module (see tools/contract.py, DESIGN.md "Model contract" and README "Video models"):
+Exported module (see tools/contract.py, DESIGN.md "Model contract" and docs/video-models.md "Video models"):
   input   [B, T, 3, H, W] float32 RGB in [0, 1], sRGB-encoded; 1 <= T <= 32 frames in order; H and W
           multiples of 14 (the ViT patch)
   output  [B, T, H, W] float32, >= 0: relative inverse depth (disparity-like: larger = nearer) or, for the
@@ -296,7 +296,7 @@ def build(variant: str, state_dict: Dict[str, Tensor]) -> VideoDepthAnything:
 
 
 def contract_fields(variant: str, metric: bool) -> Dict[str, Any]:
-    """The multi-frame parts of depthbatch.json (see /README "Video models" and tools/contract.py)."""
+    """The multi-frame parts of depthbatch.json (see /docs/video-models.md "Video models" and tools/contract.py)."""
     return {
         "temporal": {"window": WINDOW, "overlap": OVERLAP, "keyframes": list(KEYFRAMES), "crossfade": CROSSFADE,
                      "align": "none" if metric else "scale_shift"},

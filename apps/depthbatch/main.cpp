@@ -1,5 +1,5 @@
 // depthbatch — command line. Builds a JobConfig from a job file and flags, calls the library, maps the
-// outcome to an exit code (README.md "Exit codes"). Nothing else lives here.
+// outcome to an exit code (docs/errors.md "Exit codes"). Nothing else lives here.
 #include "depthbatch/depth_model.h"
 #include "depthbatch/error.h"
 #include "depthbatch/farm_submit.h"
@@ -84,7 +84,7 @@ int print_info(const std::string& model_path) {
     std::cout << "parameters   " << model->parameter_count() << "\n"
               << "module       " << (model->traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)")
               << "\n";
-    if (c.embedded)   // the contract's exported_by.torch (README "Which LibTorch loads a model")
+    if (c.embedded)   // the contract's exported_by.torch (docs/models.md "Which LibTorch loads a model")
         std::cout << "exported by  "
                   << (c.exported_torch.empty() ? std::string("not recorded (exported before depthbatch recorded it)")
                                                : "torch " + c.exported_torch)
@@ -347,7 +347,7 @@ std::string failure_reason(const depthbatch::JobReport& report) {
     return std::to_string(failed.size()) + " frame(s) failed (" + format_frame_spec(failed) + "): " + first;
 }
 
-/// Render with progress in `style` (README "On the farm"), stop requests honoured within the grace.
+/// Render with progress in `style` (docs/farm.md "On the farm"), stop requests honoured within the grace.
 int render_job(const depthbatch::JobConfig& job, depthbatch::ProgressStyle style, bool verbose, bool quiet) {
     using namespace depthbatch;
     ProgressReporter progress(std::cout, style, quiet);
@@ -433,7 +433,7 @@ int main(int argc, char** argv) {
     std::string progress_style = "auto";
     app.add_option("--progress", progress_style,
                    "auto (default: the farm engine's dialect from its environment, else a bar on a terminal, else "
-                   "lines), lines, deadline, tractor, openjd, bar or none (README \"On the farm\")")
+                   "lines), lines, deadline, tractor, openjd, bar or none (docs/farm.md \"On the farm\")")
         ->check(CLI::IsMember({"auto", "lines", "deadline", "tractor", "openjd", "bar", "none"}));
     app.add_flag("-q,--quiet", quiet, "Only warnings, errors and the closing summary (an engine's progress line stays)");
     app.add_flag("-v,--verbose", verbose, "Debug output, with each frame's stage timings");
@@ -447,7 +447,7 @@ int main(int argc, char** argv) {
 
     SubmitFlags submit_flags;
     auto* submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
-                                                 "Slurm, submit them (README \"On the farm\")");
+                                                 "Slurm, submit them (docs/farm.md \"On the farm\")");
     submit->add_option("job", submit_flags.job, "Job file")->required();
     submit->add_option("--engine", submit_flags.engine, "slurm (the default: writes the scripts and submits them with sbatch), openjd, deadline, opencue or tractor (write files only)")
         ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
@@ -466,7 +466,7 @@ int main(int argc, char** argv) {
     std::string review_job, review_out;
     std::vector<std::string> review_summaries, review_sets;
     auto* review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
-                                                 "depth statistics, PNG + HTML (README \"Review a render\")");
+                                                 "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
     review->add_option("job", review_job, "Job file")->required();
     review->add_option("--out", review_out, "The PNG (the .html goes beside it); default: the job's pipeline.review, "
                                             "else OUTPUT_FOLDER/JOB.review.png");

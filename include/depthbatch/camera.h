@@ -2,7 +2,7 @@
 // Nuke .chan file) turned into the pinhole camera of one plate frame, used by focal-dependent metric models
 // (Depth Anything 3 metric) and by the position/normal passes (passes.h).
 //
-// Conventions (Nuke's classic 3D system; README.md "Passes for comp" is the user-facing copy):
+// Conventions (Nuke's classic 3D system; docs/passes.md "Passes for comp" is the user-facing copy):
 //   * Camera space: +X right, +Y up, the camera looks down -Z; a point at depth d (distance along the optical
 //     axis, what depth.Z holds in metres) has Z = -d.
 //   * The horizontal aperture spans the display window's width (Nuke's format), whatever the data window is:

@@ -11,7 +11,7 @@
 // through an OCIO display/view (e.g. the ACES 1.0 SDR Video output transform, which tone-maps HDR into
 // 0-1) and feeds its display-encoded result to the model. Either way the pixels outside 0-1 are counted.
 // NaN and Inf in the plate are replaced by 0 before the conversion, and counted.
-// README.md "Plates and color" is the user-facing description.
+// docs/colour.md "Plates and color" is the user-facing description.
 #pragma once
 
 #include "depthbatch/job_config.h"

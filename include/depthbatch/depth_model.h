@@ -141,8 +141,8 @@ public:
     /// the model, the device, the input shape and a hint; LibTorch's full text goes to the debug log), and
     /// RenderError when a CUDA device itself fails or the output holds non-finite depth in fp32 (message gives
     /// the count of bad values).
-    /// Half precision (CASES.md 7): an fp16/bf16 result with Inf, NaN or all zeros is redone in fp32 and
-    /// logged. Out of memory (CASES.md 8 neighbours): the batch is split in halves and retried, and a
+    /// Half precision (docs/cases.md 7): an fp16/bf16 result with Inf, NaN or all zeros is redone in fp32 and
+    /// logged. Out of memory (docs/cases.md 8 neighbours): the batch is split in halves and retried, and a
     /// single frame that still fails runs on a CPU fp32 copy of the module, with a warning; nothing is lost.
     /// On CUDA the batch is stacked into page-locked (pinned) host memory and copied to the device on the upload
     /// stream; the depth comes back into pinned memory on the download stream, and the call ends when that copy's

@@ -1,5 +1,5 @@
 // depthbatch — 8-bit previews of the depth pass: depth colour-mapped over the job's range, with a legend, so an
-// artist sees in seconds whether near is near (output.preview; README "Review a render").
+// artist sees in seconds whether near is near (output.preview; docs/review.md "Review a render").
 //
 // Colour maps are matplotlib's (turbo, viridis, inferno: tools/colormaps.py writes their 256-entry tables into
 // share/depthbatch/models/colormaps/ at set-up), never hand-tuned. The near end of the range takes the bright end

@@ -2,7 +2,7 @@
 //
 // A depth network sees the plate at a few hundred pixels; the comp needs depth at the plate's size. Enlarged
 // with a plain filter, every object edge becomes a ramp of in-between depths that belong to neither side, which
-// ZDefocus turns into halos. The methods (job key depth.upsample; README "Edges and detail"):
+// ZDefocus turns into halos. The methods (job key depth.upsample; docs/depth.md "Edges and detail"):
 //   bilinear   interpolation at pixel centres (bilinear_upsample below): smooth, with edges
 //              as soft as the model's resolution (a transition about one model pixel, i.e. the scale factor,
 //              wide in plate pixels)

@@ -10,7 +10,7 @@
 
 namespace depthbatch {
 
-/// Process exit codes, one per failure class. Documented in README.md ("Exit codes").
+/// Process exit codes, one per failure class. Documented in docs/errors.md ("Exit codes").
 enum class ExitCode : int {
     Ok           = 0,
     Config       = 2,  ///< bad job file, unknown/mistyped key, bad flag or --set, bad frame spec

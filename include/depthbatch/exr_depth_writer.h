@@ -1,6 +1,6 @@
 // depthbatch — writing one output frame as OpenEXR, atomically.
 //
-// Channel layouts (output.channels; README.md "Plates and color" is the user-facing copy):
+// Channel layouts (output.channels; docs/colour.md "Plates and color" is the user-facing copy):
 //   rgba   R,G,B (and A when the plate has alpha) passed through from the plate, then depth.Z (default).
 //          Always unprefixed R,G,B,A whatever the plate's layer was called, so Nuke shows them as rgba;
 //          grey plates pass their single channel through as R, G and B.
@@ -17,7 +17,7 @@
 // output.passthrough_colorspace). pixel_type applies to the plate's channels only: channels depthbatch computes
 // (source -1 in OutputChannel: depth.Z, and any pass derived from depth such as P/N) are always float32 — the
 // hook for new passes is to add them with source -1 and TypeDesc::FLOAT. "keep" — half stays half, float stays float, integer plates
-// (8/10/16-bit PNG/JPEG/TIFF/DPX) become float so code/255, code/1023 and code/65535 survive exactly (CASES.md
+// (8/10/16-bit PNG/JPEG/TIFF/DPX) become float so code/255, code/1023 and code/65535 survive exactly (docs/cases.md
 // 10: RGB = code/255 exactly); "half" / "float" — every passthrough channel in that type. depth.Z is always
 // float32. For 8- and 10-bit plates "half" loses no code either: half's 11 significant bits put k/255 and
 // k/1023 within half a code of k, so round(half(k / (2^b - 1)) * (2^b - 1)) = k for every code (tested for

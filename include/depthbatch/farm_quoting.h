@@ -1,6 +1,6 @@
 // depthbatch — quoting for the farm engines' files: every path a file system allows (spaces, quotes, `$()`,
 // backticks, `%`, braces, non-ASCII) written so that each engine's reader gives back exactly those bytes, and
-// nothing in a name is ever executed. One function per syntax; src/farm/ uses them, README "On the farm" lists
+// nothing in a name is ever executed. One function per syntax; src/farm/ uses them, docs/farm.md "On the farm" lists
 // the rules per engine.
 #pragma once
 

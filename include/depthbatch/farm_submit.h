@@ -6,7 +6,7 @@
 //   depthbatch JOB --frames RANGE --skip-existing       (Open Job Description: RANGE is a chunk's range
 //                                                         expression, e.g. 1001-1008 or 1001-1015:2)
 // after one `depthbatch stats JOB` task when the job uses sequence statistics (depth.normalize: sequence),
-// on which the frame tasks depend. README.md "On the farm" has each engine's files and commands.
+// on which the frame tasks depend. docs/farm.md "On the farm" has each engine's files and commands.
 //
 // Engines and what is written in the output folder:
 //   slurm     render.sbatch (an array job, one task per chunk, indices 1..N: never frame numbers, since
@@ -91,7 +91,7 @@ struct FarmPlan {
 FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& options);
 
 /// The files to write for `plan` on options.engine: (file name inside options.out_dir, content), in the
-/// order they should be written. Every path is carried as it is (README "On the farm": quoting); throws
+/// order they should be written. Every path is carried as it is (docs/farm.md "On the farm": quoting); throws
 /// ConfigError only for what a format cannot hold at all (a path that is not UTF-8 for the engines whose files
 /// are Unicode text, a newline in Deadline's key=value lines, an XML-forbidden control byte for OpenCue) and
 /// for a --partition that is not one token.

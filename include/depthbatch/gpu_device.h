@@ -1,5 +1,5 @@
 // depthbatch — which GPU a task runs on, for the log and the JSON summary: on a farm the engine hands a task its
-// GPU(s) through CUDA_VISIBLE_DEVICES (README "On the farm": GPUs), and "cuda:0" alone does not say which card of
+// GPU(s) through CUDA_VISIBLE_DEVICES (docs/farm.md "On the farm": GPUs), and "cuda:0" alone does not say which card of
 // the machine that was. The name and UUID come from the CUDA driver (libcuda.so.1, opened at run time, so this
 // compiles and runs without CUDA); the UUID is the one nvidia-smi -L and CUDA_VISIBLE_DEVICES use.
 #pragma once

@@ -2,14 +2,14 @@
 // paths written in a job are made absolute.
 //
 // Data is found relative to the running executable, never through paths of the build or source tree, so an
-// installed prefix can be copied or moved as a whole (README.md, "Install for a studio"):
+// installed prefix can be copied or moved as a whole (README.md, "Install for a studio"; installed with docs/ beside it):
 //
 //   P/bin/depthbatch                                   the executable (RPATH $ORIGIN/../lib)
 //   P/lib/libtorch*.so, libc10.so, ...                 LibTorch, installed beside it
 //   P/share/depthbatch/models/fastdepth-nyu.pt         the default model
 //   P/share/depthbatch/ocio/config.ocio                the shipped OCIO config
 //   P/share/depthbatch/tools/review.py                 the review sheet's script (review.h)
-//   P/share/doc/depthbatch/                            README.md and licences
+//   P/share/doc/depthbatch/                            README.md, docs/ and licences
 //
 // The build tree mirrors it: build/share/depthbatch/{models,ocio,tools/review.py} are links into the source
 // tree, made by CMake, so build/depthbatch and the test executables in build/tests/ find the same files.

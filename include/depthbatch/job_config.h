@@ -1,7 +1,7 @@
 // depthbatch — the job: one schema, read from YAML (.yaml/.yml) or TOML (.toml).
 //
 // The keys: one table, include/depthbatch/job_keys.h (src/job_keys.cpp): each key's default, doc, whether it
-// is in the settings fingerprint (and why not), older spellings. `depthbatch --help-job` prints it; README.md
+// is in the settings fingerprint (and why not), older spellings. `depthbatch --help-job` prints it; docs/jobs.md
 // "Job file" lists it. The defaults themselves live in one place, the member initialisers of JobConfig below;
 // the parser only overrides what a job states. Sections: input (the plate), output (the EXR and previews),
 // model (file, device, processing size, contract overrides, tiles, backend options), color (OCIO), depth (the

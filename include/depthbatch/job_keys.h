@@ -45,6 +45,10 @@ const JobKey* find_job_key(const std::string& key);
 /// `depthbatch --help-job`: every key by section, with its default and doc; older names say the new one.
 std::string job_keys_help();
 
+/// The key table of docs/jobs.md, in table order: a Markdown table (key, default, fingerprint yes/—, doc; a
+/// '|' in a cell escaped), one row per key. The docs test compares the page with it, so the page is generated.
+std::string job_keys_markdown();
+
 /// Every key of the table as `key=value` (shared fingerprint lines give all their keys' values), in table
 /// order: two jobs that read the same give equal text (the YAML/TOML test; a readable dump of a job).
 std::string job_settings_text(const JobConfig& job);

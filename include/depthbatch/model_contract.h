@@ -7,7 +7,7 @@
 // Tensor contract: input [N,3,H,W] float32 RGB in [0,1], encoded in `colorspace`, H and W multiples of
 // `multiple`; output [N,1,H',W'] or [N,H',W'] float32 (it is resized back to the plate), H' and W' >= 1 and at most
 // `max_scale` times the input's H and W (check_model_output below).
-// A multi-frame (video) model (input.frames > 1, with a `temporal` block, README "Video models"): input
+// A multi-frame (video) model (input.frames > 1, with a `temporal` block, docs/video-models.md "Video models"): input
 // [B,T,3,H,W], output [B,T,H',W'] (check_clip_output), T = 1 .. frames; the windowing it is run with over a shot
 // is the contract's TemporalWindowing (video_window_stage.h).
 #pragma once

@@ -1,4 +1,4 @@
-// depthbatch — the RGB passthrough as written: its colorspace and its pixel type (README "What is written").
+// depthbatch — the RGB passthrough as written: its colorspace and its pixel type (docs/output.md "What is written").
 //
 // A Nuke Read node takes an EXR as scene-linear. So by default (output.passthrough_colorspace: scene_linear) the
 // R, G, B passed through from the plate are converted with OpenColorIO from the plate's colorspace (the job's

@@ -1,6 +1,6 @@
 // depthbatch — reading one plate frame (OpenImageIO; OpenEXR directly for luminance/chroma files).
 //
-// What is read (README.md "Plates and color" is the user-facing copy):
+// What is read (docs/colour.md "Plates and color" is the user-facing copy):
 //   * one part (OIIO subimage) of the file: input.part (index or name), default the first; with
 //     input.view set, a multi-part file gives the first part of that view holding colour channels;
 //   * mip level 0 of tiled / mip-mapped files;

@@ -1,6 +1,6 @@
 // depthbatch — progress of a render, for farm engines (lines on a pipe) and for people (a bar on a TTY).
 //
-// One dialect per run (README "On the farm", "Progress an engine can read"). Through a pipe, each finished frame
+// One dialect per run (docs/farm.md "On the farm", "Progress an engine can read"). Through a pipe, each finished frame
 // prints at most two lines on stdout, each flushed as it happens:
 //   frame 1001 rendered 1/24 0.52 s (Progress: 4%)   the frame line (failed: "frame 1003 failed 3/24: why");
 //                                                    every dialect but bar and none

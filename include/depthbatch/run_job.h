@@ -9,6 +9,18 @@
 // or written; a frame that fails later is reported in the JobReport, no new frames are started, frames
 // already in flight finish, and nothing partial is left on disk. With pipeline.on_error: continue, failed
 // frames (missing plates among them) are reported and the rest is rendered; the exit code is then Partial.
+//
+// Usage (what apps/depthbatch does, less the flags, the progress dialects and the signals):
+//
+//     JobConfig job = load_job("shot.yaml", {"output.overwrite=skip"});   // ConfigError: file, line, key
+//     ValidationResult plan = validate_job(job);      // optional: every check, nothing written
+//     ProgressReporter progress(std::cout, ProgressStyle::Lines);   // progress.h; or nullptr for none
+//     JobReport report = run_job(job, &progress);     // InputError, ModelError, OutputExistsError before
+//                                                     // frame 1; per-frame failures land in report.frames,
+//                                                     // and pipeline.summary (if set) is written by run_job
+//     return static_cast<int>(report.exit_code);      // Ok, Partial, Render, Interrupted ...
+//
+// The conventions (errors, threads, units) are stated once, in depthbatch.h.
 #pragma once
 
 #include "depthbatch/error.h"
@@ -81,7 +93,7 @@ struct JobReport {
     ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
 };
 
-/// Write `report` as the job's JSON summary (schema "depthbatch-summary/1", README "Summary JSON"): job
+/// Write `report` as the job's JSON summary (schema "depthbatch-summary/1", docs/farm.md "Summary JSON"): job
 /// file and the sha256 of its text, frames requested/rendered/skipped/failed with reasons, per-frame
 /// seconds and stage milliseconds, device, model name and sha256, depthbatch version, exit code. Written
 /// atomically (a reader never sees half a file). Throws RenderError if the file cannot be written.

@@ -44,7 +44,7 @@
 // whole render's, they depend on those windows' inputs only), and for relative models (align scale_shift, fitted
 // window to window) also window 0 (the anchor: it holds the shot's first frame, which sits in every window) and
 // kRelativeContextWindows windows before the chunk's first: the first of those is fitted on the shot's first frame
-// alone (its output there against window 0's), the chain then converges over the context windows (README "Video
+// alone (its output there against window 0's), the chain then converges over the context windows (docs/video-models.md "Video
 // models": measured errors). A chunk's cost is bounded by its frames plus at most kRelativeContextWindows + 2
 // windows, wherever it sits in the shot.
 #pragma once

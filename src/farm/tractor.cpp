@@ -4,7 +4,7 @@
 // element is written by tcl_list_element (braced, or backslash-escaped when it holds a brace or a backslash),
 // which keeps every byte and never leaves a brace that counts, so no path can end the braced word or run a
 // Tcl command. Titles are farm_safe_name'd.
-// GPUs: Tractor does not hand GPUs to commands; README "On the farm" says what a studio sets up (a blade profile
+// GPUs: Tractor does not hand GPUs to commands; docs/farm.md "On the farm" says what a studio sets up (a blade profile
 // per GPU with its own CUDA_VISIBLE_DEVICES); a GPU job's commands run on `cuda`, the first GPU the blade
 // makes visible.
 #include "farm/farm_engines.h"
@@ -26,7 +26,7 @@ Files tractor_files(const FarmPlan& plan, const SubmitOptions& o) {
     a << "##AlfredToDo 3.0\n"
       << "# depthbatch render of " << comment(o.job_path) << " for Tractor: tractor-spool job.alf (written by `depthbatch submit`).\n";
     if (plan.gpus > 0)
-        a << "# A GPU job: Tractor does not assign GPUs; each blade slot must see its own GPU (README \"On the farm\").\n";
+        a << "# A GPU job: Tractor does not assign GPUs; each blade slot must see its own GPU (docs/farm.md \"On the farm\").\n";
     a << "Job -title {depthbatch " << plan.safe_name << "} -serialsubtasks 1 -subtasks {\n";
     if (plan.needs_stats) a << "    Task -title {sequence statistics} -cmds {\n        " << cmd(stats_words(plan, o)) << "\n    }\n";
     a << "    Task -title {frames " << format_frame_spec(plan.frames) << "} -subtasks {\n";

@@ -1,6 +1,6 @@
 // load_check: loads a TorchScript model file with the LibTorch it is built against and runs one forward pass.
 // Built by scripts/check-libtorch-floor against the oldest LibTorch depthbatch supports (2.4.1, from its PyPI
-// wheel: headers + libtorch_cpu.so + libc10.so only), never by the project's CMake build. See README "Models",
+// wheel: headers + libtorch_cpu.so + libc10.so only), never by the project's CMake build. See docs/models.md "Models",
 // "Which LibTorch loads a model".
 //
 //   load_check MODEL N,3,H,W [OUT.f32]   load MODEL (with its depthbatch.json), run one forward on the input below,

@@ -1,5 +1,5 @@
-// The inference backend end to end: precision (CASES.md 7 and 8a), a model tied to CUDA run on the CPU
-// (CASES.md 8b), batch > 1 equal to batch 1, and the JSON report.
+// The inference backend end to end: precision (docs/cases.md 7 and 8a), a model tied to CUDA run on the CPU
+// (docs/cases.md 8b), batch > 1 equal to batch 1, and the JSON report.
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@ using namespace depthbatch::test;
 
 namespace {
 
-/// CASES.md 7 probe: sqrt((300 m)^2)/300 for channel mean m: m in fp32, +Inf in fp16 where m > 0.853.
+/// docs/cases.md 7 probe: sqrt((300 m)^2)/300 for channel mean m: m in fp32, +Inf in fp16 where m > 0.853.
 fs::path write_p_fp16(const fs::path& path) {
     return write_probe_model(path,
                              "def forward(self, x):\n"
@@ -44,7 +44,7 @@ TEST(Backend, HalfPrecisionNeverWritesInfNanOrZero) {
     }
 }
 
-// CASES.md 8a: GPUs hidden, device auto, fp16 -> CPU fp32 with one warning, bitwise equal to fp32.
+// docs/cases.md 8a: GPUs hidden, device auto, fp16 -> CPU fp32 with one warning, bitwise equal to fp32.
 TEST(Backend, AutoDeviceHalfPrecisionWithoutGpuEqualsFp32Cpu) {
     TempDir dir;
     write_halves(dir / "h.1001.exr");
@@ -61,7 +61,7 @@ TEST(Backend, AutoDeviceHalfPrecisionWithoutGpuEqualsFp32Cpu) {
     EXPECT_EQ(read_bytes(dir / "a/d.1001.exr"), read_bytes(dir / "b/d.1001.exr"));
 }
 
-// CASES.md 8b: a model with a hard-coded cuda:0 tensor, run on the CPU: model exit code, the message
+// docs/cases.md 8b: a model with a hard-coded cuda:0 tensor, run on the CPU: model exit code, the message
 // names the device mismatch, no outputs, no raw c10 backtrace.
 TEST(Backend, ModelTiedToCudaFailsCleanlyOnCpu) {
     TempDir dir;

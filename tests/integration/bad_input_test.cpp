@@ -1,5 +1,5 @@
-// Bad input: every case gets its documented exit code (README "Exit codes"), a message naming the cause,
-// and leaves no partial or temporary file. Includes CASES.md 9 (model files that are not models).
+// Bad input: every case gets its documented exit code (docs/errors.md "Exit codes"), a message naming the cause,
+// and leaves no partial or temporary file. Includes docs/cases.md 9 (model files that are not models).
 #include "depthbatch/plate.h"
 #include "support/test_support.h"
 
@@ -304,7 +304,7 @@ TEST(BadInput, DwaaCompressionWarnsOnceThatItIsLossy) {
     EXPECT_FALSE(contains(z.output, "lossy")) << z.output;
 }
 
-// CASES.md 9: a Git LFS pointer, half a .pt, an empty file, a directory: model exit code before any
+// docs/cases.md 9: a Git LFS pointer, half a .pt, an empty file, a directory: model exit code before any
 // frame is read (the plates here do not even exist), the path in the message, no outputs.
 TEST(BadInput, ModelFilesThatAreNotModels) {
     TempDir dir;

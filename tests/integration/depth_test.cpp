@@ -1,4 +1,4 @@
-// Depth conventions and normalization end to end (CASES.md 3 and 15): each convention x each model kind
+// Depth conventions and normalization end to end (docs/cases.md 3 and 15): each convention x each model kind
 // with known numbers, chunked vs whole renders byte for byte, the statistics sidecar, stabilization.
 #include "support/test_support.h"
 
@@ -32,7 +32,7 @@ fs::path const_job(const TempDir& dir, const std::string& model, const std::stri
 
 }  // namespace
 
-// CASES.md 15: P-const(4.0) metric: metric 4.0, inverse 0.25 (Nuke 1/z), normalized fixed 1..5 -> 0.75
+// docs/cases.md 15: P-const(4.0) metric: metric 4.0, inverse 0.25 (Nuke 1/z), normalized fixed 1..5 -> 0.75
 // with near -> 0, and the direction in the metadata.
 TEST(Depth, MetricModelConventions) {
     TempDir dir;
@@ -60,7 +60,7 @@ TEST(Depth, MetricModelConventions) {
     EXPECT_EQ(metadata(dir / "clip/d.1001.exr", "depthbatch/depth_clamped_values"), std::to_string(16 * 8));
 }
 
-// CASES.md 15, relative half: inverse of a relative inverse model is the model's value (0 stays 0:
+// docs/cases.md 15, relative half: inverse of a relative inverse model is the model's value (0 stays 0:
 // infinitely far, never Inf/NaN); metric without near/far is a config error, not a silent 1/x.
 TEST(Depth, RelativeInverseModelConventions) {
     TempDir dir;
@@ -124,7 +124,7 @@ TEST(Depth, RelativeDepthModelConventions) {
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
 }
 
-// CASES.md 3: 50 frames, grey rising 0.1 -> 0.9; sequence normalization. Whole render vs two overlapping
+// docs/cases.md 3: 50 frames, grey rising 0.1 -> 0.9; sequence normalization. Whole render vs two overlapping
 // chunks started at the same time into one folder: every file bitwise equal, every frame normalized with
 // the statistics of the shot, not of the chunk (derived below), no temporary files left.
 TEST(Depth, ChunksMatchWholeRenderBitForBit) {

@@ -261,7 +261,7 @@ TEST(Edges, TiledFourKPlateRendersWithBoundedMemory) {
     EXPECT_EQ(file_spec(dir / "k/d.1001.exr").width, 4096);
 }
 
-// CASES.md 23: a 1000x800 half RGBA EXR with pixelAspectRatio 2.0, P-aspect (the input tensor's W/H), size plate:
+// docs/cases.md 23: a 1000x800 half RGBA EXR with pixelAspectRatio 2.0, P-aspect (the input tensor's W/H), size plate:
 // depth 2.5 (desqueezed to square pixels before the model), the stored 1000x800 grid and pixelAspectRatio kept;
 // input.pixel_aspect: ignore gives 1.25.
 TEST(Cases, Case23AnamorphicPlateIsDesqueezedForTheModel) {

@@ -1,4 +1,4 @@
-// On the farm (README "On the farm"): farm chunks (--chunk, --range), what a wrapper reads while a task runs
+// On the farm (docs/farm.md "On the farm"): farm chunks (--chunk, --range), what a wrapper reads while a task runs
 // (progress lines through a pipe, the JSON summary), stop requests (SIGTERM within the grace period, SIGKILL at
 // any moment), --skip-existing that trusts only complete outputs of the same job, pipeline.on_error: continue,
 // and the engines themselves: a real one-node Slurm cluster, Open Job Description's `openjd run`, OpenCue's

@@ -52,7 +52,8 @@ TEST(Install, RelocatedPrefixRendersTheSampleJobOnItsOwn) {
     ASSERT_EQ(inst.exit_code, 0) << inst.output;
     for (const char* f : {"bin/depthbatch", "lib/libtorch_cpu.so", "lib/libc10.so",
                           "share/depthbatch/models/fastdepth-nyu.pt", "share/depthbatch/ocio/config.ocio",
-                          "share/doc/depthbatch/README.md", "share/doc/depthbatch/licenses/fastdepth-nyu.LICENSE.txt"})
+                          "share/doc/depthbatch/README.md", "share/doc/depthbatch/docs/jobs.md",
+                          "share/doc/depthbatch/licenses/fastdepth-nyu.LICENSE.txt"})
         EXPECT_TRUE(fs::exists(first / f)) << f << " is not installed";
     EXPECT_TRUE(contains(read_bytes(first / "share/doc/depthbatch/licenses/fastdepth-nyu.LICENSE.txt"), "MIT License"));
 

@@ -1,4 +1,4 @@
-// Plate fidelity end to end (issue #4; CASES.md 4, 10, 12, 14): every file in ../shared/samples/exr
+// Plate fidelity end to end (issue #4; docs/cases.md 4, 10, 12, 14): every file in ../shared/samples/exr
 // renders or fails with the documented message; windows, channel names, pixel types and metadata of
 // the output; passthrough bit for bit; depth finite; parts, views, channel layouts, pixel types,
 // compression; colour (auto colorspaces, HDR clamp / display-view, NaN/Inf) through the binary.
@@ -589,7 +589,7 @@ TEST(Layout, LibdeflateAndZlibWriteTheSamePixels) {
     EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
-// ==== CASES.md 4: windows ============================================================================
+// ==== docs/cases.md 4: windows ============================================================================
 
 TEST(Cases, Case4NegativeOriginOverscanAndOffsetDataWindow) {
     Shot s;
@@ -638,7 +638,7 @@ TEST(Cases, Case4NegativeOriginOverscanAndOffsetDataWindow) {
         }
 }
 
-// ==== CASES.md 10: PNG / JPEG, alpha =================================================================
+// ==== docs/cases.md 10: PNG / JPEG, alpha =================================================================
 
 namespace {
 /// The sRGB decoding and encoding (IEC 61966-2-1), written out.
@@ -708,7 +708,7 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
         if (p.name == "rgb16")   // not cut to 8 bits: 32768/65535 decoded, not 128/255
             EXPECT_NEAR(buf.getchannel(5, 5, 0, 1), srgb_to_linear(32768 / 65535.0), 1e-6);
     }
-    // The old values on request (CASES.md 10): passthrough_colorspace: plate, pixel_type: float give the plate's
+    // The old values on request (docs/cases.md 10): passthrough_colorspace: plate, pixel_type: float give the plate's
     // codes exactly (code/65535 here, the last plate; code/255 alike).
     const auto kept = s.run(".png", "kept", "colorspace: sRGB", "passthrough_colorspace: plate, pixel_type: float");
     ASSERT_EQ(kept.exit_code, 0) << kept.output;
@@ -808,7 +808,7 @@ TEST(Cases, ColourTagsFollowTheWrittenRgb) {
     EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1_depth").string(), "colorInteropID"), "");
 }
 
-// ==== CASES.md 12: HDR ===============================================================================
+// ==== docs/cases.md 12: HDR ===============================================================================
 
 TEST(Cases, Case12HdrPassthroughIsKeptAndDepthStaysInRange) {
     Shot s;
@@ -943,7 +943,7 @@ TEST(Cases, Case12AnExrThatSaysItIsAcescgIsTakenAsAcescg) {
     EXPECT_EQ(same.exit_code, 0) << same.output;
 }
 
-// ==== CASES.md 14: channels ==========================================================================
+// ==== docs/cases.md 14: channels ==========================================================================
 
 TEST(Cases, Case14ChannelNamesTypesAndTheOneDepthZ) {
     Shot s;

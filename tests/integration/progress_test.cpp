@@ -1,4 +1,4 @@
-// Progress and log length (README "On the farm": "Progress an engine can read"): the dialect `--progress auto`
+// Progress and log length (docs/farm.md "On the farm": "Progress an engine can read"): the dialect `--progress auto`
 // picks from each engine's environment, read through a pipe as a wrapper reads it; at most two lines per frame by
 // default (the frame line and one engine line); -q leaves only warnings, errors, the closing summary and an
 // engine's own line; openjd_fail on a failed task; the lines arrive while the render runs; the bar on a terminal.

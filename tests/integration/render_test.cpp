@@ -1,5 +1,5 @@
 // End-to-end renders through the depthbatch binary: the sample jobs on real plates, exact probe
-// values, frame numbering (CASES.md 1), odd sizes (CASES.md 6), EXR windows (t08.exr).
+// values, frame numbering (docs/cases.md 1), odd sizes (docs/cases.md 6), EXR windows (t08.exr).
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -126,7 +126,7 @@ TEST(Render, ProbeDepthIsExactPerPixelAtPlateSize) {
         }
 }
 
-// CASES.md 1: a plate numbered from 1001 comes back numbered from 1001, steps and chunks included,
+// docs/cases.md 1: a plate numbered from 1001 comes back numbered from 1001, steps and chunks included,
 // and padding grows past 9999 instead of wrapping.
 TEST(Render, FrameNumbersArePreserved) {
     TempDir dir;
@@ -192,7 +192,7 @@ TEST(Render, DataAndDisplayWindowsSurvive) {
             for (int c = 0; c < 3; ++c) ASSERT_EQ(in.getchannel(x, y, 0, c), out.getchannel(x, y, 0, c));
 }
 
-// CASES.md 6: any plate size comes back at exactly its size, for a pixel-wise probe at plate size and
+// docs/cases.md 6: any plate size comes back at exactly its size, for a pixel-wise probe at plate size and
 // for the default model at its own processing size.
 TEST(Render, OddSizesComeBackAtPlateSize) {
     TempDir dir;

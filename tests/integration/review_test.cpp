@@ -1,4 +1,4 @@
-// Previews and the review sheet (README "Review a render"): previews beside the EXRs, the sheet from the EXRs of
+// Previews and the review sheet (docs/review.md "Review a render"): previews beside the EXRs, the sheet from the EXRs of
 // a chunked render equal to the one from a whole render, and the HTML page in a real headless browser.
 #include "support/test_support.h"
 

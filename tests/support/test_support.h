@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 using depthbatch::ExitCode;
 
-/// The process exit status the CLI gives for `code` (error.h; README "Exit codes"), to compare with
+/// The process exit status the CLI gives for `code` (error.h; docs/errors.md "Exit codes"), to compare with
 /// RunResult::exit_code: EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)).
 constexpr int exit_status(ExitCode code) { return static_cast<int>(code); }
 
@@ -65,7 +65,7 @@ std::string expect_error(Call&& call, const std::string& what = "the call", cons
     return {};
 }
 
-/// Probe models (CASES.md): scripted TorchScript modules written with torch::jit::Module::define.
+/// Probe models (docs/cases.md): scripted TorchScript modules written with torch::jit::Module::define.
 /// `body` is the TorchScript source of forward(self, x) (x: [N,3,H,W]); `contract_json` the embedded
 /// depthbatch.json ("" = none). Returns the path written.
 fs::path write_probe_model(const fs::path& path, const std::string& forward_source, const std::string& contract_json);

@@ -176,7 +176,7 @@ TEST(ColorStage, AcescgPlateMatchesTheEquivalentRec709Plate) {
     std::cout << "[ measured ] ACEScg vs Rec.709 plate, largest model-input difference " << worst << "\n";
 }
 
-// CASES.md 12: ACEScg neutrals through the colorspace hop (no view) give 0.100/0.461/1.000/1.000;
+// docs/cases.md 12: ACEScg neutrals through the colorspace hop (no view) give 0.100/0.461/1.000/1.000;
 // the ACES display/view gives other numbers (tone-mapped), which is why the docs tell them apart.
 TEST(ColorStage, AcescgNeutralsColorspaceHopVersusDisplayView) {
     const std::vector<float> levels = {0.01f, 0.18f, 1.0f, 4.0f};

@@ -549,7 +549,7 @@ TEST(DepthModelPrecision, WithinToleranceKeepsTheLowPrecisionBeyondItRendersFp32
         EXPECT_GT(worst, 0.0f) << "rendered in bf16";
         EXPECT_LT(worst, 0.01f);
     }
-    // CASES.md 7's P-fp16: sqrt((300 m)^2) / 300 overflows to +Inf in fp16 where the mean m > 0.853.
+    // docs/cases.md 7's P-fp16: sqrt((300 m)^2) / 300 overflows to +Inf in fp16 where the mean m > 0.853.
     {
         const std::string path = test::write_probe_model(dir / "p_fp16.pt",
             "def forward(self, x):\n    m = x.mean(dim=1, keepdim=True)\n    return ((300.0 * m) * (300.0 * m)).sqrt() / 300.0\n",

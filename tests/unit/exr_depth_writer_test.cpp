@@ -33,7 +33,7 @@ TEST(PassthroughType, EightAndTenBitCodesRoundTripThroughHalf) {
 
 TEST(PassthroughType, KeepWritesIntegerCodesAsExactFloats) {
     using T = OIIO::TypeDesc;
-    EXPECT_EQ(passthrough_type(T::UINT8, PassthroughType::Keep), T::FLOAT) << "CASES.md 10: code/255 exactly";
+    EXPECT_EQ(passthrough_type(T::UINT8, PassthroughType::Keep), T::FLOAT) << "docs/cases.md 10: code/255 exactly";
     EXPECT_EQ(passthrough_type(T::UINT16, PassthroughType::Keep), T::FLOAT);
     EXPECT_EQ(passthrough_type(T::HALF, PassthroughType::Keep), T::HALF);
     EXPECT_EQ(passthrough_type(T::FLOAT, PassthroughType::Keep), T::FLOAT);

@@ -1,5 +1,5 @@
 // Unit tests for include/depthbatch/frame_sequence.h: frame specs, path patterns, frames on disk.
-// CASES.md case 1 (a plate numbered from 1001 must never come back numbered from 0; padding grows).
+// docs/cases.md 1 (a plate numbered from 1001 must never come back numbered from 0; padding grows).
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "support/test_support.h"
@@ -237,7 +237,7 @@ TEST(FrameSequence, TwoTokensAreAnError) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// FrameSequence::frames_on_disk (CASES.md case 1, FrameSequence half)
+// FrameSequence::frames_on_disk (docs/cases.md 1, FrameSequence half)
 // ---------------------------------------------------------------------------------------------
 
 TEST(FramesOnDisk, FindsExactlyTheFramesOfThePattern) {

@@ -1,6 +1,6 @@
 // Unit tests for src/model_compat.cpp (describe_load_failure, model_contract.h) and DepthModel::load's use of it: a
 // model file that needs a newer LibTorch is exit 4 naming the operator, the exporting torch, this LibTorch and the fix
-// (README "Which LibTorch loads a model"); the contract's exported_by.
+// (docs/models.md "Which LibTorch loads a model"); the contract's exported_by.
 #include "depthbatch/depth_model.h"
 #include "depthbatch/error.h"
 #include "depthbatch/model_contract.h"

@@ -14,7 +14,7 @@ namespace {
 
 const std::string kOrigin = "/models/vda.pt";
 
-// The contract tools/ writes for Video Depth Anything Small (README "Video models").
+// The contract tools/ writes for Video Depth Anything Small (docs/video-models.md "Video models").
 const std::string kVda = R"({"name": "video-depth-anything-vits", "variant": "vits",
  "input": {"colorspace": "sRGB", "multiple": 14, "size": [518, 518], "mean": null, "std": null, "frames": 32},
  "output": {"kind": "relative_inverse_depth"},

@@ -1,5 +1,5 @@
 // Unit tests for include/depthbatch/reformat.h: the plan from plate size to model input and back.
-// CASES.md case 6 (odd sizes: output size equals the input data window, not the model's multiple).
+// docs/cases.md 6 (odd sizes: output size equals the input data window, not the model's multiple).
 #include "depthbatch/error.h"
 #include "depthbatch/reformat.h"
 #include "depthbatch/resample.h"
@@ -232,7 +232,7 @@ TEST(ReformatPlan, ExplicitSizeMismatchWithFixedSizeModelNamesBothSizes) {
     }
 }
 
-// CASES.md case 6: odd sizes, both multiples, plate and short-side modes.
+// docs/cases.md 6: odd sizes, both multiples, plate and short-side modes.
 TEST(ReformatPlan, OddSizesGiveValidInputsAndRestoreToThePlateSize) {
     const std::vector<std::pair<int, int>> sizes = {{1, 1},    {2, 3},    {13, 7},      {4097, 3},
                                                     {3, 4097}, {1920, 1080}, {4096, 2160}};
@@ -361,7 +361,7 @@ TEST(ToModelInput, PlateModeIsExactAndPadsByEdgeReplication) {
 }
 
 TEST(ToModelInput, DataWindowOffTheOriginIsReadFromItsFirstPixel) {
-    // CASES.md case 4: a plate whose data window starts at (-50,-50) or (30,40).
+    // docs/cases.md 4: a plate whose data window starts at (-50,-50) or (30,40).
     const ReformatPlan p = ReformatPlan::make(13, 7, plate_size(), contract(32));
     for (auto [x0, y0] : std::vector<std::pair<int, int>>{{-50, -50}, {30, 40}}) {
         const OIIO::ImageBuf rgb = make_rgb(13, 7, ramp, x0, y0);

@@ -83,7 +83,7 @@ def test_accuracy_on_nyu_sample(model, nyu):
 def test_contract(prepared):
     c = read_contract(str(prepared[1]))
     assert contract_fields(c) == fastdepth.contract(fastdepth.SOURCE_SHA256)
-    assert c["exported_by"] == {"torch": torch.__version__}   # what wrote it (README "Which LibTorch loads a model")
+    assert c["exported_by"] == {"torch": torch.__version__}   # what wrote it (docs/models.md "Which LibTorch loads a model")
     assert c["name"] == "fastdepth-nyu" and c["license"] == "MIT"
     assert c["domain"] == "indoor"   # NYU Depth v2: depthbatch warns once per job that it knows rooms only
     assert c["input"] == {"colorspace": "sRGB", "multiple": 32, "size": [224, 224], "fixed_size": False,
@@ -164,7 +164,7 @@ def test_prepare_writes_the_weights_licence_beside_the_model(repo_root):
 def test_prepare_makes_an_older_export_again_for_the_libtorch_floor(prepared, repo_root, tmp_path):
     """A default model exported before the LibTorch floor check (no exported_by in its contract: main's scripted
     F.interpolate, which LibTorch < 2.13 cannot load) is converted again by prepare (scripts/setup); the new one
-    calls only operators LibTorch 2.4 has (README "Which LibTorch loads a model")."""
+    calls only operators LibTorch 2.4 has (docs/models.md "Which LibTorch loads a model")."""
     from tools import libtorch_floor
     old = tmp_path / "fastdepth-nyu.pt"
     files = {"depthbatch.json": ""}

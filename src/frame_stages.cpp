@@ -197,59 +197,55 @@ std::string num_text(double v) {
     return s.str();
 }
 
-/// output.passes of one frame (passes.h), at the plate's data window, from the converted depth (metres:
-/// check_passes made sure).
+/// output.passes of one frame (passes.h), at the plate's data window, from the converted depth (metres: the
+/// PassPlan made sure).
 struct PassPlanes {
     std::vector<std::vector<float>> planes;
     std::vector<ExtraChannel> channels;
 };
 /// The model's extra outputs that output.passes asks for, restored to the plate's data window bilinearly (from
-/// the global prediction; tiles do not refine them): name -> plate-size plane. Call before w.raw is dropped.
-std::map<std::string, std::vector<float>> restore_extras(const JobContext& ctx, const FrameWork& w) {
-    std::map<std::string, std::vector<float>> out;
-    const auto& extras = ctx.contract().extra_outputs;
-    for (const std::string& p : ctx.job.output.passes)
-        for (size_t k = 0; k < extras.size(); ++k) {
-            if (extras[k].name != p) continue;
-            if (k >= w.raw.extra.size())
-                throw RenderError("frame " + std::to_string(w.result.frame) + ": the model gave no extra output '" + p + "'");
-            DepthImage plane;   // the extra output on the depth's grid, nothing else
-            plane.width = w.raw.width, plane.height = w.raw.height, plane.data = w.raw.extra[k];
-            const OIIO::ImageBuf b = w.plan.restore(plane, UpsampleSettings{});
-            const float* v = static_cast<const float*>(b.localpixels());
-            out[p].assign(v, v + static_cast<size_t>(b.spec().width) * b.spec().height);
-        }
+/// the global prediction; tiles do not refine them): one plate-size plane per pass (empty for P and N), in the
+/// plan's order. Call before w.raw is dropped.
+std::vector<std::vector<float>> restore_extras(const JobContext& ctx, const FrameWork& w) {
+    std::vector<std::vector<float>> out;
+    for (const PlannedPass& p : ctx.passes.passes()) {
+        out.emplace_back();
+        if (p.geometric()) continue;
+        if (p.model_output >= w.raw.extra.size())
+            throw RenderError("frame " + std::to_string(w.result.frame) + ": the model gave no extra output '" + p.name + "'");
+        DepthImage plane;   // the extra output on the depth's grid, nothing else
+        plane.width = w.raw.width, plane.height = w.raw.height, plane.data = w.raw.extra[p.model_output];
+        const OIIO::ImageBuf b = w.plan.restore(plane, UpsampleSettings{});
+        const float* v = static_cast<const float*>(b.localpixels());
+        out.back().assign(v, v + static_cast<size_t>(b.spec().width) * b.spec().height);
+    }
     return out;
 }
 
 PassPlanes compute_passes(const JobContext& ctx, const FrameWork& w, const float* depth,
-                          std::map<std::string, std::vector<float>>& extras) {
+                          std::vector<std::vector<float>>& extras) {
     PassPlanes out;
     const JobConfig& job = ctx.job;
-    if (job.output.passes.empty()) return out;
-    const bool geometry = std::any_of(job.output.passes.begin(), job.output.passes.end(),
-                                      [](const std::string& p) { return p == "P" || p == "N"; });
-    if (geometry && !w.camera) throw RenderError("frame " + std::to_string(w.result.frame) + ": passes without a camera");
+    if (ctx.passes.empty()) return out;
+    if (ctx.passes.geometric() && !w.camera) throw RenderError("frame " + std::to_string(w.result.frame) + ": passes without a camera");
     const int W = w.plate->width(), H = w.plate->height();
     const OIIO::TypeDesc type = job.output.passes_type == PassPixelType::Half ? OIIO::TypeDesc::HALF : OIIO::TypeDesc::FLOAT;
-    out.planes.reserve(3 * job.output.passes.size());   // no reallocation: channels point into the planes
-    for (const std::string& p : job.output.passes) {
-        if (const auto it = extras.find(p); it != extras.end()) {   // a model's extra output: one channel
-            const auto& declared = ctx.contract().extra_outputs;
-            const auto e = std::find_if(declared.begin(), declared.end(), [&](const ExtraOutput& x) { return x.name == p; });
-            out.planes.push_back(std::move(it->second));
-            out.channels.push_back({e->channel, out.planes.back().data(), type});
+    out.planes.reserve(3 * ctx.passes.passes().size());   // no reallocation: channels point into the planes
+    for (size_t k = 0; k < ctx.passes.passes().size(); ++k) {
+        const PlannedPass& p = ctx.passes.passes()[k];
+        if (!p.geometric()) {   // a model's extra output: one channel
+            out.planes.push_back(std::move(extras[k]));
+            out.channels.push_back({p.channels.front(), out.planes.back().data(), type});
             continue;
         }
         float* plane[3];
         for (int c = 0; c < 3; ++c) {
             out.planes.emplace_back(static_cast<size_t>(W) * H);
             plane[c] = out.planes.back().data();
-            out.channels.push_back({p + "." + "XYZ"[c], plane[c], type});
+            out.channels.push_back({p.channels[c], plane[c], type});
         }
-        if (p == "P") position_pass(depth, W, H, *w.camera, plane);
-        else if (p == "N") normal_pass(depth, W, H, *w.camera, plane);
-        else throw RenderError("output.passes: unknown pass " + p);   // check_passes refused it before
+        if (p.kind == PlannedPass::Kind::Position) position_pass(depth, W, H, *w.camera, plane);
+        else normal_pass(depth, W, H, *w.camera, plane);
     }
     return out;
 }
@@ -273,7 +269,7 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
             log_warning("frame ", w.result.frame, ": the model returned ", w.raw.negative, " negative metric depth values (min ",
                         w.raw.negative_min, " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()), ")");
         OIIO::ImageBuf depth = w.plan.restore(w.raw, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
-        std::map<std::string, std::vector<float>> extras = restore_extras(ctx, w);
+        std::vector<std::vector<float>> extras = restore_extras(ctx, w);
         w.raw = DepthImage();
         w.guide.reset();
         if (!w.tiles.empty()) blend_tiles(ctx, w, depth);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "output_guard.h"
+#include "pass_plan.h"
 
 #include "depthbatch/color_transform.h"
 #include "depthbatch/depth_model.h"
@@ -28,6 +29,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -100,6 +102,7 @@ struct JobContext {
     std::optional<Colormap> colormap;
     OutputGuard guard;                          ///< every path the job writes (output_guard.h)
     std::optional<ChanFile> chan;               ///< camera.chan, read once
+    PassPlan passes;                            ///< output.passes, planned once (pass_plan.h)
     Clock::time_point loaded;                   ///< when the model was loaded (JobReport::first_frame_s)
     std::optional<PrecisionCheck> precision_check;   ///< fp16/bf16: the first frame against fp32 (check_precision)
 
@@ -168,6 +171,28 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
 void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, bool sweep = true);
 /// depth.stabilize_window W: R = W / 2 frames on each side (at least 1).
 int stabilize_radius(const JobConfig& job);
+/// A run of a job, opened through the phases every run goes through before its frames flow, for the render and
+/// for validate (and --dry-run) alike (open_run).
+struct OpenedRun {
+    enum class Stage {
+        Empty,        ///< this run's share of the job is empty (--chunk 5/8 of 4 frames, a --range outside the shot)
+        NothingToDo,  ///< every frame of the share is kept (or its plate is missing under on_error: continue)
+        Planned,      ///< frames to render: the output folders checked, the first frame's plan made
+    };
+    std::unique_ptr<JobContext> ctx;
+    std::vector<int> requested;   ///< this run's share of the job's frames (--frames/--range/--chunk)
+    FrameSelection selected;      ///< what to render, keep and report missing (empty for Stage::Empty)
+    Stage stage = Stage::Empty;
+};
+
+/// The phases, once: open the job (open_job: model, device, colour, normalizer, passes, output guard) -> this run's
+/// frames -> every path the run writes through the output guard (preflight: exit 2 for one that would destroy a
+/// plate, the job, the model or another output) -> the frames to render (select_frames: existing outputs checked)
+/// -> the output folders (check_output_folders; `render`: stale temporaries swept) -> the plan from the first frame
+/// to render (plan_from_first_frame: colour, reformat, precision check, warm-up). Stops early at Stage::Empty or
+/// Stage::NothingToDo. `phase` hears "loading model" and "checking outputs" as they start. Throws what those throw.
+OpenedRun open_run(const JobConfig& job, const std::function<void(const std::string&)>& phase, bool render);
+
 /// The frames the pipeline computes, with the chain's warm-up: context_frames() on each side, and from the shot's
 /// first frame when it needs_segment_start() (see PlannedFrame).
 std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, StageChain& chain);

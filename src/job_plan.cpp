@@ -1,6 +1,6 @@
-// The job's plan (job_context.h): open the job, this run's frames and what exists of them, the plan from the first
-// frame, sequence statistics, the frames with their warm-up, the job's metadata; and validate_job, which runs the
-// same phases and stops before the first frame.
+// The job's plan (job_context.h): open the job, this run's frames and what exists of them, sequence statistics, the
+// frames with their warm-up, the job's metadata; the phases every run goes through (open_run), and validate_job,
+// which runs them and stops before the first frame. The plan from the first frame is first_frame_plan.cpp.
 #include "job_context.h"
 
 #include "depthbatch/log.h"
@@ -26,81 +26,6 @@ namespace fs = std::filesystem;
 
 namespace depthbatch {
 namespace detail {
-
-/// A multi-frame (video) model: what its windows cannot do, refused with a ConfigError (exit 2) saying why.
-void check_video_model_job(const JobContext& ctx) {
-    const JobConfig& job = ctx.job;
-    const TemporalWindowing& t = ctx.contract().temporal;
-    const std::string model = ctx.model->path() + " is a video model (input.frames " + std::to_string(ctx.contract().frames) + ")";
-    log_info("video model: windows of ", t.window, " frames every ", t.stride(), " (overlap ", t.overlap, ", crossfade ",
-             t.crossfade, ", align ", align_name(t.align), "), ", std::max(1, job.model.batch), " window(s) a forward");
-    if (job.model.tiles.size > 0)
-        throw ConfigError("model.tiles: " + model + ": its windows see whole frames; tiles are for single-frame models "
-                          "(remove model.tiles)");
-    if (job.depth.normalize == Normalization::Sequence)
-        throw ConfigError("depth.normalize sequence: " + model + ": the sequence statistics sample single frames, which a "
-                          "video model does not see alone; its windows are aligned across the shot already: use "
-                          "depth.normalize raw (or fixed)");
-    if (ctx.contract().reference_focal_px > 0)
-        throw ConfigError(model + ": output.reference_focal_px (focal-dependent metric depth) is not supported for video models");
-    for (const std::string& p : job.output.passes)
-        if (p != "P" && p != "N")
-            throw ConfigError("output.passes: " + p + ": " + model + ": extra model outputs are written for single-frame "
-                              "models only (P and N work: they are computed from the depth)");
-}
-
-/// output.passes against the model and the depth convention: P and N need depth in metres and a focal length;
-/// other names must be extra outputs the model's contract declares. Throws ConfigError naming the reason.
-void check_passes(const JobContext& ctx, bool has_focal) {
-    const JobConfig& job = ctx.job;
-    for (const std::string& p : job.output.passes) {
-        if (p == "P" || p == "N") {
-            if (ctx.normalizer->units() != "m")
-                throw ConfigError("output.passes: " + p + " needs depth in metres, and depth.Z here holds " +
-                                  (ctx.normalizer->units().empty() ? std::string("values without units")
-                                                                    : ctx.normalizer->units()) +
-                                  " (model kind " + depth_kind_name(ctx.contract().kind) + ", depth.convention " +
-                                  option_name(ctx.normalizer->kind()) + "). A metric model with depth.convention raw "
-                                  "or metric gives metres; a relative model needs depth.convention: metric with "
-                                  "depth.near and depth.far in metres and depth.normalize: frame or sequence");
-            if (!has_focal)
-                throw ConfigError("output.passes: " + p + " needs the shot's camera: set camera.focal (mm, with "
-                                  "camera.haperture), camera.fov (horizontal degrees) or camera.focal_px (plate pixels)");
-            continue;
-        }
-        const auto& extras = ctx.contract().extra_outputs;
-        if (std::any_of(extras.begin(), extras.end(), [&](const ExtraOutput& e) { return e.name == p; })) continue;
-        std::string declared;
-        for (const ExtraOutput& e : extras) declared += (declared.empty() ? "" : ", ") + e.name + " (" + e.channel + ")";
-        throw ConfigError("output.passes: '" + p + "' is not P or N, and " + ctx.model->path() +
-                          " declares no extra output of that name (its contract's output.extra_outputs: " +
-                          (declared.empty() ? std::string("none") : declared) + ")");
-    }
-}
-
-/// The channels output.passes writes, in order (P -> P.X P.Y P.Z, N -> N.X N.Y N.Z, a model's extra output -> the
-/// channel its contract names); check_passes has refused anything else.
-std::vector<std::string> pass_channel_names(const JobContext& ctx) {
-    std::vector<std::string> names;
-    for (const std::string& p : ctx.job.output.passes) {
-        if (p == "P" || p == "N") {
-            for (const char* axis : {".X", ".Y", ".Z"}) names.push_back(p + axis);
-            continue;
-        }
-        for (const ExtraOutput& e : ctx.contract().extra_outputs)
-            if (e.name == p) names.push_back(e.channel);
-    }
-    return names;
-}
-
-/// The passes in words for the log and validate: "P.X, P.Y, P.Z float; camera ..." ("" when there are none).
-std::string describe_passes(const JobContext& ctx) {
-    const std::vector<std::string> names = pass_channel_names(ctx);
-    if (names.empty()) return {};
-    const std::string camera = describe_camera(ctx.job.camera);
-    return OIIO::Strutil::join(names, ", ") + (ctx.job.output.passes_type == PassPixelType::Half ? " half" : " float") +
-           (camera.empty() ? "" : "; camera " + camera);
-}
 
 /// What --skip-existing compares (depthbatch/settings_sha256): the job's settings (output_settings_text) and the
 /// contents of the files they name whose changes change the frames: a camera.chan track, and an OCIO config in force
@@ -175,13 +100,16 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
             ctx->preview.reset();
         }
     }
-    if (contract.multi_frame()) check_video_model_job(*ctx);
+    if (contract.multi_frame())
+        check_video_model_job(contract, ctx->model->path(),
+                              {job.model.tiles.size > 0, job.depth.normalize == Normalization::Sequence, job.output.passes,
+                               job.model.batch});
     if (!job.camera.chan.empty()) {
         ctx->chan = read_chan_file(job.camera.chan);
         // The track's contents are settings (settings_fingerprint): a re-delivered .chan renders again under
         // --skip-existing.
         // Where the camera is used, every frame of the shot needs its line: found here, not mid-render.
-        if (contract.reference_focal_px > 0 || !job.output.passes.empty()) {
+        if (contract.reference_focal_px > 0 || !job.output.passes.empty()) {   // the camera is used
             std::vector<int> missing;
             for (int f : ctx->shot)
                 if (!ctx->chan->count(f)) missing.push_back(f);
@@ -200,197 +128,10 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
                           " px focal length; set the shot's camera: camera.focal (mm, with camera.haperture), "
                           "camera.fov (horizontal degrees) or camera.focal_px (plate pixels: focal_mm / haperture_mm x "
                           "plate width)");
-    check_passes(*ctx, has_focal);
+    ctx->passes = PassPlan(job.output.passes, contract, ctx->model->path(), ctx->normalizer->units(),
+                           option_name(ctx->normalizer->kind()), has_focal);
     return ctx;
 }
-
-/// The pixel aspect the model's sizes are computed for: input.pixel_aspect, else the file's PixelAspectRatio
-/// (EXR pixelAspectRatio, DPX pixel aspect), 1 when it has none or a nonsensical one.
-double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec) {
-    if (job.input.pixel_aspect) return *job.input.pixel_aspect;
-    const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f);
-    return std::isfinite(a) && a > 0.01f && a < 100.0f ? a : 1.0;
-}
-
-/// model.tiles' grid for a plate (empty when tiles are off or one tile would cover the whole plate).
-std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height) {
-    const auto& t = job.model.tiles;
-    if (t.size <= 0 || (width <= t.size && height <= t.size)) return {};
-    return tile_grid(width, height, t.size, t.overlap);
-}
-
-std::string auto_kind(const JobContext& ctx, const PlateInfo& plate) {
-    return plate_kind(plate) + "; auto '" + ctx.color->auto_for(plate) + "'";
-}
-
-void check_auto_kind(const JobContext& ctx, const PlateInfo& plate) {
-    if (ctx.job.input.colorspace != "auto" || ctx.first_kind.empty()) return;
-    if (const std::string kind = auto_kind(ctx, plate); kind != ctx.first_kind)
-        throw InputError("frame " + std::to_string(plate.frame) + " (" + plate.path + ") is " + plate.format + " with " +
-                         kind + ", but frame " + std::to_string(ctx.first_frame) + " was " + ctx.first_kind +
-                         ": input.colorspace auto was decided from frame " + std::to_string(ctx.first_frame) + " ('" +
-                         ctx.color->from() + "') and would be wrong here. Re-export the frame like the others, or set "
-                         "input.colorspace");
-}
-
-std::vector<ForwardShape> warmup_shapes(const JobContext& ctx) {
-    const JobConfig& job = ctx.job;
-    const ReformatPlan& fp = ctx.first_plan;
-    const int batch = std::max(1, job.model.batch);
-    if (ctx.contract().multi_frame())   // the video windows: model.batch windows of W frames a forward
-        return {ForwardShape{batch, ctx.contract().temporal.window, fp.input_width, fp.input_height}};
-    std::vector<ForwardShape> shapes{ForwardShape{batch, 0, fp.input_width, fp.input_height}};
-    if (const auto tiles = tiles_for(job, fp.plate_width, fp.plate_height); !tiles.empty()) {
-        const ReformatPlan tp = ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
-        const ForwardShape t{std::min(batch, static_cast<int>(tiles.size())), 0, tp.input_width, tp.input_height};
-        if (t.width != fp.input_width || t.height != fp.input_height) shapes.push_back(t);
-        else shapes[0].batch = std::max(shapes[0].batch, t.batch);
-    }
-    return shapes;
-}
-
-void check_precision(JobContext& ctx, int frame) {
-    const Precision asked = ctx.model->precision();
-    if (asked != Precision::Fp16 && asked != Precision::Bf16) return;
-    FrameWork w;
-    w.write = false;   // the global prediction's input only
-    w.result.frame = frame;
-    w.result.input_path = ctx.input.path(frame);
-    prepare(ctx, w);
-    if (w.failed()) {   // the render fails this frame itself and says why
-        log_warning("model.precision ", option_name(asked), ": not checked against fp32 (frame ", frame, " could not be "
-                    "prepared: ", w.result.message, ")");
-        return;
-    }
-    PrecisionCheck check;
-    try {
-        check = ctx.model->check_precision(w.input);
-    } catch (const RenderError& e) {
-        throw ModelError(e.what());
-    }
-    check.frame = frame;
-    ctx.precision_check = check;
-    const double pct = check.error * 100, tol = check.tolerance * 100;
-    if (check.in_force == Precision::Fp32 && !std::isfinite(pct))
-        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame, " it gives non-finite "
-                    "depth or does not run: rendering in fp32 (the summary says so)");
-    else if (check.in_force == Precision::Fp32)
-        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame, " its depth is ", pct,
-                    "% of the depth span from fp32's (99th percentile of the difference; tolerance ", tol,
-                    "%): rendering in fp32 (the summary says so)");
-    else
-        log_info("model.precision ", option_name(asked), " (", check.how, "): frame ", frame, " within ", pct,
-                 "% of the depth span of fp32 (99th percentile of the difference; tolerance ", tol, "%)");
-}
-
-/// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
-/// model that cannot run fails here with the model exit code, before any frame is read.
-void plan_from_first_frame(JobContext& ctx, int frame) {
-    const JobConfig& job = ctx.job;
-    const std::string first = ctx.input.path(frame);
-    const PlateInfo plate = probe_plate(first, frame, job.input);   // part/view, deep, channels: fails here
-    const OIIO::ImageSpec& spec = plate.file_spec;
-    ctx.first_frame = frame;
-    log_info("plate ", plate.describe());
-    if (ctx.preview && job.output.preview.size > std::max(spec.width, spec.height))   // never enlarged: said, not hidden
-        log_warning("output.preview.size ", job.output.preview.size, " is larger than the plate (", spec.width, "x",
-                    spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
-                    " px on the long side (they are never enlarged)");
-    ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
-    ctx.first_kind = auto_kind(ctx, plate);
-    // A farm chunk or a --skip-existing run decides from its own first frame: it must decide as a render of the
-    // whole shot would, from the shot's first frame (when that is on disk and readable; else its own run says why).
-    if (job.input.colorspace == "auto" && !ctx.shot.empty() && ctx.shot.front() != frame) {
-        const int s = ctx.shot.front();
-        std::optional<PlateInfo> shot_first;
-        if (fs::is_regular_file(ctx.input.path(s))) try {
-                shot_first = probe_plate(ctx.input.path(s), s, job.input);
-            } catch (const Error&) {
-            }
-        if (const std::string kind = shot_first ? auto_kind(ctx, *shot_first) : ""; shot_first && kind != ctx.first_kind)
-            throw InputError("frame " + std::to_string(s) + " (" + shot_first->path + "), the shot's first, is " +
-                             shot_first->format + " with " + kind + ", but frame " +
-                             std::to_string(frame) + ", this run's first, is " + ctx.first_kind +
-                             ": input.colorspace auto is decided from one frame, so the chunks of this shot would "
-                             "decide differently. Re-export the frames like the others, or set input.colorspace");
-    }
-    // The RGB passthrough: the plate's colorspace -> scene_linear (passthrough_color.h); nothing for depth only.
-    const bool rgb_out = job.output.channels != OutputChannels::Depth;
-    ctx.passthrough = PassthroughColor::create(ctx.color->config_path(), ctx.color->from(),
-                                               rgb_out ? job.output.passthrough_colorspace : PassthroughColorspace::Plate);
-    ExrWriteOptions options = job.output;
-    std::string why;
-    options.pixel_type = ctx.passthrough->pixel_type(job.output.pixel_type, plate, &why);
-    if (rgb_out) {
-        log_info("passthrough R, G, B: ", ctx.passthrough->converts() ? "converted '" + ctx.passthrough->plate() + "' -> '" +
-                 ctx.passthrough->written() + "' (the config's scene_linear role)" : "as the plate has them ('" +
-                 ctx.passthrough->written() + "')", "; ", why);
-    }
-    log_info(describe_output(plate, options));
-    // output.passes beside a plate channel of the same name (a CG plate's own P under output.channels: all): a job
-    // error now, not a write failure on every frame.
-    const std::vector<std::string> pass_names = pass_channel_names(ctx);
-    for (const std::string& name : output_channel_names(plate, options))
-        if (std::find(pass_names.begin(), pass_names.end(), name) != pass_names.end())
-            throw ConfigError("output.passes: " + first + " already has a channel " + name + ", which output.channels " +
-                              option_name(job.output.channels) + " passes through, and the passes write their own " + name +
-                              ": set output.channels: rgba (the plate's colour and alpha only) or leave that pass out");
-    if (const std::string passes = describe_passes(ctx); !passes.empty()) log_info("passes ", passes);
-    // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
-    // them, stay lossless.
-    if (job.output.compression == Compression::Dwaa && job.output.channels != OutputChannels::Depth)
-        log_warning("output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
-                    "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
-                    "for a bit-exact passthrough");
-    if (const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f); !job.input.pixel_aspect && pixel_aspect(job, spec) != a)
-        log_warning(first, ": PixelAspectRatio ", a, " is not a believable pixel aspect (0.01 to 100): treated as square "
-                    "pixels (1) and written as the file has it; set input.pixel_aspect if the plate is anamorphic");
-    ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
-    check_precision(ctx, frame);
-    // The warm-up at the shapes the job feeds (model.warmup passes; on CUDA 3 by default: TorchScript's profiling
-    // executor records the first forward of a shape and optimizes, fusers included, on the second, and cuDNN's
-    // autotuning runs on the first; on the CPU 0, a farm chunk of a few frames gains nothing) is the dry run
-    // too. Without one, a fixed-size (traced) model is tried at its one size and any other at a small size (64 px
-    // rounded up to its multiple), which catches a file that is not a depth model without paying for a full-size
-    // forward (a full Depth Anything forward is seconds on a CPU).
-    const int warmup = job.model.warmup >= 0 ? job.model.warmup : (ctx.model->device_name() == "cpu" ? 0 : 3);
-    try {
-        if (warmup > 0) {
-            const std::vector<ForwardShape> shapes = warmup_shapes(ctx);
-            ctx.model->warm_up(shapes, warmup);
-            std::string list;
-            for (const ForwardShape& shape : shapes) list += (list.empty() ? "" : ", ") + shape.text();
-            log_info("model.warmup: ", warmup, " forward pass(es) at each shape the job feeds (", list, ") in ",
-                     std::lround(ctx.model->stats().warmup_ms), " ms");
-        } else {
-            ModelInput probe;
-            const int m = std::max(1, ctx.contract().multiple);
-            const int small = (64 + m - 1) / m * m;
-            probe.width = ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
-            probe.height = ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
-            probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
-            ctx.model->infer({&probe});
-        }
-    } catch (const RenderError& e) {
-        throw ModelError(e.what());
-    }
-    const ReformatPlan& fp = ctx.first_plan;
-    std::ostringstream aspect;
-    if (fp.pixel_aspect != 1.0)
-        aspect << " (pixel aspect " << fp.pixel_aspect << ": desqueezed for the model, written on the stored grid)";
-    log_info("reformat ", spec.width, "x", spec.height, aspect.str(), " -> ", fp.scaled_width, "x", fp.scaled_height,
-             " -> model input ", fp.input_width, "x", fp.input_height, ", depth ", option_name(job.depth.upsample.method),
-             fp.guided(job.depth.upsample) || job.depth.upsample.method == DepthUpsample::Bilinear ? "" : " (bilinear here: no enlargement)");
-    if (const auto tiles = tiles_for(job, spec.width, spec.height); !tiles.empty()) {
-        const ReformatPlan tp = ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
-        const int per_batch = std::max(1, job.model.batch);
-        log_info("tiles: ", tiles.size(), " of ", tiles[0].width, "x", tiles[0].height, " px (overlap >= ",
-                 job.model.tiles.overlap, " px), each at model input ", tp.input_width, "x", tp.input_height, ": ",
-                 1 + tiles.size(), " forwards a frame (", 1 + (tiles.size() + per_batch - 1) / per_batch, " passes at batch ",
-                 per_batch, ")");
-    }
-}
-
 
 // ---- sequence statistics ------------------------------------------------------------------------
 
@@ -688,6 +429,25 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
 
 using namespace detail;
 
+detail::OpenedRun detail::open_run(const JobConfig& job, const std::function<void(const std::string&)>& phase, bool render) {
+    OpenedRun run;
+    phase("loading model");
+    run.ctx = open_job(job);
+    run.requested = select_render_frames(job.render, run.ctx->shot);
+    run.ctx->guard.preflight(run.requested);
+    if (run.requested.empty()) return run;
+    phase("checking outputs");
+    run.selected = select_frames(*run.ctx, run.requested);
+    run.stage = OpenedRun::Stage::NothingToDo;
+    if (run.selected.todo.empty()) return run;
+    if (render && !run.selected.skipped.empty())
+        log_info("skipping ", run.selected.skipped.size(), " frames whose output exists (complete, same settings and model)");
+    check_output_folders(*run.ctx, run.selected.todo, render);
+    plan_from_first_frame(*run.ctx, run.selected.todo.front());
+    run.stage = OpenedRun::Stage::Planned;
+    return run;
+}
+
 SequenceStats job_sequence_stats(const JobConfig& job) {
     auto ctx = open_job(job);
     plan_from_first_frame(*ctx, ctx->shot.front());
@@ -700,28 +460,25 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     const auto line = [&v](const std::string& key, const std::string& value) {
         v.plan.push_back(key + std::string(key.size() < 11 ? 11 - key.size() : 1, ' ') + value);
     };
-    const std::unique_ptr<JobContext> ctx = open_job(job);
+    OpenedRun run = open_run(job, [](const std::string&) {}, false);
+    const std::unique_ptr<JobContext>& ctx = run.ctx;
     const ModelContract& c = ctx->contract();
     line("job", job.job_file.empty() ? "(built in code)" : job.job_file);
     line("model", ctx->model->path() + " (" + c.name + ", " + depth_kind_name(c.kind) + ", sha256 " +
                       ctx->model->sha256().substr(0, 12) + ")");
     line("device", describe_device(ctx->model->device_name(), ctx->model->gpu()) + " (" + ctx->model->device_reason() + ")");
-    const std::vector<int> requested = select_render_frames(job.render, ctx->shot);
-    ctx->guard.preflight(requested);
     line("shot", std::to_string(ctx->shot.size()) + " frames (" + format_frame_spec(ctx->shot) + ")");
-    if (requested.empty()) {
+    if (run.stage == OpenedRun::Stage::Empty) {
         line("frames", "none: this run's share of the job is empty (nothing to do)");
         return v;
     }
-    const FrameSelection sel = select_frames(*ctx, requested);
+    const FrameSelection& sel = run.selected;
     for (const FrameResult& r : sel.missing) v.warnings.push_back(r.message);
     if (!sel.missing.empty()) v.exit_code = ExitCode::Partial;
     line("frames", std::to_string(sel.todo.size()) + " to render (" + (sel.todo.empty() ? "none" : format_frame_spec(sel.todo)) +
                        ")" + (sel.skipped.empty() ? "" : ", " + std::to_string(sel.skipped.size()) + " kept (complete, same settings)") +
                        (sel.rerender.empty() ? "" : ", " + std::to_string(sel.rerender.size()) + " to render again"));
-    if (sel.todo.empty()) return v;
-    check_output_folders(*ctx, sel.todo, false);
-    plan_from_first_frame(*ctx, sel.todo.front());
+    if (run.stage == OpenedRun::Stage::NothingToDo) return v;
     // Every plate of the run: there, its header readable, of the kind the first frame decided.
     std::vector<int> plates = sel.todo;
     if (job.depth.stabilize || c.multi_frame()) {
@@ -756,7 +513,8 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
                       (job.depth.stabilize ? ", stabilized" : ""));
     line("output", job.output.path + " (" + option_name(job.output.channels) + ", " + option_name(job.output.compression) +
                        ", overwrite " + option_name(job.output.overwrite) + ")");
-    if (const std::string passes = describe_passes(*ctx); !passes.empty()) line("passes", passes);
+    if (const std::string passes = ctx->passes.describe(describe_camera(job.camera), job.output.passes_type); !passes.empty())
+        line("passes", passes);
     if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
     if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
     if (job.depth.normalize == Normalization::Sequence) {

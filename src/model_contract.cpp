@@ -1,4 +1,5 @@
 #include "depthbatch/model_contract.h"
+#include "depthbatch/passes.h"
 
 #include "depthbatch/error.h"
 
@@ -91,7 +92,7 @@ void validate_model_contract(const ModelContract& c, const std::string& origin) 
     // output.extra_outputs (issue 25): names a job can list in output.passes, channels the EXR can hold.
     for (size_t i = 0; i < c.extra_outputs.size(); ++i) {
         const ExtraOutput& e = c.extra_outputs[i];
-        const bool name_ok = !e.name.empty() && e.name.size() <= 64 && e.name != "P" && e.name != "N" &&
+        const bool name_ok = !e.name.empty() && e.name.size() <= 64 && !is_geometric_pass(e.name) &&
                              std::all_of(e.name.begin(), e.name.end(), [](unsigned char ch) { return std::isalnum(ch) || ch == '_'; });
         if (!name_ok) fail("output.extra_outputs name '" + e.name.substr(0, 64) + "' must be letters, digits and _ (not P or N)");
         const bool channel_ok = !e.channel.empty() && e.channel.size() <= 128 &&

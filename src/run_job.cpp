@@ -176,8 +176,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     const auto t_start = Clock::now();
     JobObserver quiet;
     JobObserver& watch = observer ? *observer : quiet;
-    watch.on_phase("loading model");
-    const std::unique_ptr<JobContext> ctx = open_job(job);      // model, device, normalizer: can fail early
+    OpenedRun run = open_run(job, [&watch](const std::string& phase) { watch.on_phase(phase); }, true);
+    const std::unique_ptr<JobContext>& ctx = run.ctx;
     JobReport report;
     report.job_file = job.job_file;
     report.device = ctx->model->device_name();
@@ -189,18 +189,13 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.settings_sha256 = ctx->settings_sha256;
     report.precision_asked = option_name(job.model.precision);
     report.precision = option_name(ctx->model->precision());
-    report.requested = select_render_frames(job.render, ctx->shot);
-    // Every path the job will write, before anything is read or rendered: exit 2 for one that would destroy a
-    // plate, the job, the model or another output, or replace a file of another kind.
-    ctx->guard.preflight(report.requested);
-    if (report.requested.empty()) {   // --chunk 5/8 of 4 frames, a --range outside the shot
+    report.requested = run.requested;
+    if (run.stage == OpenedRun::Stage::Empty) {
         log_info("nothing to do: this run's share of the job (", format_frame_spec(ctx->shot), ") is empty");
         close_report(report, job, cancel, t_start);
         return report;
     }
-
-    watch.on_phase("checking outputs");
-    FrameSelection selected = select_frames(*ctx, report.requested);
+    FrameSelection& selected = run.selected;
     report.skipped = static_cast<int>(selected.skipped.size());
     report.skipped_frames = selected.skipped;
     // Progress counts the missing plates (on_error: continue) in the numerator and the denominator from the start:
@@ -215,16 +210,13 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
             watch.on_frame_done(r);
         }
     };
-    if (selected.todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
+    if (run.stage == OpenedRun::Stage::NothingToDo) {  // a retried farm chunk whose frames all exist
         log_info("nothing to do: ", report.skipped, " frames exist");
         watch.on_start(counted, report.skipped);
         report_missing();
         close_report(report, job, cancel, t_start);
         return report;
     }
-    if (report.skipped) log_info("skipping ", report.skipped, " frames whose output exists (complete, same settings and model)");
-    check_output_folders(*ctx, selected.todo);
-    plan_from_first_frame(*ctx, selected.todo.front());         // colour, reformat, dry run of the model
     if (ctx->normalizer->needs_sequence_range()) watch.on_phase("sequence statistics");
     const SequenceRange seq = sequence_range(*ctx);
     StageChain chain = make_stage_chain(*ctx);

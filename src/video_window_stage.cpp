@@ -2,6 +2,8 @@
 #include "depthbatch/video_window_stage.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/log.h"
+#include "depthbatch/passes.h"
 
 #include <algorithm>
 #include <chrono>
@@ -517,6 +519,26 @@ std::vector<std::pair<std::string, std::string>> VideoWindowStage::metadata() co
     const TemporalWindowing& t = impl_->t;
     return {{"depthbatch/temporal", "video windows: " + std::to_string(t.window) + " frames, overlap " + std::to_string(t.overlap) +
                                         ", crossfade " + std::to_string(t.crossfade) + ", align " + align_name(t.align)}};
+}
+
+void check_video_model_job(const ModelContract& contract, const std::string& model_path, const VideoModelJob& job) {
+    const TemporalWindowing& t = contract.temporal;
+    const std::string model = model_path + " is a video model (input.frames " + std::to_string(contract.frames) + ")";
+    log_info("video model: windows of ", t.window, " frames every ", t.stride(), " (overlap ", t.overlap, ", crossfade ",
+             t.crossfade, ", align ", align_name(t.align), "), ", std::max(1, job.batch), " window(s) a forward");
+    if (job.tiles)
+        throw ConfigError("model.tiles: " + model + ": its windows see whole frames; tiles are for single-frame models "
+                          "(remove model.tiles)");
+    if (job.sequence_statistics)
+        throw ConfigError("depth.normalize sequence: " + model + ": the sequence statistics sample single frames, which a "
+                          "video model does not see alone; its windows are aligned across the shot already: use "
+                          "depth.normalize raw (or fixed)");
+    if (contract.reference_focal_px > 0)
+        throw ConfigError(model + ": output.reference_focal_px (focal-dependent metric depth) is not supported for video models");
+    for (const std::string& p : job.passes)
+        if (!is_geometric_pass(p))
+            throw ConfigError("output.passes: " + p + ": " + model + ": extra model outputs are written for single-frame "
+                              "models only (P and N work: they are computed from the depth)");
 }
 
 }  // namespace depthbatch

@@ -19,8 +19,14 @@
 
 #include "depthbatch/camera.h"
 
+#include <string>
+
 
 namespace depthbatch {
+
+/// True for the names of the passes computed from depth and the camera: "P" (position) and "N" (normals), as
+/// output.passes names them; any other name is a model's extra output (model_contract.h: ExtraOutput).
+inline bool is_geometric_pass(const std::string& name) { return name == "P" || name == "N"; }
 
 /// Position pass: `depth` is width x height floats, row-major over the plate's data window (the camera's
 /// data_x/data_y say where that window lies); `p[0..2]` are three planes of width x height floats receiving

@@ -109,6 +109,21 @@ std::vector<int> video_chunk_windows(const TemporalWindowing& t, int n, int firs
 /// (video_chunk_windows of each); n (one task) when none does.
 int video_chunk_size(const TemporalWindowing& t, int n, double overhead = 1.3);
 
+/// What a job asks of a multi-frame (video) model beyond its windows: the video stage's own check of the job.
+struct VideoModelJob {
+    bool tiles = false;                ///< model.tiles is set
+    bool sequence_statistics = false;  ///< depth.normalize: sequence
+    std::vector<std::string> passes;   ///< output.passes, as the job names them
+    int batch = 1;                     ///< model.batch: windows a forward (for the log line)
+};
+
+/// Refuses what a video model's windows cannot do, with a ConfigError (exit 2) naming the key and the model
+/// (`model_path`, whose `contract` has frames > 1): tiles (the windows see whole frames), sequence statistics (they
+/// sample single frames), focal-dependent metric depth (contract reference_focal_px), passes other than P and N (the
+/// model's extra outputs are written for single-frame models only). Logs the windowing once ("video model: windows
+/// of 32 frames every 22 ...").
+void check_video_model_job(const ModelContract& contract, const std::string& model_path, const VideoModelJob& job);
+
 class VideoWindowStage : public SequenceStage {
 public:
     /// The model's forward over windows of one segment: windows[b][t] is the input of frame t of window b (all W

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -158,8 +159,25 @@ std::vector<int> FrameSequence::frames_on_disk() const {
     return frames;
 }
 
+std::vector<int> sequence_through(const std::vector<int>& found) {
+    if (found.size() < 2) return found;
+    long long step = 0;
+    for (size_t i = 1; i < found.size(); ++i) step = std::gcd(step, static_cast<long long>(found[i]) - found[i - 1]);
+    if (step < 1) return found;   // not sorted and unique: nothing to fill
+    const long long count = (static_cast<long long>(found.back()) - found.front()) / step + 1;
+    constexpr long long kMaxFrames = 1'000'000;
+    if (count > kMaxFrames)
+        throw ConfigError("input.frames not set: the frames on disk (" + format_frame_spec(found) + ") span " +
+                          std::to_string(count) + " frames at step " + std::to_string(step) + ", over " +
+                          std::to_string(kMaxFrames) + ": set input.frames to the frames to render");
+    std::vector<int> out;
+    out.reserve(static_cast<size_t>(count));
+    for (long long f = found.front(); f <= found.back(); f += step) out.push_back(static_cast<int>(f));
+    return out;
+}
+
 std::vector<int> shot_frames(const JobConfig::Input& input) {
-    return input.frames.empty() ? FrameSequence(input.path).frames_on_disk() : input.frames;
+    return input.frames.empty() ? sequence_through(FrameSequence(input.path).frames_on_disk()) : input.frames;
 }
 
 }  // namespace depthbatch

@@ -220,10 +220,11 @@ public:
         }
         return out;
     }
-    /// A path resolved against the job file's folder (or the current folder for --set values), after expand().
+    /// A path resolved against the job file's folder (or the current folder for --set values), after expand();
+    /// a flag's value (--output, --summary: Tree::literal) is taken as written, never expanded.
     std::string path(const std::string& key) const {
         const std::string written = str(key);
-        const std::string s = expand(key, written);
+        const std::string s = t_.literal.count(key) ? written : expand(key, written);
         if (s.empty()) fail(key, written.empty() ? "path is empty" : "path '" + printable(written) + "' is empty once expanded");
         // "D:\temp\new.####.exr" in double quotes is D:<TAB>emp<LF>ew...: YAML and TOML unescape \t and \n.
         const auto control = std::find_if(s.begin(), s.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; });

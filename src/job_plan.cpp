@@ -50,21 +50,17 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     ctx->shot = shot_frames(job.input);
     if (job.input.frames.empty()) {
         if (ctx->shot.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
-        // A hole in a sequence taken from disk is worth a warning (a failed copy, a missing frame):
-        // frames missing from the shot's most common step.
-        const std::vector<int>& s = ctx->shot;
-        if (s.size() > 2) {
-            std::map<int, int> steps;
-            for (size_t i = 1; i < s.size(); ++i) ++steps[s[i] - s[i - 1]];
-            const int step = std::max_element(steps.begin(), steps.end(),
-                                              [](const auto& a, const auto& b) { return a.second < b.second; })->first;
-            std::vector<int> holes;
-            for (size_t i = 1; i < s.size() && holes.size() < 1000; ++i)
-                for (int f = s[i - 1] + step; f < s[i] && holes.size() < 1000; f += step) holes.push_back(f);
-            if (!holes.empty())
-                log_warning("input.frames not set: rendering the ", s.size(), " frames on disk (", format_frame_spec(s),
-                            "); frames ", format_frame_spec(holes), " are missing from that sequence");
-        }
+        // A hole in a sequence taken from disk (a failed copy, a frame still on its way) is a missing plate, as
+        // in a frame list the job gives (shot_frames: the sequence from the first frame found to the last): under
+        // pipeline.on_error stop the render stops, under continue the rest render and the stabilizer's or video
+        // model's windows across it are marked cut, for --skip-existing to repair once the plate arrives.
+        std::vector<int> holes;
+        for (int f : ctx->shot)
+            if (!fs::is_regular_file(ctx->input.path(f))) holes.push_back(f);
+        if (!holes.empty())
+            log_warning("input.frames not set: the sequence on disk runs ", format_frame_spec(ctx->shot), " (",
+                        ctx->shot.size(), " frames); frames ", format_frame_spec(holes), " are missing from that sequence "
+                        "and count as missing plates (set input.frames to render only the frames on disk)");
     }
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     ctx->workers = job.pipeline.threads > 0 ? job.pipeline.threads : static_cast<int>(cores);

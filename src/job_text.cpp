@@ -377,6 +377,8 @@ void apply_override(Tree& tree, const std::string& assignment, const std::string
     }
     tree.where[key] = flag;
     tree.base[key] = fs::current_path().string();
+    if (literal) tree.literal.insert(key);
+    else tree.literal.erase(key);   // a later --set of the key is YAML and a path in it expands, as in the file
 }
 
 

@@ -19,6 +19,7 @@ struct Tree {
     std::string base_dir;                        // resolves relative paths from the file
     std::map<std::string, std::string> where;    // "model.batch" -> "job.yaml:12"
     std::map<std::string, std::string> base;     // key -> folder its relative paths resolve against
+    std::set<std::string> literal;               // keys set by a flag (--output, --summary): taken as written
 
     std::string at(const std::string& key) const {
         auto it = where.find(key);
@@ -44,7 +45,8 @@ std::string toml_as_ascii(const std::string& text, const std::string& origin);
 
 /// One --set "key=value" applied to the tree (the key checked against the schema here, the value later).
 /// Errors about it name `typed` (how the user wrote it, e.g. "--threads 8"), or "--set key=value" when empty.
-/// `literal`: the value is a plain string (a flag's path), not parsed as YAML.
+/// `literal`: the value is a plain string (a flag's path), not parsed as YAML, and a path is taken as written
+/// (no `~` or `$NAME` expansion: the shell that ran the command already expanded what it meant to).
 void apply_override(Tree& tree, const std::string& assignment, const std::string& typed = "", bool literal = false);
 
 /// The text of job file `job_path` and its format ("yaml" or "toml", from the extension in any case). Throws

@@ -30,7 +30,11 @@ std::string SequenceStats::mismatch(const SequenceStats& o) const {
     if (shot_frames != o.shot_frames) return "input.frames ('" + o.shot_frames + "' vs '" + shot_frames + "')";
     // The keys compared on their own first, so that the message names them; then the rest of the processing.
     if (percentile_low != o.percentile_low || percentile_high != o.percentile_high) return "depth.percentiles";
-    if (sample_frames != o.sample_frames) return "depth.stats_frames";
+    // A sample taken while plates were missing (pipeline.on_error: continue samples the frames that exist) is
+    // another sample once they arrive: never reused for the whole shot's.
+    if (sample_frames != o.sample_frames)
+        return "the sample (depth.stats_frames: frames " + format_frame_spec(o.sample_frames) + " now, " +
+               format_frame_spec(sample_frames) + " when it was made, with plates missing or another count)";
     // A sidecar of depthbatch 0.2 has no "; settings" digest: the rest agreeing, it stands (as it did then).
     const bool older_sidecar = processing.find("; settings ") == std::string::npos &&
                                o.processing.rfind(processing + "; settings ", 0) == 0;

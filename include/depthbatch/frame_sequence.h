@@ -56,10 +56,17 @@ private:
     int padding_ = 0;
 };
 
-/// The shot's frames: input.frames when the job sets it, else the frames of input.path on disk
-/// (FrameSequence::frames_on_disk; empty when none match). The one place that rule lives: the render, the
-/// review sheet and the farm plan take the shot from here. Without input.frames, throws ConfigError for an
-/// input.path that is no pattern (FrameSequence's constructor).
+/// The sequence that frames found on disk (sorted, unique) belong to: every frame from the first to the last at
+/// the sequence's step, the greatest common divisor of the gaps between found frames (1 for 1001,1002,1004: 1003 is
+/// a hole; 2 for 1001,1003,1007: 1005 is). A hole is a missing plate, as in a frame list the job gives. Fewer than
+/// two frames: themselves. Throws ConfigError when that sequence would hold more than 1,000,000 frames.
+std::vector<int> sequence_through(const std::vector<int>& found);
+
+/// The shot's frames: input.frames when the job sets it, else the sequence the frames of input.path on disk
+/// belong to (sequence_through(FrameSequence::frames_on_disk()): its holes included, as missing plates; empty
+/// when none match). The one place that rule lives: the render, the review sheet and the farm plan take the shot
+/// from here. Without input.frames, throws ConfigError for an input.path that is no pattern (FrameSequence's
+/// constructor) and for a sequence over 1,000,000 frames.
 std::vector<int> shot_frames(const JobConfig::Input& input);
 
 }  // namespace depthbatch

@@ -18,7 +18,9 @@
 // variable (SHOW, SEQ, SHOT...), in one pass. The frame token is never a variable: `$F` followed by digits or
 // by a character that cannot continue a name stays (`$F4`, `$F.exr`; `$FOO` is FOO, `${F}` is F). `$$` is a
 // literal `$`; `~user` and a `$` before anything else stay as written. An unset variable is a ConfigError
-// naming it, the key and file:line (or the --set). Other keys take `$` and `~` literally.
+// naming it, the key and file:line (or the --set). Other keys take `$` and `~` literally, and so do the flags
+// that stand for a path key (--output, --summary: JobOverride::literal): their value is taken as written, the
+// shell that ran the command having expanded what it meant to (a folder named `a $b` stays that folder).
 // The file: UTF-8 text (a leading byte order mark is dropped), one YAML document, indented with spaces, a
 // regular file of at most 4 MiB; extensions in any case (.YAML, .Yml, .TOML).
 #pragma once

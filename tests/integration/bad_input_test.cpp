@@ -450,9 +450,13 @@ TEST(BadInput, HolesInASequenceFromDiskAreReported) {
     write_image(s.dir / "p.1004.exr", 32, 18, {"R", "G", "B"}, "half", [](int, int, int) { return 0.25f; });
     write_job(s.dir / "disk.yaml", "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
                                    "output: {path: out/d.####.exr}\n");
-    const auto r = run_cli({(s.dir / "disk.yaml").string()});
-    EXPECT_EQ(r.exit_code, 0) << r.output;
+    // The hole is a missing plate (issue 32 §5): the render stops naming it, or under on_error: continue renders
+    // the rest and says so (exit 7).
+    auto r = run_cli({(s.dir / "disk.yaml").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_NE(r.output.find("frames 1002 are missing"), std::string::npos) << r.output;
+    r = run_cli({(s.dir / "disk.yaml").string(), "--set", "pipeline.on_error=continue"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1003.exr", "d.1004.exr"}));
 }
 
@@ -612,10 +616,15 @@ TEST(BadInput, PathsTakeEnvironmentVariables) {
     r = run_cli({job.string(), "--frames", "1003"}, "env -u SHOT PLATE=p");
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "env.yaml:3: key 'output.path': environment variable SHOT is not set")) << r.output;
-    // --output takes them too.
-    r = run_cli({job.string(), "--frames", "1003", "--output", (s.dir / "o2/$SHOT.####.exr").string()}, "PLATE=p SHOT=x");
+    // A --set value is a job key and takes them too; --output takes its value as written (issue 32 §3: the shell
+    // that ran the command expanded what it meant to).
+    r = run_cli({job.string(), "--frames", "1003", "--set", "output.path=" + (s.dir / "o2/$SHOT.####.exr").string()},
+                "PLATE=p SHOT=x");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(fs::exists(s.dir / "o2" / "x.1003.exr")) << r.output;
+    r = run_cli({job.string(), "--frames", "1003", "--output", (s.dir / "o3/$SHOT.####.exr").string()}, "PLATE=p SHOT=x");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "o3"), (std::vector<std::string>{"$SHOT.1003.exr"})) << r.output;
 }
 
 // Issue 22 §5: a FIFO or a device with a job's name is refused at once (never a hang); extensions in any case.

@@ -749,6 +749,154 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
     EXPECT_EQ(canary_found(dir.path), "");
 }
 
+// ---- a `$` in a folder name is that character (issue 32 §3) ---------------------------------------------
+
+// A shot folder holding `$NAME`, `${NAME}`, `€$HOME` and `$$` (a studio's "€$" budget folder, a `$` typed in a take
+// name): each engine's generated files, run as the engine runs them (Slurm's array tasks through bash with
+// SLURM_ARRAY_TASK_ID, Deadline's Arguments split by .NET's rules, Tractor's argv from Tcl, OpenCue's commands from
+// pyoutline's spec through /bin/sh, OpenJD's template under `openjd run`), render every frame, the statistics and
+// the summary into that folder, exit 0, and write nothing into $HOME or a folder named by a variable's value.
+// The paths reach depthbatch quoted for each engine; depthbatch then takes a flag's value (Slurm's --summary) as
+// written, and the job file's relative paths resolve against its folder as they are.
+TEST(Farm, ADollarFolderSurvivesEveryEngine) {
+    TempDir dir;
+    const std::string folder = "shot $DBT_SHOT ${DBT_SEQ} \xe2\x82\xac$HOME $$ $1";
+    const fs::path shot = dir / folder, home = dir / "fakehome", bin = dir / "bin";
+    fs::create_directories(shot);
+    fs::create_directories(home);
+    fs::create_directories(bin);
+    // Slurm without a cluster: submit's sbatch answers a job id, scontrol knows no cluster; the array tasks are then
+    // run as slurmd runs them (bash, in sbatch's --chdir, SLURM_ARRAY_TASK_ID set).
+    write_file(bin / "sbatch", "#!/bin/sh\necho 4242\n");
+    write_file(bin / "scontrol", "#!/bin/sh\nexit 1\n");
+    fs::permissions(bin / "sbatch", fs::perms::owner_all);
+    fs::permissions(bin / "scontrol", fs::perms::owner_all);
+    // DBT_SHOT is unset (an expansion would exit 2), DBT_SEQ names another folder, HOME is a folder of its own.
+    const std::string env = "env -u DBT_SHOT DBT_SEQ=elsewhere HOME='" + home.string() + "' PATH='" + bin.string() + "':\"$PATH\"";
+    const auto ref = reference_render("1001-1004", 1001, 1004, "depth:\n  kind: normalized\n  normalize: sequence\n");
+    const auto job_for = [&](const std::string& engine) {
+        return write_job(shot / ("job_" + engine + ".yaml"),
+                         "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                             "\n  frames: 1001-1004\noutput:\n  path: out_" + engine + "/d.####.exr\n"
+                             "depth:\n  kind: normalized\n  normalize: sequence\npipeline:\n  summary: " + engine +
+                             ".summary.json\n");
+    };
+    const auto submit = [&](const std::string& engine) {
+        const fs::path job = job_for(engine);
+        const auto r = run_cli({"submit", job.string(), "--engine", engine, "--chunk-size", "2"}, env);
+        EXPECT_EQ(r.exit_code, 0) << engine << ": " << r.output;
+        return shot / ("job_" + engine + ".farm");   // the default --out: JOB.farm beside the job
+    };
+    const auto run_ok = [&](const std::string& what, const std::vector<std::string>& argv) {
+        const auto r = run_program(argv.at(0), std::vector<std::string>(argv.begin() + 1, argv.end()), env);
+        EXPECT_EQ(r.exit_code, 0) << what << ": " << r.output;
+    };
+    const auto expect_rendered = [&](const std::string& engine) {
+        SCOPED_TRACE(engine);
+        for (int f = 1001; f <= 1004; ++f) {
+            const fs::path exr = shot / ("out_" + engine) / ("d." + std::to_string(f) + ".exr");
+            ASSERT_TRUE(fs::exists(exr)) << exr;
+            EXPECT_EQ(read_bytes(exr), ref.at(f)) << exr;
+        }
+        EXPECT_TRUE(fs::exists(shot / ("out_" + engine) / "d.stats.json"));
+    };
+
+    // Slurm: stats.sbatch, then each array task of render.sbatch.
+    {
+        const fs::path farm = submit("slurm");
+        const auto task = [&](const std::string& script, int id) {
+            const auto r = run_program("/bin/sh", {"-c", "cd \"$1\" && exec bash \"$2\"", "sh", farm.string(), script},
+                                       env + " SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " SLURM_JOB_ID=7");
+            EXPECT_EQ(r.exit_code, 0) << script << " task " << id << ": " << r.output;
+        };
+        task("stats.sbatch", 0);
+        task("render.sbatch", 1);
+        task("render.sbatch", 2);
+        expect_rendered("slurm");
+        for (int k = 1; k <= 2; ++k) {
+            const fs::path summary = farm / "summaries" / ("job_slurm.chunk-" + std::to_string(k) + ".json");
+            ASSERT_TRUE(fs::exists(summary)) << summary;
+            EXPECT_EQ(read_json(summary)["rendered"], 2) << summary;
+            EXPECT_EQ(read_json(summary)["exit_code"], 0) << summary;
+        }
+    }
+    // Deadline: the statistics job's and the render job's CommandLine Arguments, task 2 of 2 (1003-1004), then 1.
+    {
+        const fs::path farm = submit("deadline");
+        const auto argv_of = [&](const std::string& file) {
+            std::map<std::string, std::string> plugin;
+            std::istringstream lines(read_bytes(farm / file));
+            for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+            std::vector<std::string> argv = split_windows_command_line(plugin["Arguments"]);
+            argv.insert(argv.begin(), plugin["Executable"]);
+            return argv;
+        };
+        run_ok("deadline stats", argv_of("stats_plugin_info.job"));
+        for (const char* range : {"1003-1004", "1001-1002"}) {
+            std::vector<std::string> argv = argv_of("plugin_info.job");
+            const auto at = std::find(argv.begin(), argv.end(), "<STARTFRAME>-<ENDFRAME>");
+            ASSERT_NE(at, argv.end());
+            *at = range;
+            run_ok(std::string("deadline ") + range, argv);
+        }
+        expect_rendered("deadline");
+    }
+    // Tractor: every command's argv as Tcl gives it back, in order (the statistics task first).
+    if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
+        const fs::path farm = submit("tractor");
+        const auto r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (farm / "job.alf").string(),
+                                             (dir / "argv.bin").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const auto cmds = read_argv_file(dir / "argv.bin");
+        ASSERT_EQ(cmds.size(), 3u);
+        EXPECT_EQ(cmds[0].at(1), "stats");
+        for (const auto& c : cmds) run_ok("tractor", c);
+        expect_rendered("tractor");
+    } else {
+        ADD_FAILURE() << "tclsh is not installed (Debian: tcl)";
+    }
+    // OpenCue: the statistics layer's command, then the render layer's for each chunk, through /bin/sh as RQD runs them.
+    if (fs::exists(kFarmVenv / "bin/python")) {
+        const fs::path farm = submit("opencue");
+        const auto r = opencue_commands(farm / "opencue_submit.py", dir.path);
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        run_ok("opencue stats", {"/bin/sh", "-c", read_bytes(dir / "cmd.stats")});
+        for (const auto& [first, last] : {std::make_pair("1001", "1002"), std::make_pair("1003", "1004")}) {
+            std::string cmd = std::regex_replace(read_bytes(dir / "cmd.render"), std::regex("#FRAME_START#"), first);
+            cmd = std::regex_replace(cmd, std::regex("#FRAME_END#"), last);
+            run_ok("opencue render", {"/bin/sh", "-c", cmd});
+        }
+        expect_rendered("opencue");
+    } else {
+        ADD_FAILURE() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
+    }
+    // OpenJD: `openjd run` runs the statistics step and every chunk.
+    if (fs::exists(kFarmVenv / "bin/openjd")) {
+        const fs::path farm = submit("openjd");
+        run_ok("openjd run", {(kFarmVenv / "bin/openjd").string(), "run", (farm / "job.template.yaml").string()});
+        expect_rendered("openjd");
+    } else {
+        ADD_FAILURE() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
+    }
+    // Each job's own summary (pipeline.summary, relative to the job file) beside it, from its last task.
+    for (const char* engine : {"deadline", "tractor", "opencue", "openjd"}) {
+        const fs::path summary = shot / (std::string(engine) + ".summary.json");
+        ASSERT_TRUE(fs::exists(summary)) << summary;
+        EXPECT_EQ(read_json(summary)["exit_code"], 0) << summary;
+    }
+    // Nothing written where a variable's value would have led: no depth, summary or sidecar under HOME, no other
+    // folder beside the shot's (pyoutline's config and session folders and the argv files are the test's own).
+    for (const auto& e : fs::recursive_directory_iterator(home)) {
+        const std::string ext = e.path().extension().string();
+        EXPECT_TRUE(ext != ".exr" && ext != ".json") << "written under HOME: " << e.path();
+    }
+    for (const auto& name : list_dir(dir.path))
+        EXPECT_TRUE(name == folder || name == "fakehome" || name == "bin" || name == "argv.bin" || name == "outline.cfg" ||
+                    name == "home" || name == "sessions" || name == "user" || name.rfind("cmd.", 0) == 0)
+            << "written beside the shot: " << name;
+    EXPECT_FALSE(fs::exists(dir / "elsewhere"));
+}
+
 // ---- the GPU the engine gave the task (issue 26 §2) -------------------------------------------------------
 
 // OpenCue: RQD exports the GPUs it booked as CUE_GPU_CORES; the command hands them to CUDA_VISIBLE_DEVICES (and

@@ -153,11 +153,15 @@ TEST(Render, FrameNumbersArePreserved) {
     EXPECT_EQ(list_dir(dir / "c"),
               (std::vector<std::string>{"d.10000.exr", "d.10001.exr", "d.9998.exr", "d.9999.exr"}));
 
-    // Default frames: what is on disk, all 14, numbered as found.
+    // Default frames: the sequence on disk, 1001-10001, numbered as found; its hole 1011-9997 is missing plates
+    // (issue 32 §5): exit 3 naming it, and under on_error: continue the 14 plates there render.
     write_job(dir / "d.yaml", "input: {path: p.$F4.exr, colorspace: sRGB}\n"
                               "model: {path: pmean.pt, size: plate}\noutput: {path: d/d.%04d.exr}\n");
     r = run_cli({(dir / "d.yaml").string()});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
+    EXPECT_TRUE(contains(r.output, "frames 1011-9997 are missing from that sequence")) << r.output;
+    r = run_cli({(dir / "d.yaml").string(), "--set", "pipeline.on_error=continue", "-q"});
+    ASSERT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     const auto all = list_dir(dir / "d");
     EXPECT_EQ(all.size(), 14u);
     for (const auto& name : all) EXPECT_EQ(name.find("d.0"), std::string::npos) << name;

@@ -258,15 +258,24 @@ TEST(Trust, ARedeliveredPlateIsRenderedAgain) {
     EXPECT_EQ(read_bytes(s.dir / "out/d.1001.exr"), kept);
 }
 
-// A hole in a sequence found on disk (no input.frames) is named.
+// A hole in a sequence found on disk (no input.frames) is named, and it is a missing plate (issue 32 §5): the render
+// stops (exit 3) naming it under on_error: stop, renders the rest (exit 7) under continue, as with input.frames.
 TEST(Trust, AHoleInASequenceOnDiskIsNamed) {
     Shot s;
     fs::remove(s.dir / "pl/p.1003.jpg");
     const fs::path job = write_job(s.dir / "job.yaml", "input: {path: pl/p.####.jpg, colorspace: sRGB}\n"
                                                        "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
-    const auto r = run_cli({job.string()});
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "frames 1003 are missing from that sequence")) << r.output;
+    auto r = run_cli({job.string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
+    EXPECT_TRUE(contains(r.output, "the sequence on disk runs 1001-1004 (4 frames); frames 1003 are missing from that "
+                                   "sequence")) << r.output;
+    EXPECT_TRUE(contains(r.output, "1 of 4 plate frames are missing:\n  frame 1003: " + (s.dir / "pl/p.1003.jpg").string()))
+        << r.output;
+    EXPECT_FALSE(fs::exists(s.dir / "out"));
+    r = run_cli({job.string(), "--set", "pipeline.on_error=continue", "--summary", (s.dir / "s.json").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1004.exr"}));
+    EXPECT_EQ(read_json(s.dir / "s.json")["failed"], 1);
 }
 
 // depthbatch validate: the plan, the exit code the render would give, nothing written.
@@ -395,6 +404,80 @@ TEST(Trust, AGapInAStabilizedShotIsRenderedAgainOnceTheFrameExists) {
                                        " is stabilized without frames 1010, whose plates exist now")) << r.output;
     EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
     for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+}
+
+// Issue 32 §5: the same gap in a sequence found on disk (no input.frames: its shot runs from the first plate found
+// to the last) is a missing plate too: the windows across it are marked, not joined, and --skip-existing repairs the
+// shot byte for byte once the plate arrives.
+TEST(Trust, AHoleInADiscoveredStabilizedSequenceIsRepairedByteExact) {
+    TempDir t;
+    fs::create_directories(t / "pl");
+    for (int f = 1001; f <= 1020; ++f)
+        fs::create_symlink(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"),
+                           t / ("pl/bedroom." + std::to_string(f) + ".jpg"));
+    const fs::path job = write_job(t / "job.yaml", "input: {path: pl/bedroom.####.jpg}\nmodel: {size: 64}\n"
+                                                   "depth: {stabilize: true}\noutput: {path: out/d.####.exr}\n"
+                                                   "pipeline: {on_error: continue}\n");
+    auto r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    fs::remove(t / "pl/bedroom.1010.jpg");
+    r = run_cli({job.string(), "--summary", (t / "s.json").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
+    EXPECT_TRUE(contains(r.output, "frames 1010 are missing from that sequence")) << r.output;
+    EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1010)")) << r.output;
+    EXPECT_EQ(read_json(t / "s.json")["rendered"], 19);
+    for (int f = 1001; f <= 1020; ++f) {
+        if (f == 1010) continue;
+        const std::string context = file_spec(t / ("out/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context");
+        const bool cut = f >= 1006 && f <= 1014;
+        EXPECT_EQ(context, cut ? "cut: 1010" : "") << "frame " << f;
+        if (!cut) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+    }
+    fs::create_symlink(samples_dir() / "plates/bedroom/bedroom.1010.jpg", t / "pl/bedroom.1010.jpg");
+    r = run_cli({job.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1006: rendering again, the existing " + (t / "out/d.1006.exr").string() +
+                                       " is stabilized without frames 1010, whose plates exist now")) << r.output;
+    EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
+    for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+}
+
+// Issue 32 §5: a statistics sidecar sampled while a plate of a sequence found on disk was missing (on_error:
+// continue samples the plates that exist) records the frames it sampled and the shot with its hole; once the plate
+// arrives it is another sample: --skip-existing refuses it (exit 6, saying why) and leaves every file as it was,
+// and --overwrite recomputes it and renders the shot as a clean render, byte for byte.
+TEST(Trust, AStatisticsSidecarSampledOverAHoleIsNotReusedOnceThePlateArrives) {
+    TempDir t;
+    fs::create_directories(t / "pl");
+    for (int f = 1001; f <= 1008; ++f)
+        fs::create_symlink(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"),
+                           t / ("pl/bedroom." + std::to_string(f) + ".jpg"));
+    const fs::path job = write_job(t / "job.yaml", "input: {path: pl/bedroom.####.jpg}\nmodel: {size: 64}\n"
+                                                   "depth: {convention: normalized, normalize: sequence}\n"
+                                                   "output: {path: out/d.####.exr}\npipeline: {on_error: continue}\n");
+    auto r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    fs::remove(t / "pl/bedroom.1005.jpg");
+    r = run_cli({job.string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
+    EXPECT_TRUE(contains(r.output, "sequence statistics: plates 1005 are missing; sampling the 7 frames that exist")) << r.output;
+    const auto sidecar = read_json(t / "out/d.stats.json");
+    EXPECT_EQ(sidecar["shot_frames"], "1001-1008") << "the hole is a frame of the shot";
+    EXPECT_EQ(sidecar["sample_frames"], nlohmann::json({1001, 1002, 1003, 1004, 1006, 1007, 1008}));
+    EXPECT_NE(read_bytes(t / "out/d.stats.json"), read_bytes(t / "ref/d.stats.json"));
+    fs::create_symlink(samples_dir() / "plates/bedroom/bedroom.1005.jpg", t / "pl/bedroom.1005.jpg");
+    std::map<std::string, std::string> before;
+    for (const auto& name : list_dir(t / "out")) before[name] = read_bytes(t / "out" / name);
+    r = run_cli({job.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_TRUE(contains(r.output, (t / "out/d.stats.json").string() + ": sequence statistics made for another job (the "
+                                   "sample (depth.stats_frames: frames 1001-1008 now, 1001-1004,1006-1008 when it was made")) << r.output;
+    for (const auto& [name, bytes] : before) EXPECT_EQ(read_bytes(t / "out" / name), bytes) << name << " changed";
+    EXPECT_FALSE(fs::exists(t / "out/d.1005.exr"));
+    r = run_cli({job.string(), "--overwrite"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(read_bytes(t / "out/d.stats.json"), read_bytes(t / "ref/d.stats.json"));
+    for (int f = 1001; f <= 1008; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
 }
 
 // Issue 32 item 1: a dry run that fails (outputs exist: exit 6; a bad model: exit 4) writes nothing: the last real

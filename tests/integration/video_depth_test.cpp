@@ -132,6 +132,38 @@ TEST(VideoDepth, AMissingPlateEndsTheWindowsAndItsFramesAreRenderedAgainOnceItEx
     }
 }
 
+// Issue 32 §5: the same hole in a sequence found on disk (no input.frames) is a missing plate too: the windows end
+// at it and every frame they made is marked, instead of windows joined across it; once the plate is back,
+// --skip-existing renders the marked frames again and the shot equals a clean render.
+TEST(VideoDepth, AHoleInADiscoveredSequenceEndsTheWindowsLikeAMissingPlate) {
+    TempDir dir;
+    write_probe_video_model(dir.path / "video.pt");
+    std::vector<int> shot;
+    for (int f = 1001; f <= 1040; ++f) shot.push_back(f);
+    write_plates(dir.path, shot);
+    const std::string job = "input: {path: plate.####.png}\n"
+                            "model: {path: video.pt, size: plate}\n"
+                            "pipeline: {on_error: continue}\n";
+    write_job(dir.path / "gap.yaml", job + "output: {path: gap/d.####.exr}\n");
+    auto r = run_cli({(dir.path / "gap.yaml").string(), "--output", (dir.path / "clean/d.####.exr").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    fs::rename(dir.path / "plate.1015.png", dir.path / "held_back.png");
+    r = run_cli({(dir.path / "gap.yaml").string()});
+    ASSERT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Partial)) << r.output;
+    EXPECT_NE(r.output.find("frames 1015 are missing from that sequence"), std::string::npos) << r.output;
+    EXPECT_EQ(list_dir(dir.path / "gap").size(), 39u);
+    for (int f : {1001, 1014, 1016, 1040})
+        EXPECT_EQ(file_spec(dir.path / ("gap/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context"),
+                  "cut: 1015") << f;
+    fs::rename(dir.path / "held_back.png", dir.path / "plate.1015.png");
+    r = run_cli({(dir.path / "gap.yaml").string(), "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int f : shot) {
+        const std::string name = "d." + std::to_string(f) + ".exr";
+        EXPECT_EQ(read_bytes(dir.path / "gap" / name), read_bytes(dir.path / "clean" / name)) << name;
+    }
+}
+
 TEST(VideoDepth, SubmitCutsAVideoModelShotIntoChunksOfBoundedOverhead) {
     TempDir dir;
     write_probe_video_model(dir.path / "video.pt");

@@ -16,6 +16,7 @@ using depthbatch::ConfigError;
 using depthbatch::format_frame_spec;
 using depthbatch::FrameSequence;
 using depthbatch::parse_frame_spec;
+using depthbatch::sequence_through;
 using Frames = std::vector<int>;
 
 namespace {
@@ -236,6 +237,21 @@ TEST(FrameSequence, TwoTokensAreAnError) {
     }
 }
 
+// Issue 32 §5: frames found on disk belong to the sequence from the first to the last at the step of their gaps
+// (their greatest common divisor): its holes are frames of the shot (missing plates), as in a frame list.
+TEST(SequenceThrough, FillsTheHolesAtTheSequencesStep) {
+    EXPECT_EQ(sequence_through({}), Frames({}));
+    EXPECT_EQ(sequence_through({1001}), Frames({1001}));
+    EXPECT_EQ(sequence_through({1001, 1002, 1003}), Frames({1001, 1002, 1003}));
+    EXPECT_EQ(sequence_through({1001, 1002, 1004, 1005}), Frames({1001, 1002, 1003, 1004, 1005}));
+    EXPECT_EQ(sequence_through({1001, 1003, 1007}), Frames({1001, 1003, 1005, 1007})) << "on twos: 1005 is the hole";
+    EXPECT_EQ(sequence_through({1001, 1005}), Frames({1001, 1005})) << "two frames: their own step";
+    EXPECT_EQ(sequence_through({1001, 1003, 1004}), Frames({1001, 1002, 1003, 1004})) << "a step of 1 somewhere: every frame";
+    EXPECT_EQ(sequence_through({-3, -1, 3}), Frames({-3, -1, 1, 3}));
+    const std::string msg = expect_error<ConfigError>([] { sequence_through({1, 2, 2000000}); }, "sequence_through");
+    EXPECT_TRUE(contains(msg, "the frames on disk (1,2,2000000) span 2000000 frames at step 1")) << msg;
+}
+
 // ---------------------------------------------------------------------------------------------
 // FrameSequence::frames_on_disk (docs/cases.md 1, FrameSequence half)
 // ---------------------------------------------------------------------------------------------
@@ -312,13 +328,13 @@ TEST(FramesOnDisk, EmptyFolderGivesNoFrames) {
 }
 
 // shot_frames: input.frames when set (whatever is on disk, even nothing, and without parsing input.path),
-// else the plates on disk.
+// else the sequence of the plates on disk, its hole 1003 included (issue 32 §5: a missing plate).
 TEST(FramesOnDisk, ShotFramesAreInputFramesElseThePlatesOnDisk) {
     TempDir dir;
     for (const std::string name : {"p.1001.exr", "p.1002.exr", "p.1004.exr"}) touch(dir, name);
     depthbatch::JobConfig::Input input;
     input.path = (dir.path / "p.####.exr").string();
-    EXPECT_EQ(depthbatch::shot_frames(input), Frames({1001, 1002, 1004}));
+    EXPECT_EQ(depthbatch::shot_frames(input), Frames({1001, 1002, 1003, 1004}));
     input.frames = {1001, 1003, 1005};
     EXPECT_EQ(depthbatch::shot_frames(input), Frames({1001, 1003, 1005})) << "input.frames, not what is on disk";
     input.path = (dir.path / "p.exr").string();

@@ -1241,6 +1241,26 @@ TEST(JobConfig, SetValuesForPathKeysExpandLikeTheFile) {
     EXPECT_EQ(yaml(kMinimalYaml, {"input.layer=$SHOT"}).input.layer, "$SHOT");
 }
 
+// Issue 32 §3: a flag standing for a path key (--output, --summary: JobOverride::literal) is taken as written: the
+// shell that ran the command expanded what it meant to. A folder named with `$SHOT`, `${SEQ}`, `€$HOME`, `~` and an
+// unset variable is that folder, relative to the current one; a later --set of the key is YAML and expands again.
+TEST(JobConfig, FlagPathsAreTakenAsWritten) {
+    ShotEnv env;
+    const fs::path cwd = fs::current_path();
+    const std::string folder = "shot $SHOT ${SEQ} \xe2\x82\xac$HOME $DEPTHBATCH_TEST_UNSET $$";
+    const std::vector<JobOverride> flags = {
+        {"output.path=" + folder + "/d.$F4.exr", "--output " + folder + "/d.$F4.exr", true},
+        {"pipeline.summary=~/" + folder + "/s.json", "--summary ~/" + folder + "/s.json", true}};
+    const JobConfig j = parse_job(kMinimalYaml, "yaml", "job.yaml", kBase, flags);
+    EXPECT_EQ(j.output.path, abs_from(cwd, folder + "/d.$F4.exr"));
+    EXPECT_EQ(j.pipeline.summary, abs_from(cwd, "~/" + folder + "/s.json")) << "a flag's ~ is no $HOME either";
+    // The job file's own path keys still expand, and a --set after the flag follows the job file's rule.
+    const JobConfig k = parse_job(kMinimalYaml + "pipeline: {summary: '$SHOT/s.json'}\n", "yaml", "job.yaml", kBase,
+                                  {flags[0], {"output.path=$SHOT/d.####.exr", "", false}});
+    EXPECT_EQ(k.pipeline.summary, kBase + "/sh010/s.json");
+    EXPECT_EQ(k.output.path, abs_from(cwd, "sh010/d.####.exr"));
+}
+
 TEST(JobConfigErrors, SecondYamlDocumentNamesItsLine) {
     EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr", "---",
                                "model:", "  device: cpu"}), "yaml"),

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -572,9 +573,15 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
             existing = existing.parent_path();
         if (!fs::is_directory(existing, ec))
             throw RenderError("output folder " + dir.string() + ": " + existing.string() + " is not a folder");
-        if (::access(existing.c_str(), W_OK) != 0)   // what the OS says: Permission denied, Read-only file system
+        // A file really made and removed, as the render will make its temporaries: access(W_OK) says yes to root
+        // where the file system still refuses (sysfs, a root-squashed share). What the OS says, once.
+        std::string probe = (existing / ".depthbatch-write-check.XXXXXX").string();
+        const int fd = ::mkstemp(probe.data());
+        if (fd < 0)
             throw RenderError("output folder " + dir.string() + ": cannot write in " + existing.string() + " (" +
                               std::strerror(errno) + ")");
+        ::close(fd);
+        ::unlink(probe.c_str());
         if (f != todo.front() && dir == first_dir) break;   // one pattern: one folder, checked once
     }
 }

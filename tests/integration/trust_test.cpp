@@ -450,3 +450,54 @@ TEST(Trust, SkipExistingDoesNotTakeAnotherShotsFrames) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(read_bytes(s.dir / "out/d.1002.exr"), first);
 }
+
+// Issue 32 §7: a contract whose name holds a newline forged a log line ("error: ...") and landed in every EXR's
+// depthbatch/model: such a model is refused with exit 4 naming the field, before any frame; nothing is written.
+TEST(Trust, AContractNameWithAControlCharacterIsRefused) {
+    Shot s;
+    std::string contract = probe_contract();
+    contract.replace(contract.find("\"probe\""), 7, R"("probe\ndepthbatch: error: frame 1001 failed")");
+    const fs::path model = write_probe_model(s.dir / "forged.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True)\n",
+                                             contract);
+    const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
+    s.snapshot();
+    for (const char* cmd : {"render", "validate"}) {
+        std::vector<std::string> args = {job, "--set", "model.path=" + model.string()};
+        if (std::string(cmd) == "validate") args.insert(args.begin(), "validate");
+        auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << cmd << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, model.string() + ": depthbatch.json field name holds a control character (U+000A "
+                                       "at byte 5): the contract's strings go into the log and every EXR's metadata; "
+                                       "re-export the model with printable text there")) << r.output;
+        EXPECT_FALSE(contains(r.output, "\ndepthbatch: error: frame 1001 failed")) << "a forged line\n" << r.output;
+        EXPECT_FALSE(fs::exists(s.dir / "out")) << cmd;
+    }
+    s.expect_untouched("a refused contract");
+}
+
+// Issue 32 §9: `validate` makes and removes a file in the output folder (or its nearest existing parent), as the
+// render will: access(2) said yes to root for /sys, so validate passed and the render exited 5. Both now exit 5
+// before frame 1 with the OS's reason once, and validate writes nothing.
+TEST(Trust, ValidateFindsAnOutputFolderTheFileSystemRefuses) {
+    if (!fs::is_directory("/sys")) GTEST_SKIP() << "no /sys";
+    Shot s;
+    const std::string job = s.job().string();
+    for (const std::string& out : {std::string("/sys/d.####.exr"), std::string("/sys/depthbatch-test/d.####.exr")}) {
+        const std::string folder = fs::path(out).parent_path().string();
+        for (const bool validate : {true, false}) {
+            std::vector<std::string> args = {job, "--output", out};
+            if (validate) args.insert(args.begin(), "validate");
+            const auto r = run_cli(args);
+            EXPECT_EQ(r.exit_code, exit_status(ExitCode::Render)) << out << "\n" << r.output;
+            const std::string said = "depthbatch: error: output folder " + folder + ": cannot write in /sys (";
+            const size_t at = r.output.find(said);
+            ASSERT_NE(at, std::string::npos) << r.output;
+            const std::string reason = r.output.substr(at + said.size(), r.output.find(')', at) - at - said.size());
+            EXPECT_TRUE(reason == "Permission denied" || reason == "Read-only file system") << r.output;
+            EXPECT_EQ(r.output.find("(" + reason + ")"), r.output.rfind("(" + reason + ")")) << "said once\n" << r.output;
+            EXPECT_FALSE(contains(r.output, "valid: a render would exit 0")) << r.output;
+        }
+    }
+    EXPECT_FALSE(fs::exists("/sys/depthbatch-test"));
+    s.expect_untouched("an unwritable output folder");
+}

@@ -34,7 +34,8 @@ std::atomic<bool> g_cancel{false};
 // First SIGINT/SIGTERM (Ctrl-C, scancel, pre-emption, a Deadline task stop): stop starting frames; frames in
 // flight finish if they can within pipeline.grace_s, else the watchdog abandons them (stop_watchdog).
 // Second: leave at once (a hidden temporary file may remain in the output folder, never a partial EXR).
-extern "C" void on_signal(int) {
+extern "C" void on_signal(int signo) {
+    if (!g_cancel.load()) depthbatch::note_stop_signal(signo);   // the summary's error names it
     if (g_cancel.exchange(true)) std::_Exit(static_cast<int>(depthbatch::ExitCode::Interrupted));
 }
 

@@ -268,6 +268,23 @@ TEST(Farm, SigtermFinishesFramesInFlightAndResumesIdentically) {
     for (int f = 1001; f <= 1024; ++f) EXPECT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "frame " << f;
 }
 
+// Issue 32 §9: the summary of a SIGTERMed render says what happened (its error was ""): the signal, how many
+// frames were not rendered, and what to do.
+TEST(Farm, SigtermSummaryNamesTheSignal) {
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1024");
+    auto p = start_cli({job.string(), "--grace", "20", "--summary", (dir / "summary.json").string()});
+    ASSERT_TRUE(p->wait_for("frame 1002 rendered", 120)) << p->output();
+    p->signal(SIGTERM);
+    ASSERT_EQ(p->wait(60), exit_status(ExitCode::Interrupted)) << p->output();
+    const auto j = read_json(dir / "summary.json");
+    const int left = 24 - static_cast<int>(list_dir(dir / "out").size());
+    ASSERT_GT(left, 0);
+    EXPECT_EQ(j["error"], "interrupted by signal 15 (SIGTERM): " + std::to_string(left) +
+                              " of 24 frames not rendered; re-run with --skip-existing") << j;
+    EXPECT_EQ(j["exit_name"], "interrupted") << j;
+}
+
 // A forward pass that would overrun the grace period is abandoned: exit 130 soon after the grace, its temporary
 // removed, every EXR left complete, and the summary says the grace ran out.
 TEST(Farm, SigtermAbandonsAForwardPassThatOverrunsTheGrace) {

@@ -501,3 +501,22 @@ TEST(Trust, ValidateFindsAnOutputFolderTheFileSystemRefuses) {
     EXPECT_FALSE(fs::exists("/sys/depthbatch-test"));
     s.expect_untouched("an unwritable output folder");
 }
+
+// Issue 32 §9: a real render refused because its outputs exist (exit 6, no --overwrite) kept replacing the job's
+// summary with "frames_requested 0": it writes nothing, like a failing dry run; the record of the render that made
+// the frames stays, byte for byte.
+TEST(Trust, ARefusedRenderKeepsTheSummaryOfTheRenderThatMadeTheFrames) {
+    Shot s;
+    const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
+    ASSERT_EQ(run_cli({job, "--frames", "1001-1002"}).exit_code, 0);
+    const std::string summary = read_bytes(s.dir / "rep/s.json");
+    ASSERT_EQ(read_json(s.dir / "rep/s.json")["rendered"], 2) << summary;
+    auto r = run_cli({job});   // 1001-1002 exist
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_TRUE(contains(r.output, "2 output frames already exist")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "rep/s.json"), summary) << "the refused render replaced the summary";
+    r = run_cli({job, "--summary", (s.dir / "other/s.json").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_FALSE(fs::exists(s.dir / "other"));
+    EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1002.exr"}));
+}

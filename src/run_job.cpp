@@ -217,6 +217,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     };
     if (selected.todo.empty()) {  // a retried farm chunk whose frames all exist: nothing to read, write or check
         log_info("nothing to do: ", report.skipped, " frames exist");
+        sweep_stale_temporaries(*ctx, report.requested);   // a killed run's temporaries go even when nothing renders
         watch.on_start(counted, report.skipped);
         report_missing();
         close_report(report, job, cancel, t_start);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <thread>
+#include <unistd.h>
 
 using namespace depthbatch::test;
 
@@ -519,4 +520,30 @@ TEST(Trust, ARefusedRenderKeepsTheSummaryOfTheRenderThatMadeTheFrames) {
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_FALSE(fs::exists(s.dir / "other"));
     EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1002.exr"}));
+}
+
+// Issue 32 §9: a temporary a SIGKILLed render left (.NAME.HOST.PID.N.tmp, PID gone) survived a later
+// --skip-existing run that had nothing to render. That run removes the stale temporaries of this job's own frames
+// and says so; another job's temporary, and one of a process still running, stay.
+TEST(Trust, ASkipExistingRunWithNothingToRenderRemovesAKilledRunsTemporaries) {
+    Shot s;
+    const std::string job = s.job().string();
+    ASSERT_EQ(run_cli({job, "-q"}).exit_code, 0);
+    char host[256] = {0};
+    ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+    std::string h(host);
+    std::replace(h.begin(), h.end(), '.', '_');
+    const std::string dead = "2147483646";                      // no such process
+    const std::string alive = std::to_string(::getpid());       // this test
+    const std::string ours = ".d.1003.exr." + h + "." + dead + ".0.tmp", theirs = ".x.1003.exr." + h + "." + dead + ".0.tmp",
+                      live = ".d.1004.exr." + h + "." + alive + ".0.tmp";
+    for (const std::string& name : {ours, theirs, live}) write_file(s.dir / "out" / name, "");
+    const auto r = run_cli({job, "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "nothing to do: 4 frames exist")) << r.output;
+    EXPECT_TRUE(contains(r.output, "removed 1 temporary file(s) of this job's frames left in " + (s.dir / "out").string() +
+                                       " by an interrupted earlier run")) << r.output;
+    std::vector<std::string> expected = {theirs, live, "d.1001.exr", "d.1002.exr", "d.1003.exr", "d.1004.exr"};
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(list_dir(s.dir / "out"), expected);
 }

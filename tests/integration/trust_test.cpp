@@ -74,7 +74,8 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
         {{job, "--summary", d + "/out/d.1002.exr"}, "pipeline.summary"},
         {{job, "--summary", d + "/pmean.pt"}, "pipeline.summary"},
         {{job, "--set", "pipeline.report=" + d + "/sub/../job.yaml"}, "pipeline.summary"},
-        {{job, "--set", "pipeline.review=" + d + "/pl/p.1002.jpg"}, "pipeline.review"},
+        // (a sheet is .png or .html: this one is refused for its ending, naming the flag, before the guard looks)
+        {{job, "--set", "pipeline.review=" + d + "/pl/p.1002.jpg"}, "--set pipeline.review=" + d + "/pl/p.1002.jpg"},
         {{job, "--set", "pipeline.review=" + d + "/job.png"}, ""},   // fine: only checks the .html beside it is no input
     };
     for (const auto& [args, key] : cases) {
@@ -88,7 +89,9 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
     // The review command's --out, and a review sheet whose .html would be the job file's neighbour of that name.
     auto r = run_cli({"review", job, "--out", d + "/pl/p.1001.jpg"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
-    EXPECT_TRUE(contains(r.output, "review --out: " + d + "/pl/p.1001.jpg is plate frame 1001")) << r.output;
+    // (refused for its ending before the guard looks: a sheet is .png or .html; the guard's own refusal of a plate
+    // for the review sheet role is tests/unit/output_guard_test.cpp's)
+    EXPECT_TRUE(contains(r.output, "review --out: " + d + "/pl/p.1001.jpg: the review sheet is a PNG")) << r.output;
     s.expect_untouched("review --out");
     // Farm files: never over an input, and into a folder only over what an earlier submit wrote.
     fs::create_directories(s.dir / "farm");

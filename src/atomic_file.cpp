@@ -91,7 +91,7 @@ TempFile::Result TempFile::publish(bool replace) {
     throw RenderError(final_ + ": cannot move the finished file into place: " + std::strerror(err));
 }
 
-int remove_stale_temporaries(const std::string& folder) {
+int remove_stale_temporaries(const std::string& folder, const std::set<std::string>* owned) {
     // .<final name>.<host>.<pid>.<n>.tmp
     const std::string host = host_name();
     int removed = 0;
@@ -104,6 +104,15 @@ int remove_stale_temporaries(const std::string& folder) {
         const auto pid_dot = n_dot == std::string::npos ? n_dot : stem.rfind('.', n_dot - 1);
         const auto host_dot = pid_dot == std::string::npos ? pid_dot : stem.rfind('.', pid_dot - 1);
         if (host_dot == std::string::npos || stem.compare(host_dot + 1, pid_dot - host_dot - 1, host) != 0) continue;
+        if (owned) {   // only the temporaries of these final names (a long one shortened to fit NAME_MAX)
+            const std::string final_name = stem.substr(1, host_dot - 1);
+            const bool shortened = name.size() == NAME_MAX;
+            const bool ours = owned->count(final_name) > 0 ||
+                              (shortened && std::any_of(owned->begin(), owned->end(), [&](const std::string& o) {
+                                   return o.compare(0, final_name.size(), final_name) == 0;
+                               }));
+            if (!ours) continue;
+        }
         const std::string pid_text = stem.substr(pid_dot + 1, n_dot - pid_dot - 1);
         if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
         const long pid = std::stol(pid_text);

@@ -8,6 +8,7 @@
 // host removes those whose process is gone (remove_stale_temporaries).
 #pragma once
 
+#include <set>
 #include <string>
 
 namespace depthbatch::detail {
@@ -38,8 +39,9 @@ private:
 int remove_live_temporaries();
 
 /// Remove hidden temporaries in `folder` left by depthbatch processes of this host that no longer run
-/// (a killed render). Those of other hosts (shared storage) and of live processes are left alone.
-/// Returns how many were removed.
-int remove_stale_temporaries(const std::string& folder);
+/// (a killed render). Those of other hosts (shared storage) and of live processes are left alone; with `owned`,
+/// also those of any final name (file name, no folder) not in it (another job's frames). Returns how many were
+/// removed.
+int remove_stale_temporaries(const std::string& folder, const std::set<std::string>* owned = nullptr);
 
 }  // namespace depthbatch::detail

@@ -23,6 +23,9 @@ constexpr float kRangeTolerance = 1e-5f;
 /// Common names of the sRGB-encoded (texture) colorspace across configs (ours, the ACES studio/CG
 /// configs, older Nuke-style configs). Used for "auto" on integer plates and when a model's contract says
 /// "sRGB" and the config spells it another way.
+/// A Cineon (printing density) log colorspace, by the names configs give it (ACES 1.x: ADX10; the Nuke default:
+/// Cineon; the spi configs: lg10).
+const char* const kCineonNames[] = {"Cineon", "cineon", "lg10", "ADX10", "Input - ADX - ADX10", "Cineon Log"};
 const char* const kSrgbNames[] = {"sRGB", "srgb_tx", "sRGB - Texture", "Utility - sRGB - Texture",
                                   "srgb_texture", "Input - Generic - sRGB - Texture", "srgb"};
 
@@ -207,7 +210,19 @@ std::string decide_auto(const OCIO::ConstConfigRcPtr& config, const std::string&
         kind = std::to_string(bits) + "-bit";
     kind += " " + plate.format;
     std::string name, reason;
-    if (plate.format == "dpx" && config->hasRole(OCIO::ROLE_COMPOSITING_LOG)) {
+    // A DPX whose header says Cineon log (transfer "Printing density" or "Logarithmic"): the config's Cineon
+    // colorspace, never the compositing_log role (ACEScct is another curve); none there: refused, asking for it.
+    const std::string transfer = plate.format == "dpx" ? std::string(spec.get_string_attribute("dpx:Transfer")) : std::string();
+    if (transfer == "Printing density" || transfer == "Logarithmic") {
+        for (const char* alt : kCineonNames)
+            if (name.empty() && has_colorspace(config, alt)) name = canonical(config, alt);
+        if (name.empty())
+            throw ConfigError("input.colorspace auto: " + (plate.path.empty() ? std::string("the plate") : plate.path) +
+                              " is a " + kind + " plate whose header says transfer '" + transfer + "' (Cineon log); OCIO "
+                              "config '" + config_path + "' has no Cineon colorspace ('" + kCineonNames[0] + "', '" +
+                              kCineonNames[1] + "', '" + kCineonNames[2] + "'); set input.colorspace to the plate's colorspace");
+        reason = kind + " plate, transfer '" + transfer + "' -> Cineon log";
+    } else if (plate.format == "dpx" && config->hasRole(OCIO::ROLE_COMPOSITING_LOG)) {
         name = canonical(config, OCIO::ROLE_COMPOSITING_LOG);
         reason = kind + " plate -> the config's compositing_log role";
     } else if (type.basetype == OIIO::TypeDesc::HALF || type.basetype == OIIO::TypeDesc::FLOAT ||

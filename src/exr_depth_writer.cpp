@@ -255,19 +255,21 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
     // What the OS said (No space left on device, Permission denied, Read-only file system): OIIO's own
     // message is often only "File output failed".
     // Only the errors a write itself meets: errno may also hold a leftover of a harmless probe inside OIIO.
-    const auto os_error = [&] {
+    // OIIO's message and the OS's reason, the reason once (OIIO's open error already holds it: "(Permission denied)").
+    const auto with_os_error = [&](const std::string& oiio) {
         const int e = errno;
         const bool write_error = e == ENOSPC || e == EDQUOT || e == EACCES || e == EPERM || e == EROFS || e == EIO ||
                                  e == EFBIG;
-        return write_error ? std::string(" (") + std::strerror(e) + ")" : std::string();
+        const std::string reason = std::strerror(e);
+        return write_error && oiio.find(reason) == std::string::npos ? oiio + " (" + reason + ")" : oiio;
     };
     errno = 0;
-    if (!out->open(oiio_path, spec)) throw RenderError(path + ": cannot write: " + out->geterror() + os_error());
+    if (!out->open(oiio_path, spec)) throw RenderError(path + ": cannot write: " + with_os_error(out->geterror()));
     const bool wrote = out->write_image(OIIO::TypeDesc::FLOAT, pixels.data());
-    const std::string write_error = wrote ? "" : out->geterror() + os_error();
+    const std::string write_error = wrote ? "" : with_os_error(out->geterror());
     const bool closed = out->close();
     if (!wrote || !closed)
-        throw RenderError(path + ": write failed: " + (wrote ? out->geterror() + os_error() : write_error));
+        throw RenderError(path + ": write failed: " + (wrote ? with_os_error(out->geterror()) : write_error));
     if (staged) {
         try {
             Imf::InputFile in_file(staged->path().c_str());

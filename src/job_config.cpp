@@ -553,7 +553,16 @@ void read_pipeline(const Reader& r, JobConfig& job) {
     if (r.has("pipeline.report")) job.pipeline.summary = r.path("pipeline.report");
     if (r.has("pipeline.summary")) job.pipeline.summary = r.path("pipeline.summary");
     r.option("pipeline.on_error", job.pipeline.on_error);
-    if (r.has("pipeline.review")) job.pipeline.review = r.path("pipeline.review");
+    if (r.has("pipeline.review")) {   // the sheet's PNG; a .html path names the same pair (review.h review_paths)
+        job.pipeline.review = r.path("pipeline.review");
+        std::string ext = fs::path(job.pipeline.review).extension().string();
+        std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (ext == ".html") job.pipeline.review = fs::path(job.pipeline.review).replace_extension(".png").string();
+        else if (ext != ".png")
+            r.fail("pipeline.review", "the review sheet is a PNG and its page an HTML file beside it; give a path ending "
+                                      "in .png or .html (either names the pair), not " +
+                                          (ext.empty() ? std::string("one without an extension") : "'" + ext + "'"));
+    }
     if (r.has("pipeline.grace_s")) {
         job.pipeline.grace_s = r.number("pipeline.grace_s");
         if (!(job.pipeline.grace_s >= 0 && job.pipeline.grace_s <= 3600))

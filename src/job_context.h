@@ -169,6 +169,9 @@ SequenceStats sequence_stats(const JobContext& ctx);
 FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames);
 /// The output folders can be written (checked before any frame is read); `sweep`: remove stale temporaries.
 void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, bool sweep = true);
+/// Remove the hidden temporaries that killed runs of this host left for this job's own depth frames (the shot's and
+/// `frames`' output names, in their folders; detail::remove_stale_temporaries), saying how many in the log.
+void sweep_stale_temporaries(const JobContext& ctx, const std::vector<int>& frames);
 /// depth.stabilize_window W: R = W / 2 frames on each side (at least 1).
 int stabilize_radius(const JobConfig& job);
 /// A run of a job, opened through the phases every run goes through before its frames flow, for the render and

@@ -17,6 +17,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <map>
+#include <set>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -296,11 +299,28 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
 /// The output folders can be written before any frame is read (not after the first frames ran); hidden
 /// temporaries that killed earlier runs on this host left there are removed. Nothing is created yet: the
 /// nearest existing folder must let us create the rest. Throws RenderError.
+void sweep_stale_temporaries(const JobContext& ctx, const std::vector<int>& frames) {
+    std::map<std::string, std::set<std::string>> owned;   // folder -> the file names of this job's frames there
+    for (int f : ctx.shot) {
+        const fs::path p(ctx.output.path(f));
+        owned[p.parent_path().string()].insert(p.filename().string());
+    }
+    for (int f : frames) {
+        const fs::path p(ctx.output.path(f));
+        owned[p.parent_path().string()].insert(p.filename().string());
+    }
+    for (const auto& [dir, names] : owned) {
+        std::error_code ec;
+        if (!fs::is_directory(dir.empty() ? "." : dir, ec)) continue;
+        if (const int n = detail::remove_stale_temporaries(dir, &names); n > 0)
+            log_info("removed ", n, " temporary file(s) of this job's frames left in ", dir.empty() ? "." : dir,
+                     " by an interrupted earlier run");
+    }
+}
+
 void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, bool sweep) {
     const fs::path first_dir = fs::path(ctx.output.path(todo.front())).parent_path();
-    if (sweep && fs::is_directory(first_dir.empty() ? "." : first_dir))
-        if (const int n = detail::remove_stale_temporaries(first_dir.string()); n > 0)
-            log_info("removed ", n, " temporary file(s) left in ", first_dir.string(), " by an interrupted earlier run");
+    if (sweep) sweep_stale_temporaries(ctx, todo);
     for (int f : todo) {
         const fs::path dir = fs::path(ctx.output.path(f)).parent_path();
         fs::path existing = dir.empty() ? fs::path(".") : dir;
@@ -309,9 +329,15 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
             existing = existing.parent_path();
         if (!fs::is_directory(existing, ec))
             throw RenderError("output folder " + dir.string() + ": " + existing.string() + " is not a folder");
-        if (::access(existing.c_str(), W_OK) != 0)   // what the OS says: Permission denied, Read-only file system
+        // A file really made and removed, as the render will make its temporaries: access(W_OK) says yes to root
+        // where the file system still refuses (sysfs, a root-squashed share). What the OS says, once.
+        std::string probe = (existing / ".depthbatch-write-check.XXXXXX").string();
+        const int fd = ::mkstemp(probe.data());
+        if (fd < 0)
             throw RenderError("output folder " + dir.string() + ": cannot write in " + existing.string() + " (" +
                               std::strerror(errno) + ")");
+        ::close(fd);
+        ::unlink(probe.c_str());
         if (f != todo.front() && dir == first_dir) break;   // one pattern: one folder, checked once
     }
 }

@@ -7,6 +7,7 @@
 #include "depthbatch/error.h"
 #include "depthbatch/sha256.h"
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -44,11 +45,28 @@ void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report) 
 /// stabilization (serial, in order) -> restore + convention + write (parallel), at most
 /// report.frames_in_flight frames at once. Fills report's counts, frames and timings.
 
+std::atomic<int> g_stop_signal{0};
+
+/// What stopped the job, for the summary: the signal when one was noted (note_stop_signal).
+std::string stop_reason() {
+    const int signo = g_stop_signal.load();
+    if (signo == 0) return "interrupted: a stop was requested";
+    const char* name = signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : signo == SIGHUP ? "SIGHUP" : nullptr;
+    return "interrupted by signal " + std::to_string(signo) + (name ? std::string(" (") + name + ")" : std::string());
+}
+
 void close_report(JobReport& report, const JobConfig& job, const std::atomic<bool>* cancel, Clock::time_point t_start) {
     std::sort(report.frames.begin(), report.frames.end(),
               [](const FrameResult& a, const FrameResult& b) { return a.frame < b.frame; });
     const bool undone = report.rendered + report.skipped + report.failed < static_cast<int>(report.requested.size());
-    if (cancel && cancel->load() && undone) report.exit_code = ExitCode::Interrupted;
+    if (cancel && cancel->load() && undone) {
+        report.exit_code = ExitCode::Interrupted;
+        if (report.error.empty()) {
+            const int left = static_cast<int>(report.requested.size()) - report.rendered - report.skipped - report.failed;
+            report.error = stop_reason() + ": " + std::to_string(left) + " of " + std::to_string(report.requested.size()) +
+                           " frames not rendered; re-run with --skip-existing";
+        }
+    }
     else if (job.pipeline.on_error == OnError::Continue && report.failed > 0) report.exit_code = ExitCode::Partial;
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
     if (job.pipeline.summary.empty()) return;
@@ -64,8 +82,13 @@ void close_report(JobReport& report, const JobConfig& job, const std::atomic<boo
 
 using namespace detail;
 
+void note_stop_signal(int signo) noexcept { g_stop_signal.store(signo); }
+
 void write_failure_summary(const JobConfig& job, ExitCode code, const std::string& message) {
     if (job.pipeline.summary.empty()) return;
+    // Refused because outputs exist (exit 6): nothing was attempted, and the summary there is the record of the
+    // render that made them; it stays.
+    if (code == ExitCode::OutputExists) return;
     try {
         const std::vector<int> shot = shot_frames(job.input);
         OutputGuard::for_job(job, shot, job.model.path).check(job.pipeline.summary, OutputRole::Summary, "pipeline.summary");
@@ -89,7 +112,8 @@ JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult
     report.requested = todo;
     report.skipped = skipped;
     report.exit_code = ExitCode::Interrupted;
-    report.error = "stopped: the grace period (" + std::to_string(job.pipeline.grace_s) + " s) ran out";
+    report.error = stop_reason() + ", and the grace period (" + std::to_string(job.pipeline.grace_s) +
+                   " s) ran out: the frames in flight were abandoned";
     if (!job.pipeline.summary.empty()) {
         try {
             write_summary_json(report, job.pipeline.summary);

@@ -352,7 +352,13 @@ void apply_override(Tree& tree, const std::string& assignment, const std::string
     } catch (const YAML::Exception&) {
         parsed = YAML::Node(value);
     }
-    if (parsed.IsNull()) parsed = YAML::Node(value);
+    // A YAML null (`null`, `Null`, `NULL`, `~`) unsets the key, as the same word does in the job file (a TOML job
+    // has no null: --set is the one way to unset its key); an empty value stays an empty string (the reader names
+    // it), never a null: `--set key=$UNSET` must not silently fall back to the default.
+    // (`#x` also loads as null: a comment; it stays the string written.)
+    const bool yaml_null = !literal && (value == "null" || value == "Null" || value == "NULL" || value == "~");
+    if (yaml_null) parsed = YAML::Node(YAML::NodeType::Null);
+    else if (parsed.IsNull()) parsed = YAML::Node(value);
     const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
     if (tree.root[section] && !tree.root[section].IsNull() && !tree.root[section].IsMap())   // the file's error
         throw ConfigError(tree.at(section) + ": section '" + section + "' must be a mapping of keys");

@@ -242,6 +242,23 @@ const json& section(const json& parent, const char* key, const std::string& orig
     return parent[key];
 }
 
+/// A string of the contract that reaches the log and the EXR's metadata (name, colorspace, units, provenance):
+/// refused when it holds a control character (C0, DEL or C1: a newline would forge a log line, an ESC drive the
+/// terminal), naming the field and the character.
+void refuse_control_characters(const std::string& value, const std::string& name, const std::string& origin) {
+    for (size_t i = 0; i < value.size(); ++i) {
+        const unsigned char ch = static_cast<unsigned char>(value[i]);
+        const bool c1 = ch == 0xC2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(value[i + 1]) <= 0x9F;
+        if (ch >= 0x20 && ch != 0x7F && !c1) continue;
+        char code[8];
+        std::snprintf(code, sizeof code, "U+%04X", c1 ? static_cast<unsigned char>(value[i + 1]) : ch);
+        throw ModelError(origin + ": depthbatch.json field " + name + " holds a control character (" + code +
+                         " at byte " + std::to_string(i) + "): the contract's strings go into the log and every "
+                         "EXR's metadata; re-export the model with printable text there");
+    }
+}
+
 }  // namespace
 
 ModelContract parse_model_contract(const std::string& text, const std::string& origin) {
@@ -361,6 +378,13 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
         if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" && it.key() != "temporal" &&
             it.key() != "exported_by")
             c.provenance[it.key()] = it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
+    refuse_control_characters(c.name, "name", origin);
+    refuse_control_characters(c.colorspace, "input.colorspace", origin);
+    refuse_control_characters(c.units, "output.units", origin);
+    for (const auto& [key, value] : c.provenance) {
+        refuse_control_characters(key, "key " + json(key).dump(-1, ' ', true, json::error_handler_t::replace), origin);
+        refuse_control_characters(value, key, origin);
+    }
     validate_model_contract(c, origin);
     return c;
 }

@@ -1,5 +1,7 @@
 #include "output_guard.h"
 
+#include "depthbatch/color_transform.h"
+
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/job_config.h"
@@ -241,7 +243,7 @@ void OutputGuard::check(const std::string& path, OutputRole role, const std::str
     if (const Entry* e = find(path)) {
         if (e->input)
             throw ConfigError(key + ": " + path + " is " + e->what + ": refusing to write a " + output_role_name(role) +
-                              " over an input of the job");
+                              " over an input of the job; choose another path for the " + output_role_name(role));
         if (e->role != role)
             throw ConfigError(key + ": " + path + " is also " + e->what + ": refusing to write one output over another");
     }
@@ -281,7 +283,10 @@ OutputGuard OutputGuard::for_job(const JobConfig& job, const std::vector<int>& s
     g.protect_frames(plates, frames, "plate frame");
     g.protect(job.job_file, "the job file");
     if (!model_path.empty() && model_path != "default") g.protect(model_path, "the model");
-    g.protect(job.color.config, "the OCIO config (color.config)");
+    // The OCIO config in force (color.config, else $OCIO, else the shipped one) and the camera's .chan: inputs.
+    g.protect(ColorTransform::resolve_config_path(job.color.config),
+              job.color.config.empty() ? "the OCIO config in force" : "the OCIO config (color.config)");
+    g.protect(job.camera.chan, "the camera's .chan file (camera.chan)");
     // Outputs: the depth frames first (the role every other output must keep clear of).
     g.add_output_frames(FrameSequence(job.output.path), shot, OutputRole::DepthFrame, "output.path");
     if (!job.output.preview.path.empty())

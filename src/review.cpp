@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -79,18 +80,46 @@ std::string env(const char* name) {
 }
 }  // namespace
 
+ReviewPaths review_paths(const std::string& out, const std::string& key) {
+    std::string ext = fs::path(out).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (ext == ".png") return {out, fs::path(out).replace_extension(".html").string()};
+    if (ext == ".html") return {fs::path(out).replace_extension(".png").string(), out};
+    throw ConfigError(key + ": " + out + ": the review sheet is a PNG and its page an HTML file beside it; give a path "
+                      "ending in .png or .html (either names the pair), not " +
+                      (ext.empty() ? std::string("one without an extension") : "'" + ext + "'"));
+}
+
+namespace {
+/// A path for the manifest: the string when it is UTF-8, else {"fs_hex": its bytes in hex} (a Latin-1 folder):
+/// review.py turns it back into the same bytes (os.fsdecode), so the script opens the very file.
+nlohmann::json manifest_path_value(const std::string& path) {
+    try {
+        (void)nlohmann::json(path).dump();
+        return path;
+    } catch (const nlohmann::json::type_error&) {
+        static const char* const digits = "0123456789abcdef";
+        std::string hex;
+        for (unsigned char c : path) hex += {digits[c >> 4], digits[c & 15]};
+        return {{"fs_hex", hex}};
+    }
+}
+}  // namespace
+
 std::string default_review_path(const JobConfig& job) {
     return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png")).string();
 }
 
-std::string write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries,
+std::string write_review(const JobConfig& job, const std::string& out, const std::vector<std::string>& summaries,
                   const std::string& key) {
+    const ReviewPaths paths = review_paths(out, key);   // before anything is read, drawn or made
+    const std::string& png = paths.png;
+    const std::string& html = paths.html;
     const FrameSequence plates(job.input.path), depths(job.output.path);
     const std::vector<int> frames = shot_frames(job.input);
     if (frames.empty()) throw InputError("review: no frames on disk match input.path '" + job.input.path + "'");
     // The sheet and its page go through the job's output guard: never over a plate, the job, the model or another
     // output, and only over an earlier review sheet. Checked before anything is made.
-    const std::string html = fs::path(png).replace_extension(".html").string();
     const OutputGuard guard = OutputGuard::for_job(job, frames, job.model.path == "default" ? "" : job.model.path);
     guard.check(png, OutputRole::ReviewSheet, key);
     guard.check(html, OutputRole::ReviewSheet, key);
@@ -115,23 +144,29 @@ std::string write_review(const JobConfig& job, const std::string& png, const std
     for (int f : frames) {
         std::string status = fs::exists(depths.path(f)) ? "rendered" : "missing", reason;
         if (told.count(f) && (status == "missing") == (told[f].first == "failed")) std::tie(status, reason) = told[f];
-        manifest["frames"].push_back({{"frame", f}, {"plate", plates.path(f)}, {"depth", depths.path(f)},
-                                      {"status", status}, {"reason", reason}});
+        manifest["frames"].push_back({{"frame", f}, {"plate", manifest_path_value(plates.path(f))},
+                                      {"depth", manifest_path_value(depths.path(f))}, {"status", status}, {"reason", reason}});
     }
     // The script and its Python before anything is written: a missing one leaves nothing behind.
     const fs::path script = detail::find_review_script(env("DEPTHBATCH_TOOLS"));
     const detail::ReviewPython python = detail::find_review_python(env("DEPTHBATCH_PYTHON"), DEPTHBATCH_TOOLS_PYTHON, env("PATH"));
+    // The manifest's text before any file is made: the title and the reasons are only shown (bytes that are not
+    // UTF-8 become U+FFFD there); paths went in losslessly above.
+    const std::string manifest_text = manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     Publication png_out = Publication::open(png, OutputRole::ReviewSheet, key);
     Publication html_out = Publication::open(html, OutputRole::ReviewSheet, key);
     const fs::path manifest_path = fs::temp_directory_path() / ("depthbatch-review-" + std::to_string(::getpid()) + ".json");
-    {
-        std::ofstream out(manifest_path);
-        out << manifest.dump();
-        if (!out) {
+    struct RemoveManifest {   // on every way out, an exception included
+        const fs::path& path;
+        ~RemoveManifest() {
             std::error_code ec;
-            fs::remove(manifest_path, ec);
-            throw RenderError(manifest_path.string() + ": cannot write the review manifest");
+            fs::remove(path, ec);
         }
+    } remove_manifest{manifest_path};
+    {
+        std::ofstream manifest_out(manifest_path);
+        manifest_out << manifest_text;
+        if (!manifest_out.flush()) throw RenderError(manifest_path.string() + ": cannot write the review manifest");
     }
     // Run by its path, never as tools.review: nothing else of tools/ is needed, and -B with
     // PYTHONDONTWRITEBYTECODE writes no __pycache__ into an install or a checkout. PYTHONPATH is left as it is
@@ -144,8 +179,6 @@ std::string write_review(const JobConfig& job, const std::string& png, const std
     log_debug("review: ", python.exe, " (", python.origin, ") -B ", script.string());
     int status = 0;
     const std::string said = detail::run_capture(argv, status, extra_env);
-    std::error_code ec;
-    fs::remove(manifest_path, ec);
     const std::string all = said.substr(0, said.find_last_not_of("\n") + 1);
     bool from_script = false;
     const std::string line = detail::last_meaningful_line(said, from_script);

@@ -212,6 +212,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     };
     if (run.stage == OpenedRun::Stage::NothingToDo) {  // a retried farm chunk whose frames all exist
         log_info("nothing to do: ", report.skipped, " frames exist");
+        sweep_stale_temporaries(*ctx, report.requested);   // a killed run's temporaries go even when nothing renders
         watch.on_start(counted, report.skipped);
         report_missing();
         close_report(report, job, cancel, t_start);

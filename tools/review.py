@@ -5,7 +5,8 @@
 `depthbatch review JOB` (and `pipeline.review`) writes the manifest and runs this file by its path with a
 Python that has matplotlib, numpy, OpenEXR and PIL; it imports nothing else of tools/, so an installed prefix
 ships this one file (P/share/depthbatch/tools/review.py). The
-manifest: {"title", "colormap", "frames": [{"frame", "plate", "depth", "status", "reason"}]}; status is
+manifest: {"title", "colormap", "frames": [{"frame", "plate", "depth", "status", "reason"}]} (a path that is not
+UTF-8 is {"fs_hex": its bytes in hex}); status is
 "rendered" (the EXR exists), "failed", "skipped" or "missing", from the job's summaries when given. Everything
 is read from the files: depth.Z and the metadata depthbatch wrote (convention, units), so a sheet can be made
 after a farm render of many chunks and is the same as one made after a whole render.
@@ -24,6 +25,7 @@ from __future__ import annotations  # annotations name np, which may be missing 
 import base64
 import html
 import importlib
+import io
 import json
 import os
 import sys
@@ -44,11 +46,47 @@ CONTACT_FRAMES = 12
 HAS_DEPTH = ("rendered", "skipped")   # skipped: a run found its output there already
 
 
+def fs_path(value) -> str:
+    """A manifest path: a string, or {"fs_hex": ...} for a path that is not UTF-8 (its bytes, os.fsdecode'd so that
+    open() reaches the very file)."""
+    return value if isinstance(value, str) else os.fsdecode(bytes.fromhex(value["fs_hex"]))
+
+
+def printable_header(data: bytes) -> bytes:
+    """`data` (a single-part OpenEXR file) with every byte of its string attributes that is not UTF-8 made '?',
+    each in place (the offsets stay right): OpenEXR's Python module decodes every string attribute as UTF-8, and
+    depthbatch/source of a shot in a Latin-1 folder holds the plate's path byte for byte."""
+    out = bytearray(data)
+    at = 8                                       # magic number and version
+    while at < len(out) and out[at] != 0:
+        name_end = out.index(0, at)
+        type_end = out.index(0, name_end + 1)
+        size = int.from_bytes(out[type_end + 1:type_end + 5], "little")
+        value_at = type_end + 5
+        if out[name_end + 1:type_end] == b"string":
+            text = bytes(out[value_at:value_at + size]).decode("utf-8", "surrogateescape")
+            fixed = "".join("?" if "\udc80" <= c <= "\udcff" else c for c in text).encode("utf-8")
+            out[value_at:value_at + size] = fixed
+        at = value_at + size
+    return bytes(out)
+
+
+def open_exr(path: str):
+    """OpenEXR.File of `path`, read through a Python file object (OpenEXR.File takes no str holding surrogates: a
+    path that is not UTF-8), its string attributes made UTF-8 when they are not (printable_header)."""
+    import OpenEXR
+    with open(path, "rb") as stream:
+        data = stream.read()
+    try:
+        return OpenEXR.File(io.BytesIO(data), separate_channels=True)
+    except UnicodeDecodeError:
+        return OpenEXR.File(io.BytesIO(printable_header(data)), separate_channels=True)
+
+
 def read_depth(path: str):
     """depth.Z and the header of a depthbatch EXR, or (None, {}) when it cannot be read."""
-    import OpenEXR
     try:
-        with OpenEXR.File(path, separate_channels=True) as f:
+        with open_exr(path) as f:
             header = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.header().items()}
             return f.channels()["depth.Z"].pixels.astype(np.float32), header
     except Exception:  # noqa: BLE001 - a damaged or foreign file is shown as missing, with its reason
@@ -75,8 +113,7 @@ def read_plate(path: str) -> Optional[np.ndarray]:
     p = Path(path)
     try:
         if p.suffix.lower() == ".exr":
-            import OpenEXR
-            with OpenEXR.File(str(p), separate_channels=True) as f:
+            with open_exr(str(p)) as f:
                 ch = f.channels()
                 rgb = np.stack([ch[c].pixels.astype(np.float32) for c in ("R", "G", "B") if c in ch], -1)
             if rgb.shape[-1] == 1:
@@ -127,8 +164,10 @@ def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int
     import matplotlib.pyplot as plt
     from matplotlib.gridspec import GridSpec
 
-    m = json.loads(manifest_path.read_text())
+    m = json.loads(manifest_path.read_text(encoding="utf-8"))
     frames = m["frames"]
+    for f in frames:
+        f["plate"], f["depth"] = fs_path(f["plate"]), fs_path(f["depth"])
     first_header: Dict = {}
     for f in frames:
         d, header = read_depth(f["depth"]) if f["status"] in HAS_DEPTH else (None, {})

@@ -34,7 +34,8 @@ std::atomic<bool> g_cancel{false};
 // First SIGINT/SIGTERM (Ctrl-C, scancel, pre-emption, a Deadline task stop): stop starting frames; frames in
 // flight finish if they can within pipeline.grace_s, else the watchdog abandons them (stop_watchdog).
 // Second: leave at once (a hidden temporary file may remain in the output folder, never a partial EXR).
-extern "C" void on_signal(int) {
+extern "C" void on_signal(int signo) {
+    if (!g_cancel.load()) depthbatch::note_stop_signal(signo);   // the summary's error names it
     if (g_cancel.exchange(true)) std::_Exit(static_cast<int>(depthbatch::ExitCode::Interrupted));
 }
 
@@ -385,8 +386,8 @@ int render_job(const depthbatch::JobConfig& job, depthbatch::ProgressStyle style
             std::vector<std::string> summaries;
             if (!job.pipeline.summary.empty()) summaries.push_back(job.pipeline.summary);
             const std::string held = write_review(job, job.pipeline.review, summaries);
-            log_info("review: ", job.pipeline.review, " and ",
-                     std::filesystem::path(job.pipeline.review).replace_extension(".html").string(), " (", held, ")");
+            const ReviewPaths sheet = review_paths(job.pipeline.review, "pipeline.review");
+            log_info("review: ", sheet.png, " and ", sheet.html, " (", held, ")");
         } catch (const Error& e) {
             log_warning("pipeline.review: ", e.what());
         }
@@ -468,7 +469,7 @@ int main(int argc, char** argv) {
     auto* review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
                                                  "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
     review->add_option("job", review_job, "Job file")->required();
-    review->add_option("--out", review_out, "The PNG (the .html goes beside it); default: the job's pipeline.review, "
+    review->add_option("--out", review_out, "The PNG, or its .html: either names the pair (S.png and S.html); default: the job's pipeline.review, "
                                             "else OUTPUT_FOLDER/JOB.review.png");
     review->add_option("--summary", review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
                                                        "are marked (repeatable)")->allow_extra_args(false);
@@ -542,14 +543,13 @@ int main(int argc, char** argv) {
             const std::string out = !review_out.empty() ? resolve_user_path(std::filesystem::current_path(), review_out)
                                   : !j.pipeline.review.empty() ? j.pipeline.review
                                                                : default_review_path(j);
+            const char* key = !review_out.empty() ? "review --out" : !j.pipeline.review.empty() ? "pipeline.review"
+                                                                                                 : "review (default path)";
+            const ReviewPaths sheet = review_paths(out, key);   // .png or .html, refused before anything is read
             std::vector<std::string> summaries;
             for (const auto& s : review_summaries) summaries.push_back(resolve_user_path(std::filesystem::current_path(), s));
-            const std::string held = write_review(j, out, summaries,
-                                                  !review_out.empty()           ? "review --out"
-                                                  : !j.pipeline.review.empty() ? "pipeline.review"
-                                                                               : "review (default path)");
-            std::cout << "wrote " << out << " and " << std::filesystem::path(out).replace_extension(".html").string()
-                      << " (" << held << ")\n";
+            const std::string held = write_review(j, out, summaries, key);
+            std::cout << "wrote " << sheet.png << " and " << sheet.html << " (" << held << ")\n";
             return 0;
         }
         if (job_path.empty()) {

@@ -112,8 +112,10 @@ constexpr int kMaxContractFrames = 1024;    ///< input.frames: 1 .. 1024
 /// invariants (temporal.window, temporal.overlap, temporal.keyframes, temporal.crossfade, temporal.align named), a
 /// multi-frame model without one or a single-frame model with one, align scale_shift on a metric model,
 /// output.extra_outputs not a list of {name, channel} with valid, unique names and channels, exported_by not an object
-/// or exported_by.torch not a string of 1-64 printable ASCII characters. Other top-level keys are provenance (kept as
-/// text, never refused), so contracts with and without exported_by both parse.
+/// or exported_by.torch not a string of 1-64 printable ASCII characters, a control character (C0, DEL, C1) in name,
+/// input.colorspace, output.units or a provenance key or text (they reach the log and the EXR metadata; the error
+/// names the field). Other top-level keys are provenance (kept as text, else never refused), so contracts with and
+/// without exported_by both parse.
 /// Never throws anything else for any input bytes (tests/fuzz/fuzz_contract.cpp).
 ModelContract parse_model_contract(const std::string& json_text, const std::string& origin);
 

@@ -20,17 +20,27 @@
 
 namespace depthbatch {
 
-/// Write the review sheet of `job` to `png` (and the .html beside it). `summaries`: JSON summaries of the job's
+/// The sheet's two files for `out`: out.png and out.html beside it when `out` ends in .png, the same pair when it
+/// ends in .html (any case: "S.PNG" is {S.PNG, S.html}). Any other ending (.jpg, none) is a ConfigError (exit 2)
+/// naming `key`: the sheet is always PNG bytes, never in a file whose name says otherwise.
+struct ReviewPaths {
+    std::string png, html;
+};
+ReviewPaths review_paths(const std::string& out, const std::string& key);
+
+/// Write the review sheet of `job` to `out` (review_paths: a .png or .html path names the pair; another ending is
+/// refused before anything is read or drawn). `summaries`: JSON summaries of the job's
 /// runs (run_job.h), whose failed and skipped frames are marked with their reasons. Frames come from
 /// input.frames (else the plate frames on disk). Throws RenderError (exit 5) with the script's own one-line
 /// message when the sheet cannot be made (no Python, a module missing, the script missing, an unwritable path);
-/// nothing is published then.
+/// nothing is published then, and no temporary is left (beside the sheet, nor the manifest in the temporary folder).
+/// Paths that are not UTF-8 (a Latin-1 shot folder) reach the script byte for byte.
 /// The sheet goes through the job's output guard (src/output_guard.h): `png` and its .html may be neither a
 /// plate frame, the job file, the model nor another output of the job, and replace only an earlier review sheet
 /// (ConfigError naming `key`, before anything is made). A job none of whose depth frames exist is an InputError
 /// (exit 3), nothing written. Returns what the sheet holds, in one line ("22 of 24 frames rendered"), for the
 /// caller to show (the library prints nothing of it).
-std::string write_review(const JobConfig& job, const std::string& png, const std::vector<std::string>& summaries = {},
+std::string write_review(const JobConfig& job, const std::string& out, const std::vector<std::string>& summaries = {},
                   const std::string& key = "pipeline.review");
 
 /// Where `depthbatch review JOB` writes by default: OUTPUT_FOLDER/JOB.review.png (the job file's stem, in the

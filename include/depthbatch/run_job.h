@@ -101,8 +101,14 @@ void write_summary_json(const JobReport& report, const std::string& path);
 
 /// The summary of a run that failed before it rendered (`code`, `message`), when the job asks for one
 /// (pipeline.summary): written through the job's output guard, so never over a plate, the job, the model or
-/// another output (a refused path writes nothing: the error that stopped the job says why). Never throws.
+/// another output (a refused path writes nothing: the error that stopped the job says why). Nothing either for
+/// ExitCode::OutputExists (exit 6: outputs exist, nothing attempted): the summary there records the render that made
+/// them and is kept. Never throws.
 void write_failure_summary(const JobConfig& job, ExitCode code, const std::string& message);
+
+/// Record the signal (SIGINT, SIGTERM) that asked the job to stop, for the summary's `error` ("interrupted by signal
+/// 15 (SIGTERM): ..."). Async-signal-safe (one lock-free atomic store): call it from the handler that sets `cancel`.
+void note_stop_signal(int signo) noexcept;
 
 /// The report of a run whose stop request outlived pipeline.grace_s (the frames in flight abandoned): the frames
 /// that finished (`finished`), those it was to render (`todo`) and kept (`skipped`), exit Interrupted; written as

@@ -83,7 +83,9 @@ Files deadline_files(const FarmPlan& plan, const SubmitOptions& o) {
     Files files;
     const std::string out_dir = fs::path(plan.output_path).parent_path().string();
     const std::string gpus = plan.gpus > 0 ? "DepthbatchGPUsPerTask=" + std::to_string(plan.gpus) + "\n" : "";
-    const auto render = render_words(plan, o, {"--range", "<STARTFRAME>-<ENDFRAME>", "--skip-existing"});
+    // One summary per task, as Slurm's: the job's pipeline.summary would be one file every task replaces.
+    const auto render = render_words(plan, o, {"--range", "<STARTFRAME>-<ENDFRAME>", "--skip-existing", "--summary",
+                                               o.out_dir + "/summaries/" + plan.safe_name + ".frames-<STARTFRAME>-<ENDFRAME>.json"});
     std::ostringstream ji, pi;
     ji << "Plugin=CommandLine\n"
        << "Name=depthbatch " << plan.safe_name << "\n"

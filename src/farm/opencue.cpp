@@ -38,7 +38,10 @@ std::string command_line(const FarmPlan& plan, const std::vector<std::string>& w
 
 Files opencue_files(const FarmPlan& plan, const SubmitOptions& o) {
     const char* engine = "OpenCue";
-    const std::string render = command_line(plan, render_words(plan, o, {"--range", "#FRAME_START#-#FRAME_END#", "--skip-existing"}));
+    // One summary per chunk, as Slurm's: the job's pipeline.summary would be one file every chunk replaces.
+    const std::string render = command_line(plan, render_words(plan, o, {"--range", "#FRAME_START#-#FRAME_END#", "--skip-existing",
+                                                                         "--summary", o.out_dir + "/summaries/" + plan.safe_name +
+                                                                                          ".frames-#FRAME_START#-#FRAME_END#.json"}));
     const std::string stats = command_line(plan, stats_words(plan, o));
     const std::string range = format_frame_spec(plan.frames);   // OpenCue's frame sets write steps as "x" too
     const std::string gpus = plan.gpus > 0 ? ", gpus=" + std::to_string(plan.gpus) : "";

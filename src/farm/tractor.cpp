@@ -33,7 +33,9 @@ Files tractor_files(const FarmPlan& plan, const SubmitOptions& o) {
     for (int i = 1; i <= plan.chunks; ++i) {
         const std::string chunk = std::to_string(i) + "/" + std::to_string(plan.chunks);
         a << "        Task -title {chunk " << chunk << ": frames " << chunk_list(plan, i) << "} -cmds {\n            "
-          << cmd(render_words(plan, o, {"--chunk", chunk, "--skip-existing"})) << "\n        }\n";
+          << cmd(render_words(plan, o, {"--chunk", chunk, "--skip-existing", "--summary",   // one per chunk, as Slurm's
+                                        o.out_dir + "/summaries/" + plan.safe_name + ".chunk-" + std::to_string(i) + ".json"}))
+          << "\n        }\n";
     }
     a << "    }\n}\n";
     return {{"job.alf", a.str()}};

@@ -268,6 +268,23 @@ TEST(Farm, SigtermFinishesFramesInFlightAndResumesIdentically) {
     for (int f = 1001; f <= 1024; ++f) EXPECT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "frame " << f;
 }
 
+// Issue 32 §9: the summary of a SIGTERMed render says what happened (its error was ""): the signal, how many
+// frames were not rendered, and what to do.
+TEST(Farm, SigtermSummaryNamesTheSignal) {
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1024");
+    auto p = start_cli({job.string(), "--grace", "20", "--summary", (dir / "summary.json").string()});
+    ASSERT_TRUE(p->wait_for("frame 1002 rendered", 120)) << p->output();
+    p->signal(SIGTERM);
+    ASSERT_EQ(p->wait(60), exit_status(ExitCode::Interrupted)) << p->output();
+    const auto j = read_json(dir / "summary.json");
+    const int left = 24 - static_cast<int>(list_dir(dir / "out").size());
+    ASSERT_GT(left, 0);
+    EXPECT_EQ(j["error"], "interrupted by signal 15 (SIGTERM): " + std::to_string(left) +
+                              " of 24 frames not rendered; re-run with --skip-existing") << j;
+    EXPECT_EQ(j["exit_name"], "interrupted") << j;
+}
+
 // A forward pass that would overrun the grace period is abandoned: exit 130 soon after the grace, its temporary
 // removed, every EXR left complete, and the summary says the grace ran out.
 TEST(Farm, SigtermAbandonsAForwardPassThatOverrunsTheGrace) {
@@ -534,7 +551,8 @@ TEST(Farm, OpenCueOutlineSerializesWithPyoutline) {
     EXPECT_TRUE(contains(xml, "<layer name=\"render\" type=\"Render\">")) << xml;
     EXPECT_TRUE(contains(xml, "<chunk>4</chunk>")) << xml;
     EXPECT_TRUE(contains(xml, "<range>1001-1010</range>")) << xml;
-    EXPECT_TRUE(contains(xml, "'--range' '#FRAME_START#-#FRAME_END#' '--skip-existing'</cmd>")) << xml;
+    EXPECT_TRUE(contains(xml, "'--range' '#FRAME_START#-#FRAME_END#' '--skip-existing' '--summary' '" + (dir / "farm").string() +
+                              "/summaries/shot.frames-#FRAME_START#-#FRAME_END#.json'</cmd>")) << xml;
     EXPECT_TRUE(contains(xml, "<depend type=\"LAYER_ON_LAYER\"")) << xml;
 }
 
@@ -550,7 +568,8 @@ TEST(Farm, TractorAlfscriptParses) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "SUMMARY tasks=5 cmds=4 instances=0 errors=0")) << r.output;
     EXPECT_TRUE(contains(r.output, "serialsubtasks=1")) << r.output;
-    EXPECT_TRUE(contains(r.output, "REMOTECMD argv={{" DEPTHBATCH_BIN "} {" + job.string() + "} {--chunk} {3/3} {--skip-existing}}"))
+    EXPECT_TRUE(contains(r.output, "REMOTECMD argv={{" DEPTHBATCH_BIN "} {" + job.string() + "} {--chunk} {3/3} {--skip-existing} "
+                                   "{--summary} {" + (dir / "farm").string() + "/summaries/shot.chunk-3.json}}"))
         << r.output;
 }
 
@@ -715,7 +734,10 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const auto cmds = read_argv_file(dir / "argv.bin");
         ASSERT_EQ(cmds.size(), 3u);
-        EXPECT_EQ(cmds[0], (std::vector<std::string>{DEPTHBATCH_BIN, job.string(), "--chunk", "1/3", "--skip-existing"}));
+        ASSERT_EQ(cmds[0].size(), 7u);
+        EXPECT_EQ(std::vector<std::string>(cmds[0].begin(), cmds[0].begin() + 6),
+                  (std::vector<std::string>{DEPTHBATCH_BIN, job.string(), "--chunk", "1/3", "--skip-existing", "--summary"}));
+        EXPECT_EQ(cmds[0][6].rfind((shot / "tr/summaries/").string(), 0), 0u) << cmds[0][6];
         r = run_program(cmds[0][0], std::vector<std::string>(cmds[0].begin() + 1, cmds[0].end()));
         ASSERT_EQ(r.exit_code, 0) << r.output;
     } else {
@@ -895,6 +917,74 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
                     name == "home" || name == "sessions" || name == "user" || name.rfind("cmd.", 0) == 0)
             << "written beside the shot: " << name;
     EXPECT_FALSE(fs::exists(dir / "elsewhere"));
+}
+
+// Issue 32 §9: Tractor, Deadline and OpenCue chunks shared the job's one pipeline.summary (the last chunk's won);
+// each now writes its own, as Slurm's array tasks do: two chunks' commands, run as the engine runs them, leave two
+// summaries, each with its own frames.
+TEST(Farm, EachChunkOfEveryEngineWritesItsOwnSummary) {
+    TempDir dir;
+    const fs::path job = bedroom_job(dir.path, "1001-1004", "pipeline:\n  summary: one.json\n");
+    const auto frames_of = [](const fs::path& summary) {
+        return read_json(summary)["frames_requested"]["spec"].get<std::string>();
+    };
+    // Deadline: Arguments with <STARTFRAME>/<ENDFRAME> of two tasks.
+    auto r = run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (dir / "dl").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::map<std::string, std::string> plugin;
+    {
+        std::istringstream lines(read_bytes(dir / "dl/plugin_info.job"));
+        for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+    }
+    for (const auto& [first, last] : {std::pair<std::string, std::string>{"1001", "1002"}, {"1003", "1004"}}) {
+        std::string args = std::regex_replace(plugin["Arguments"], std::regex("<STARTFRAME>"), first);
+        args = std::regex_replace(args, std::regex("<ENDFRAME>"), last);
+        r = run_program(plugin["Executable"], split_windows_command_line(args));
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    EXPECT_EQ(list_dir(dir / "dl/summaries"), (std::vector<std::string>{"shot.frames-1001-1002.json", "shot.frames-1003-1004.json"}));
+    EXPECT_EQ(frames_of(dir / "dl/summaries/shot.frames-1001-1002.json"), "1001,1002");
+    EXPECT_EQ(frames_of(dir / "dl/summaries/shot.frames-1003-1004.json"), "1003,1004");
+    EXPECT_FALSE(fs::exists(dir / "one.json")) << "the job's own summary is not every task's";
+    // Tractor: the argv Tcl gives back for chunks 1/2 and 2/2, run as a blade would.
+    if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
+        fs::remove_all(dir / "out");
+        r = run_cli({"submit", job.string(), "--engine", "tractor", "--chunk-size", "2", "--out", (dir / "tr").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir / "tr/job.alf").string(),
+                                  (dir / "argv.bin").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const auto cmds = read_argv_file(dir / "argv.bin");
+        ASSERT_EQ(cmds.size(), 2u);
+        for (const auto& argv : cmds) {
+            r = run_program(argv[0], std::vector<std::string>(argv.begin() + 1, argv.end()));
+            ASSERT_EQ(r.exit_code, 0) << r.output;
+        }
+        EXPECT_EQ(list_dir(dir / "tr/summaries"), (std::vector<std::string>{"shot.chunk-1.json", "shot.chunk-2.json"}));
+        EXPECT_EQ(frames_of(dir / "tr/summaries/shot.chunk-1.json"), "1001,1002");
+        EXPECT_EQ(frames_of(dir / "tr/summaries/shot.chunk-2.json"), "1003,1004");
+    } else {
+        ADD_FAILURE() << "tclsh is not installed (Debian: tcl)";
+    }
+    // OpenCue: the render layer's command through /bin/sh, cuebot's frame tokens replaced.
+    if (fs::exists(kFarmVenv / "bin/python")) {
+        fs::remove_all(dir / "out");
+        r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (dir / "oc").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        r = opencue_commands(dir / "oc/opencue_submit.py", dir.path);
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        for (const auto& [first, last] : {std::pair<std::string, std::string>{"1001", "1002"}, {"1003", "1004"}}) {
+            std::string cmd = std::regex_replace(read_bytes(dir / "cmd.render"), std::regex("#FRAME_START#"), first);
+            cmd = std::regex_replace(cmd, std::regex("#FRAME_END#"), last);
+            r = run_program("/bin/sh", {"-c", cmd});
+            ASSERT_EQ(r.exit_code, 0) << r.output;
+        }
+        EXPECT_EQ(list_dir(dir / "oc/summaries"), (std::vector<std::string>{"shot.frames-1001-1002.json", "shot.frames-1003-1004.json"}));
+        EXPECT_EQ(frames_of(dir / "oc/summaries/shot.frames-1003-1004.json"), "1003,1004");
+    } else {
+        ADD_FAILURE() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
+    }
+    EXPECT_FALSE(fs::exists(dir / "one.json"));
 }
 
 // ---- the GPU the engine gave the task (issue 26 §2) -------------------------------------------------------

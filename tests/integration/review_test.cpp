@@ -227,3 +227,76 @@ TEST(Review, EveryExrCarriesTheModelsLicenceSourceAndDomain) {
     EXPECT_EQ(spec.get_string_attribute("depthbatch/model_sha256").size(), 64u) << "the .pt's own digest stays";
     EXPECT_EQ(spec.get_string_attribute("depthbatch/source"), (dir / "p.1002.exr").string()) << "the plate";
 }
+
+// Issue 32 §7: `review --out` takes the PNG or its page: S.html names the same pair as S.png; any other ending is
+// refused (exit 2) before anything is read or drawn, and nothing is left (`--out sheet.html` left a PNG named .html
+// and exited 2; `--out sheet.jpg` wrote PNG bytes under .jpg). pipeline.review follows the same rule.
+TEST(Review, OutIsThePngOrItsHtmlAndAnyOtherEndingIsRefusedBeforeDrawing) {
+    TempDir dir;
+    const fs::path job = bedroom(dir.path, "shot");
+    ASSERT_EQ(run_cli({job.string(), "--frames", "1001-1002", "-q"}).exit_code, 0);
+    auto r = run_cli({"review", job.string(), "--out", (dir / "a/sheet.html").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output, "wrote " + (dir / "a/sheet.png").string() + " and " + (dir / "a/sheet.html").string() +
+                            " (2 of 9 frames rendered)\n");
+    EXPECT_EQ(list_dir(dir / "a"), (std::vector<std::string>{"sheet.html", "sheet.png"}));
+    EXPECT_EQ(read_bytes(dir / "a/sheet.png").substr(0, 8), "\x89PNG\r\n\x1a\n");
+    EXPECT_EQ(read_bytes(dir / "a/sheet.html").substr(0, 15), "<!DOCTYPE html>");
+    for (const std::string& name : {"sheet.jpg", "sheet", "sheet.png.bak"}) {
+        const std::string out = (dir / "b" / name).string();
+        r = run_cli({"review", job.string(), "--out", out});
+        EXPECT_EQ(r.exit_code, 2) << r.output;
+        const std::string ext = fs::path(name).extension().string();
+        EXPECT_EQ(r.output, "depthbatch: error: review --out: " + out + ": the review sheet is a PNG and its page an HTML "
+                            "file beside it; give a path ending in .png or .html (either names the pair), not " +
+                            (ext.empty() ? std::string("one without an extension") : "'" + ext + "'") + "\n");
+        EXPECT_FALSE(fs::exists(dir / "b")) << name;
+    }
+    // The job's pipeline.review: .html names the pair, another ending is the job's error (file:line, key).
+    r = run_cli({"review", job.string(), "--set", "pipeline.review=" + (dir / "c/s.html").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(dir / "c"), (std::vector<std::string>{"s.html", "s.png"}));
+    r = run_cli({"review", job.string(), "--set", "pipeline.review=" + (dir / "d/s.jpg").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_TRUE(contains(r.output, "key 'pipeline.review': the review sheet is a PNG and its page an HTML file beside it; "
+                                   "give a path ending in .png or .html (either names the pair), not '.jpg'")) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "d"));
+}
+
+// Issue 32 §7: a shot in a folder whose name is not UTF-8 (Latin-1 "é" = 0xE9) gets its sheet (it exited 5 with
+// "json type_error.316" and left an empty manifest in the temporary folder each time); the plate thumbnails and
+// depths are read from those very paths, and no temporary is left anywhere on success or failure.
+TEST(Review, ALatin1ShotFolderGetsItsSheetAndLeavesNoTemporary) {
+    TempDir dir;
+    const fs::path shot = dir / "plat\xe9s";
+    fs::create_directories(shot);
+    for (int f = 1001; f <= 1002; ++f) {
+        const std::string name = "bedroom." + std::to_string(f) + ".jpg";
+        fs::create_symlink(samples_dir() / "plates/bedroom" / name, shot / name);
+    }
+    const fs::path job = write_job(dir / "shot.yaml", "input:\n  path: placeholder\noutput:\n  path: out/d.####.exr\n");
+    const std::vector<std::string> set = {"--set", "input.path=" + (shot / "bedroom.####.jpg").string(), "--set",
+                                          "output.path=" + (shot / "out/d.####.exr").string()};
+    auto args = std::vector<std::string>{job.string(), "-q"};
+    args.insert(args.end(), set.begin(), set.end());
+    ASSERT_EQ(run_cli(args).exit_code, 0);
+    ASSERT_TRUE(fs::exists(shot / "out/d.1002.exr"));
+    fs::create_directories(dir / "tmp");
+    const std::string env = "env TMPDIR='" + (dir / "tmp").string() + "'";
+    args = {"review", job.string(), "--out", (shot / "sheet.png").string()};
+    args.insert(args.end(), set.begin(), set.end());
+    auto r = run_cli(args, env);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "(2 of 2 frames rendered)")) << r.output;
+    const std::string page = read_bytes(shot / "sheet.html");
+    EXPECT_TRUE(contains(page, "2 of 2 frames rendered")) << page.substr(0, 2000);
+    EXPECT_FALSE(contains(page, "<td>missing</td>")) << "both depths were read from the Latin-1 paths";
+    EXPECT_EQ(list_dir(dir / "tmp"), std::vector<std::string>{}) << "the manifest is removed";
+    // A failing review (no Python): nothing beside the sheet, nothing in the temporary folder.
+    fs::remove(shot / "sheet.png");
+    fs::remove(shot / "sheet.html");
+    r = run_cli(args, env + " DEPTHBATCH_PYTHON=/nonexistent/python3");
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_EQ(list_dir(dir / "tmp"), std::vector<std::string>{});
+    EXPECT_EQ(list_dir(shot), (std::vector<std::string>{"bedroom.1001.jpg", "bedroom.1002.jpg", "out"}));
+}

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <thread>
+#include <unistd.h>
 
 using namespace depthbatch::test;
 
@@ -73,7 +74,8 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
         {{job, "--summary", d + "/out/d.1002.exr"}, "pipeline.summary"},
         {{job, "--summary", d + "/pmean.pt"}, "pipeline.summary"},
         {{job, "--set", "pipeline.report=" + d + "/sub/../job.yaml"}, "pipeline.summary"},
-        {{job, "--set", "pipeline.review=" + d + "/pl/p.1002.jpg"}, "pipeline.review"},
+        // (a sheet is .png or .html: this one is refused for its ending, naming the flag, before the guard looks)
+        {{job, "--set", "pipeline.review=" + d + "/pl/p.1002.jpg"}, "--set pipeline.review=" + d + "/pl/p.1002.jpg"},
         {{job, "--set", "pipeline.review=" + d + "/job.png"}, ""},   // fine: only checks the .html beside it is no input
     };
     for (const auto& [args, key] : cases) {
@@ -87,7 +89,9 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
     // The review command's --out, and a review sheet whose .html would be the job file's neighbour of that name.
     auto r = run_cli({"review", job, "--out", d + "/pl/p.1001.jpg"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
-    EXPECT_TRUE(contains(r.output, "review --out: " + d + "/pl/p.1001.jpg is plate frame 1001")) << r.output;
+    // (refused for its ending before the guard looks: a sheet is .png or .html; the guard's own refusal of a plate
+    // for the review sheet role is tests/unit/output_guard_test.cpp's)
+    EXPECT_TRUE(contains(r.output, "review --out: " + d + "/pl/p.1001.jpg: the review sheet is a PNG")) << r.output;
     s.expect_untouched("review --out");
     // Farm files: never over an input, and into a folder only over what an earlier submit wrote.
     fs::create_directories(s.dir / "farm");
@@ -532,4 +536,100 @@ TEST(Trust, SkipExistingDoesNotTakeAnotherShotsFrames) {
     r = run_cli({other.string(), "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(read_bytes(s.dir / "out/d.1002.exr"), first);
+}
+
+// Issue 32 §7: a contract whose name holds a newline forged a log line ("error: ...") and landed in every EXR's
+// depthbatch/model: such a model is refused with exit 4 naming the field, before any frame; nothing is written.
+TEST(Trust, AContractNameWithAControlCharacterIsRefused) {
+    Shot s;
+    std::string contract = probe_contract();
+    contract.replace(contract.find("\"probe\""), 7, R"("probe\ndepthbatch: error: frame 1001 failed")");
+    const fs::path model = write_probe_model(s.dir / "forged.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True)\n",
+                                             contract);
+    const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
+    s.snapshot();
+    for (const char* cmd : {"render", "validate"}) {
+        std::vector<std::string> args = {job, "--set", "model.path=" + model.string()};
+        if (std::string(cmd) == "validate") args.insert(args.begin(), "validate");
+        auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << cmd << "\n" << r.output;
+        EXPECT_TRUE(contains(r.output, model.string() + ": depthbatch.json field name holds a control character (U+000A "
+                                       "at byte 5): the contract's strings go into the log and every EXR's metadata; "
+                                       "re-export the model with printable text there")) << r.output;
+        EXPECT_FALSE(contains(r.output, "\ndepthbatch: error: frame 1001 failed")) << "a forged line\n" << r.output;
+        EXPECT_FALSE(fs::exists(s.dir / "out")) << cmd;
+    }
+    s.expect_untouched("a refused contract");
+}
+
+// Issue 32 §9: `validate` makes and removes a file in the output folder (or its nearest existing parent), as the
+// render will: access(2) said yes to root for /sys, so validate passed and the render exited 5. Both now exit 5
+// before frame 1 with the OS's reason once, and validate writes nothing.
+TEST(Trust, ValidateFindsAnOutputFolderTheFileSystemRefuses) {
+    if (!fs::is_directory("/sys")) GTEST_SKIP() << "no /sys";
+    Shot s;
+    const std::string job = s.job().string();
+    for (const std::string& out : {std::string("/sys/d.####.exr"), std::string("/sys/depthbatch-test/d.####.exr")}) {
+        const std::string folder = fs::path(out).parent_path().string();
+        for (const bool validate : {true, false}) {
+            std::vector<std::string> args = {job, "--output", out};
+            if (validate) args.insert(args.begin(), "validate");
+            const auto r = run_cli(args);
+            EXPECT_EQ(r.exit_code, exit_status(ExitCode::Render)) << out << "\n" << r.output;
+            const std::string said = "depthbatch: error: output folder " + folder + ": cannot write in /sys (";
+            const size_t at = r.output.find(said);
+            ASSERT_NE(at, std::string::npos) << r.output;
+            const std::string reason = r.output.substr(at + said.size(), r.output.find(')', at) - at - said.size());
+            EXPECT_TRUE(reason == "Permission denied" || reason == "Read-only file system") << r.output;
+            EXPECT_EQ(r.output.find("(" + reason + ")"), r.output.rfind("(" + reason + ")")) << "said once\n" << r.output;
+            EXPECT_FALSE(contains(r.output, "valid: a render would exit 0")) << r.output;
+        }
+    }
+    EXPECT_FALSE(fs::exists("/sys/depthbatch-test"));
+    s.expect_untouched("an unwritable output folder");
+}
+
+// Issue 32 §9: a real render refused because its outputs exist (exit 6, no --overwrite) kept replacing the job's
+// summary with "frames_requested 0": it writes nothing, like a failing dry run; the record of the render that made
+// the frames stays, byte for byte.
+TEST(Trust, ARefusedRenderKeepsTheSummaryOfTheRenderThatMadeTheFrames) {
+    Shot s;
+    const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
+    ASSERT_EQ(run_cli({job, "--frames", "1001-1002"}).exit_code, 0);
+    const std::string summary = read_bytes(s.dir / "rep/s.json");
+    ASSERT_EQ(read_json(s.dir / "rep/s.json")["rendered"], 2) << summary;
+    auto r = run_cli({job});   // 1001-1002 exist
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_TRUE(contains(r.output, "2 output frames already exist")) << r.output;
+    EXPECT_EQ(read_bytes(s.dir / "rep/s.json"), summary) << "the refused render replaced the summary";
+    r = run_cli({job, "--summary", (s.dir / "other/s.json").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
+    EXPECT_FALSE(fs::exists(s.dir / "other"));
+    EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1002.exr"}));
+}
+
+// Issue 32 §9: a temporary a SIGKILLed render left (.NAME.HOST.PID.N.tmp, PID gone) survived a later
+// --skip-existing run that had nothing to render. That run removes the stale temporaries of this job's own frames
+// and says so; another job's temporary, and one of a process still running, stay.
+TEST(Trust, ASkipExistingRunWithNothingToRenderRemovesAKilledRunsTemporaries) {
+    Shot s;
+    const std::string job = s.job().string();
+    ASSERT_EQ(run_cli({job, "-q"}).exit_code, 0);
+    char host[256] = {0};
+    ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+    std::string h(host);
+    std::replace(h.begin(), h.end(), '.', '_');
+    const std::string dead = "2147483646";                      // no such process
+    const std::string alive = std::to_string(::getpid());       // this test
+    const std::string ours = ".d.1003.exr." + h + "." + dead + ".0.tmp", theirs = ".x.1003.exr." + h + "." + dead + ".0.tmp",
+                      live = ".d.1004.exr." + h + "." + alive + ".0.tmp";
+    for (const std::string& name : {ours, theirs, live}) write_file(s.dir / "out" / name, "");
+    const auto r = run_cli({job, "--skip-existing"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "nothing to do: 4 frames exist")) << r.output;
+    EXPECT_TRUE(contains(r.output, "removed 1 temporary file(s) of this job's frames left in " + (s.dir / "out").string() +
+                                       " by an interrupted earlier run")) << r.output;
+    std::vector<std::string> expected = {theirs, live, "d.1001.exr", "d.1002.exr", "d.1003.exr", "d.1004.exr"};
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(list_dir(s.dir / "out"), expected);
 }

@@ -418,3 +418,28 @@ TEST(ColorConfig, ErrorsNameTheConfigAndWhatItHas) {
     EXPECT_THROW(ColorTransform::create(view, "lin_rec709", "sRGB"), ConfigError);
     EXPECT_THROW(ColorTransform::create("/nonexistent/config.ocio", "a", "b"), ConfigError);
 }
+
+// Issue 32 §9: a DPX whose header says Cineon log (dpx:Transfer "Printing density" or "Logarithmic") was read as
+// ACEScct (the compositing_log role) by input.colorspace auto. It takes the config's Cineon colorspace; a config
+// without one refuses auto, asking for input.colorspace. A DPX of another transfer keeps the compositing_log rule.
+TEST(AutoColorspace, ACineonDpxTakesTheConfigsCineonSpaceOrAsksForInputColorspace) {
+    for (const std::string transfer : {"Printing density", "Logarithmic"}) {
+        PlateInfo p = plate_of("dpx", OIIO::TypeDesc::UINT16, 10);
+        p.path = "/plates/scan.1001.dpx";
+        p.file_spec.attribute("dpx:Transfer", transfer);
+        const std::string msg = test::expect_error<ConfigError>([&] { ColorTransform::auto_colorspace(p, kShipped); });
+        EXPECT_EQ(msg, "input.colorspace auto: /plates/scan.1001.dpx is a 10-bit dpx plate whose header says transfer '" +
+                           transfer + "' (Cineon log); OCIO config '" + kShipped + "' has no Cineon colorspace ('Cineon', "
+                           "'cineon', 'lg10'); set input.colorspace to the plate's colorspace");
+        test::TempDir dir;
+        std::string text = test::read_bytes(kShipped);
+        text += "\n  - !<ColorSpace>\n    name: Cineon\n    family: Log\n    isdata: false\n";
+        test::write_file(dir / "cineon.ocio", text);
+        std::string why;
+        EXPECT_EQ(ColorTransform::auto_colorspace(p, (dir / "cineon.ocio").string(), &why), "Cineon") << why;
+        EXPECT_EQ(why, "10-bit dpx plate, transfer '" + transfer + "' -> Cineon log 'Cineon'");
+    }
+    PlateInfo user = plate_of("dpx", OIIO::TypeDesc::UINT16, 10);
+    user.file_spec.attribute("dpx:Transfer", "User defined");   // Nuke's DPX (the sample): the role, as before
+    EXPECT_EQ(ColorTransform::auto_colorspace(user, kShipped), "ACEScct");
+}

@@ -1,6 +1,9 @@
 // Unit tests for include/depthbatch/exr_depth_writer.h: the passthrough pixel type, and the proof that
 // output.pixel_type: half loses no code value of an 8- or 10-bit plate.
 #include "depthbatch/exr_depth_writer.h"
+#include "depthbatch/error.h"
+#include "depthbatch/plate.h"
+#include "support/test_support.h"
 
 #include <Imath/half.h>
 #include <gtest/gtest.h>
@@ -40,4 +43,23 @@ TEST(PassthroughType, KeepWritesIntegerCodesAsExactFloats) {
     EXPECT_EQ(passthrough_type(T::FLOAT, PassthroughType::Half), T::HALF);
     EXPECT_EQ(passthrough_type(T::UINT8, PassthroughType::Half), T::HALF);
     EXPECT_EQ(passthrough_type(T::HALF, PassthroughType::Float), T::FLOAT);
+}
+
+// Issue 32 §9: a write the file system refuses says the OS's reason once ("(Permission denied) (Permission denied)"
+// before: OIIO's open error already holds it). /sys: a folder root may "write" (access(2)) where sysfs refuses.
+TEST(ExrDepthWriter, TheOsReasonOfAFailedWriteIsSaidOnce) {
+    if (!std::filesystem::is_directory("/sys")) GTEST_SKIP() << "no /sys";
+    test::TempDir dir;
+    test::write_image(dir / "p.1001.png", 8, 4, {"R", "G", "B"}, "uint8", [](int x, int, int) { return x / 8.0f; });
+    const Plate plate = read_plate((dir / "p.1001.png").string(), 1001);
+    OIIO::ImageBuf depth(OIIO::ImageSpec(8, 4, 1, OIIO::TypeDesc::FLOAT));
+    const std::string msg = test::expect_error<RenderError>(
+        [&] { write_depth_exr("/sys/depthbatch-test.1001.exr", plate, depth, {}, ExrWriteOptions()); });
+    EXPECT_EQ(msg.rfind("/sys/depthbatch-test.1001.exr: cannot write: ", 0), 0u) << msg;
+    const size_t open = msg.rfind(" ("), close = msg.rfind(')');
+    ASSERT_NE(open, std::string::npos) << msg;
+    const std::string reason = msg.substr(open, close - open + 1);   // " (Permission denied)", or EROFS's
+    EXPECT_EQ(msg.find(reason), open) << "the reason twice: " << msg;
+    EXPECT_TRUE(reason == " (Permission denied)" || reason == " (Read-only file system)" ||
+                reason == " (Operation not permitted)") << msg;
 }

@@ -158,7 +158,9 @@ TEST(FarmFiles, DeadlineCommandLineJobWithFrameTokens) {
     EXPECT_TRUE(contains(files["job_info.job"], "Frames=1001-1099x2\nChunkSize=10\n")) << files["job_info.job"];
     EXPECT_TRUE(contains(files["job_info.job"], "OutputDirectory0=/renders/a\nOutputFilename0=d.####.exr\n"));
     EXPECT_TRUE(contains(files["plugin_info.job"], "Executable=/opt/depthbatch/bin/depthbatch\n"
-                                                   "Arguments=/jobs/shot.yaml --range <STARTFRAME>-<ENDFRAME> --skip-existing\n"));
+                                                   "Arguments=/jobs/shot.yaml --range <STARTFRAME>-<ENDFRAME> --skip-existing --summary "
+                                                   "/jobs/shot.farm/summaries/shot.frames-<STARTFRAME>-<ENDFRAME>.json\n"))
+        << files["plugin_info.job"];
     EXPECT_TRUE(contains(files["stats_plugin_info.job"], "Arguments=stats /jobs/shot.yaml\n"));
     EXPECT_TRUE(contains(files["submit.sh"], "JobDependencies=$stats")) << files["submit.sh"];
     EXPECT_FALSE(contains(files["plugin_info.job"], "DepthbatchGPUsPerTask"));
@@ -169,7 +171,9 @@ TEST(FarmFiles, DeadlineCommandLineJobWithFrameTokens) {
     q.sets = {"output.path=out dir\\"};
     files = files_of(plan_farm_job(job_of("1001-1004"), q), q);
     EXPECT_TRUE(contains(files["plugin_info.job"], "Arguments=\"/jobs/shot 010 \\\"it's\\\" $(touch X) 100%/a\\\\\\\"b\\/job.yaml\" "
-                                                   "--range <STARTFRAME>-<ENDFRAME> --skip-existing --set \"output.path=out dir\\\\\"\n"))
+                                                   "--range <STARTFRAME>-<ENDFRAME> --skip-existing --summary "
+                                                   "/jobs/shot.farm/summaries/job.frames-<STARTFRAME>-<ENDFRAME>.json "
+                                                   "--set \"output.path=out dir\\\\\"\n"))
         << files["plugin_info.job"];
     q.job_path = "/jobs/a\nb/job.yaml";   // a key=value line cannot hold a line break
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { farm_job_files(plan_farm_job(job_of("1-2"), q), q); }),
@@ -185,7 +189,7 @@ TEST(FarmFiles, TractorOneTaskPerChunkAfterTheStatistics) {
     EXPECT_TRUE(contains(alf, "Task -title {chunk 1/3: frames 1001-1003} -cmds {")) << alf;
     EXPECT_TRUE(contains(alf, "Task -title {chunk 3/3: frames 1007-1010} -cmds {")) << alf;
     EXPECT_TRUE(contains(alf, "RemoteCmd {{/opt/depthbatch/bin/depthbatch} {/jobs/shot.yaml} {--chunk} {2/3} "
-                              "{--skip-existing}} -service {depthbatch}")) << alf;
+                              "{--skip-existing} {--summary} {/jobs/shot.farm/summaries/shot.chunk-2.json}} -service {depthbatch}")) << alf;
     // Braces and backslashes (which a braced word cannot hold) are escaped; nothing can end the braced word.
     SubmitOptions braced = o;
     braced.job_path = "/jobs/{shot} [x] $y\\z/a b.yaml";
@@ -199,7 +203,8 @@ TEST(FarmFiles, OpenCueShellLayerWithFrameTokens) {
     const std::string py = files_of(plan_farm_job(job_of("1001-1010", {"depth.normalize=sequence"}), o), o)["opencue_submit.py"];
     // One shell line (RQD runs it through a shell), every word single-quoted, inside a Python literal.
     EXPECT_TRUE(contains(py, "command=\"exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot.yaml' '--range' "
-                             "'#FRAME_START#-#FRAME_END#' '--skip-existing'\",")) << py;
+                             "'#FRAME_START#-#FRAME_END#' '--skip-existing' '--summary' "
+                             "'/jobs/shot.farm/summaries/shot.frames-#FRAME_START#-#FRAME_END#.json'\",")) << py;
     EXPECT_TRUE(contains(py, "range=\"1001-1010\", chunk=4)")) << py;
     EXPECT_FALSE(contains(py, "CUE_GPU_CORES")) << py;
     EXPECT_TRUE(contains(py, "render.depend_all(stats)")) << py;

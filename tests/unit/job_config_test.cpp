@@ -1432,3 +1432,39 @@ TEST(JobConfigErrors, StrayCommaWhereAYamlDocumentStartsIsASyntaxError) {
     std::string e = job_error(kMinimalYaml + "---\n,\n", "yaml");
     EXPECT_TRUE(contains(e, "job.yaml:6: YAML syntax error: unexpected ','")) << e;
 }
+
+// Issue 32 §7: a YAML null given with --set (null, Null, NULL, ~) unsets the key as the same word does in a job
+// file, in a YAML job and in a TOML job (which has no null of its own); `--set pipeline.summary=null` wrote a
+// summary named "null". A word that only looks null to YAML (a comment) or a flag's literal value stays as written.
+TEST(JobConfig, SetToYamlNullUnsetsTheKeyInYamlAndTomlJobs) {
+    test::TempDir dir;
+    const fs::path yaml = test::write_job(dir / "job.yaml", lines({"input:", "  path: /p/a.####.exr", "output:",
+                                                                    "  path: /d/d.####.exr", "  preview: prev/p.####.jpg",
+                                                                    "pipeline:", "  summary: s.json", "  review: r.png"}));
+    const fs::path toml = test::write_job(dir / "job.toml", lines({"[input]", "path = '/p/a.####.exr'", "[output]",
+                                                                    "path = '/d/d.####.exr'", "preview = 'prev/p.####.jpg'",
+                                                                    "[pipeline]", "summary = 's.json'", "review = 'r.png'"}));
+    const fs::path file_null = test::write_job(dir / "null.yaml", lines({"input:", "  path: /p/a.####.exr", "output:",
+                                                                         "  path: /d/d.####.exr", "pipeline:", "  summary: null"}));
+    const JobConfig unset_in_file = load_job(file_null.string());
+    EXPECT_EQ(unset_in_file.pipeline.summary, "");
+    for (const fs::path& job : {yaml, toml}) {
+        const JobConfig as_written = load_job(job.string());
+        EXPECT_EQ(as_written.pipeline.summary, (dir.path / "s.json").string()) << job;
+        EXPECT_EQ(as_written.output.preview.path, (dir.path / "prev/p.####.jpg").string()) << job;
+        for (const std::string word : {"null", "Null", "NULL", "~"}) {
+            const JobConfig j = load_job(job.string(), std::vector<std::string>{"pipeline.summary=" + word,
+                                                                               "output.preview=" + word,
+                                                                               "pipeline.review=" + word});
+            EXPECT_EQ(j.pipeline.summary, unset_in_file.pipeline.summary) << job << " " << word;
+            EXPECT_EQ(j.pipeline.review, "") << job << " " << word;
+            EXPECT_EQ(j.output.preview.path, "") << job << " " << word;
+        }
+        // Not nulls: a comment-looking word and a mixed-case spelling YAML does not call null stay the paths written.
+        const std::string cwd = fs::current_path().string();
+        EXPECT_EQ(load_job(job.string(), std::vector<std::string>{"pipeline.summary=#s.json"}).pipeline.summary,
+                  cwd + "/#s.json") << job;
+        EXPECT_EQ(load_job(job.string(), std::vector<std::string>{"pipeline.summary=nULL"}).pipeline.summary,
+                  cwd + "/nULL") << job;
+    }
+}

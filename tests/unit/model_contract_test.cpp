@@ -444,3 +444,29 @@ TEST(ModelContract, ExtraOutputsAreDeclaredByNameAndChannel) {
         EXPECT_TRUE(contains(msg, expected)) << json << "\n" << msg;
     }
 }
+
+// Issue 32 §7: a contract string with a control character (a newline forges a log line, an ESC drives the terminal)
+// never reaches the log or the EXR's depthbatch/model: the contract is refused, naming the field and the character.
+TEST(ModelContractErrors, ControlCharactersInItsStringsAreRefusedNamingTheField) {
+    const std::string tail = ": the contract's strings go into the log and every EXR's metadata; re-export the model "
+                             "with printable text there";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {with(R"("name": "fastdepth-nyu")", R"("name": "fastdepth\nerror: frame 1001 failed")"),
+         "depthbatch.json field name holds a control character (U+000A at byte 9)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "fast\rdepth")"), "field name holds a control character (U+000D at byte 4)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "\u001b[31mred")"), "field name holds a control character (U+001B at byte 0)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u007f")"), "field name holds a control character (U+007F at byte 1)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u0085b")"), "field name holds a control character (U+0085 at byte 1)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\tb")"), "field name holds a control character (U+0009 at byte 1)"},
+        {with(R"("colorspace": "sRGB")", R"("colorspace": "sRGB\n")"), "field input.colorspace holds a control character (U+000A at byte 4)"},
+        {with(R"("license": "MIT")", R"("license": "MIT\u0000")"), "field license holds a control character (U+0000 at byte 3)"},
+        {with(R"("license": "MIT")", R"("license": "MIT", "note\nx": "y")"), "field key \"note\\nx\" holds a control character (U+000A at byte 4)"},
+    };
+    for (const auto& [json, expected] : cases) {
+        const std::string msg = contract_error(json);
+        EXPECT_TRUE(contains(msg, expected + tail)) << json << "\n" << msg;
+    }
+    // Printable text, accents included, still parses.
+    EXPECT_EQ(parse_model_contract(with(R"("name": "fastdepth-nyu")", R"("name": "profondeur-é — v2")"), kOrigin).name,
+              "profondeur-é — v2");
+}

@@ -82,6 +82,29 @@ TEST(OutputGuard, TheJobFileModelAndOcioConfigAreInputs) {
                          "is the OCIO config"));
 }
 
+// Issue 32 §7: the camera's .chan file and the OCIO config in force ($OCIO when the job names none) are inputs of
+// the job: writing over them is refused as such, never as "a file of another kind: delete it".
+TEST(OutputGuard, TheChanFileAndTheOcioConfigInForceAreInputsNeverToDelete) {
+    TempDir t;
+    write_text(t / "cam.chan", "1001 0 0 0 0 0 0 40\n");
+    write_text(t / "studio.ocio", "ocio");
+    const JobConfig job = job_in(t.path, "camera: {chan: cam.chan}\n");
+    const char* before = std::getenv("OCIO");
+    const std::string saved = before ? before : "";
+    ::setenv("OCIO", (t / "studio.ocio").string().c_str(), 1);
+    const OutputGuard g = guard_for(job);
+    if (before) ::setenv("OCIO", saved.c_str(), 1);
+    else ::unsetenv("OCIO");
+    const std::string chan = (t / "cam.chan").string(), ocio = (t / "studio.ocio").string();
+    EXPECT_EQ(expect_error<ConfigError>([&] { g.check(chan, OutputRole::Summary, "pipeline.summary"); }),
+              "pipeline.summary: " + chan + " is the camera's .chan file (camera.chan): refusing to write a JSON summary over an "
+              "input of the job; choose another path for the JSON summary");
+    EXPECT_EQ(expect_error<ConfigError>([&] { g.check(ocio, OutputRole::ReviewSheet, "review --out"); }),
+              "review --out: " + ocio + " is the OCIO config in force: refusing to write a review sheet over an input of "
+              "the job; choose another path for the review sheet");
+    EXPECT_EQ(read_text(t / "cam.chan"), "1001 0 0 0 0 0 0 40\n");
+}
+
 TEST(OutputGuard, PatternsOfAnotherRoleAreRefusedInEverySpelling) {
     TempDir t;
     const JobConfig job = job_in(t.path);

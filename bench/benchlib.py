@@ -107,12 +107,14 @@ def write_job(path: Path, input_pattern: str, frames: str, output_pattern: str,
 
 
 class GpuSampler:
-    """nvidia-smi utilization samples (every 200 ms) while a `with` block runs."""
+    """nvidia-smi utilization samples (every 200 ms) while a `with` block runs; `times` holds each sample's
+    time.monotonic() as it was read."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and shutil.which("nvidia-smi") is not None
         self.samples: List[float] = []
         self.mem: List[float] = []
+        self.times: List[float] = []
         self._proc = None
         self._thread = None
 
@@ -133,6 +135,7 @@ class GpuSampler:
                 continue
             self.samples.append(util)
             self.mem.append(mem)
+            self.times.append(time.monotonic())
 
     def __exit__(self, *exc):
         if self._proc:
@@ -149,10 +152,11 @@ class GpuSampler:
 
 
 def run_depthbatch(job: Path, args: Optional[List[str]] = None, report: bool = True, measure_rss: bool = False,
-                   gpu: Optional[GpuSampler] = None, env: Optional[Dict[str, str]] = None) -> Dict[str, object]:
+                   gpu: Optional[GpuSampler] = None, env: Optional[Dict[str, str]] = None,
+                   timeout: Optional[float] = None) -> Dict[str, object]:
     """Run depthbatch JOB --overwrite -q [args]; returns wall_s (the process, start to exit), cpu_s (its CPU
     time, all threads), the pipeline report (pipeline.report JSON) and, with measure_rss, max_rss_kb from
-    /usr/bin/time -v."""
+    /usr/bin/time -v. subprocess.TimeoutExpired after `timeout` seconds (the process is killed)."""
     report_path = job.with_suffix(".report.json")
     cmd = [str(DEPTHBATCH), str(job), "--overwrite", "-q"] + list(args or [])
     if report:
@@ -165,13 +169,16 @@ def run_depthbatch(job: Path, args: Optional[List[str]] = None, report: bool = T
     t0 = time.perf_counter()
     if gpu is not None:
         with gpu:
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
+                                  timeout=timeout)
     else:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
+                              timeout=timeout)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"depthbatch failed (exit {proc.returncode}): {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
-    out: Dict[str, object] = {"wall_s": wall, "cpu_s": children_cpu_s() - cpu0}
+    out: Dict[str, object] = {"wall_s": wall, "cpu_s": children_cpu_s() - cpu0, "t_end": time.monotonic(),
+                              "stderr": proc.stderr}
     if report and report_path.exists():
         out["report"] = json.loads(report_path.read_text())
     if measure_rss:

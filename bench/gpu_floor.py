@@ -2,11 +2,16 @@
 serial Python loop keeps it. Runs with any Python whose torch sees CUDA (no numpy, no OpenEXR needed).
 
     python3 bench/gpu_floor.py --model models/fastdepth-nyu.pt [--plate 960x540] [--iters 50] [--frames 24]
-                               [--samples ../shared/samples]
+                               [--samples ../shared/samples] [--size model|N] [--precisions fp32,fp16]
+                               [--no-loop]
 
 Prints `gpu_floor key=value ...` lines:
   forward   the model alone at the processing size depthbatch picks for the plate (model.size "model"):
-            median ms per forward by CUDA events, fp32 and fp16 autocast, cudnn.benchmark on (as depthbatch)
+            median ms per forward by CUDA events, fp32 and fp16, cudnn.benchmark on (as depthbatch); fp16 is the
+            module cast to half with a half input (as depthbatch 0.4 runs it; autocast when the cast module fails:
+            cast=autocast on the line). A video model (contract input.frames T > 1) gets one window [1,T,3,H,W]
+            per forward; ms_per_frame divides it by the frames a window adds (T - temporal.overlap), which is
+            what a long shot costs a frame
   loop      a serial loop per frame: the bedroom JPEG (Pillow; synthetic frames if Pillow or the samples are
             missing), antialiased resize on the CPU, pinned non-blocking copy in, forward, copy out, resize back;
             device_busy = GPU time of the forwards (CUDA events) / wall time of the loop
@@ -60,6 +65,9 @@ def main() -> int:
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--frames", type=int, default=24)
     p.add_argument("--samples", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "samples"))
+    p.add_argument("--size", default="model", help="'model' (the contract's short side) or N px")
+    p.add_argument("--precisions", default="fp32,fp16", help="comma list of fp32, fp16 (CUDA only)")
+    p.add_argument("--no-loop", action="store_true", help="the forwards alone, no serial loop")
     p.add_argument("--cpu-dry-run", action="store_true",
                    help="run every step on the CPU with wall-clock timers (to check this script without a GPU)")
     a = p.parse_args()
@@ -73,25 +81,40 @@ def main() -> int:
     model = torch.jit.load(a.model, map_location=dev, _extra_files=extra).eval()
     contract = json.loads(extra["depthbatch.json"] or "{}")
     multiple = int(contract.get("input", {}).get("multiple", 1))
-    short = min(contract.get("input", {}).get("size", [518, 518]))
+    short = min(contract.get("input", {}).get("size", [518, 518])) if a.size == "model" else int(a.size)
+    frames_in = int(contract.get("input", {}).get("frames", 1) or 1)
+    overlap = int((contract.get("temporal") or {}).get("overlap", 0)) if frames_in > 1 else 0
+    new_frames = max(frames_in - overlap, 1)
     pw, ph = (int(v) for v in a.plate.split("x"))
     iw, ih = processing_size(pw, ph, short, multiple)
     name = Path(a.model).name
 
-    x = torch.rand(1, 3, ih, iw, device=dev)
+    x = torch.rand(1, frames_in, 3, ih, iw, device=dev) if frames_in > 1 else torch.rand(1, 3, ih, iw, device=dev)
     gpu_name = torch.cuda.get_device_name(0).replace(" ", "_") if cuda else "cpu-dry-run"
-    for precision in ("fp32", "fp16") if cuda else ("fp32",):
+    for precision in [p for p in a.precisions.split(",") if p and (cuda or p == "fp32")]:
+        run, xin, cast = model, x, "none"
+        if precision == "fp16":
+            try:   # the module cast to half, as depthbatch runs it; autocast when that module cannot run
+                import copy
+                run, xin, cast = copy.deepcopy(model).half(), x.half(), "module"
+                with torch.inference_mode():
+                    run(xin)
+            except Exception:   # noqa: BLE001  (a float32 constant inside the scripted code)
+                run, xin, cast = model, x, "autocast"
         times = []
-        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16, enabled=cuda and precision == "fp16"):
+        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16, enabled=cast == "autocast"):
             for i in range(a.iters + 3):
                 span = Span(cuda).start()
-                model(x)
+                run(xin)
                 t = span.stop().ms()
                 if i >= 3:
                     times.append(t)
-        print(f"gpu_floor forward model={name} input={iw}x{ih} precision={precision} "
-              f"median_ms={statistics.median(times):.3f} min_ms={min(times):.3f} iters={a.iters} "
-              f"device={gpu_name}", flush=True)
+        med = statistics.median(times)
+        print(f"gpu_floor forward model={name} input={iw}x{ih} precision={precision} cast={cast} "
+              f"median_ms={med:.3f} min_ms={min(times):.3f} frames_per_forward={frames_in} new_frames={new_frames} "
+              f"ms_per_frame={med / new_frames:.3f} iters={a.iters} device={gpu_name}", flush=True)
+    if a.no_loop or frames_in > 1:
+        return 0
 
     frames = []
     source = "synthetic"

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/reference_loop.py --model models/fastdepth-nyu.pt \
         --input 'plates/bedroom/bedroom.####.jpg' --frames 1001-1024 --output '/tmp/ref.####.exr' \
-        [--size model|N] [--threads T] [--device cpu|cuda]
+        [--size model|N] [--threads T] [--device cpu|cuda] [--precision fp32|fp16]
 
 Per frame: Pillow reads the plate (8-bit RGB -> float /255, as depthbatch passes it through); torch
 F.interpolate (bilinear, antialiased) resizes it to the processing size that depthbatch uses
@@ -10,7 +10,9 @@ F.interpolate (bilinear, antialiased) resizes it to the processing size that dep
 capped at 4x; e.g. 960x540 -> 384x224 for FastDepth, 924x518 for Depth Anything at 518); the same
 TorchScript model runs under torch.inference_mode; the depth is resized back to the plate size
 (bilinear) and written with the OpenEXR package as R, G, B (float) + depth.Z (float32), ZIP compressed,
-like depthbatch's default output. Prints one JSON line: wall time of the loop (excluding import and
+like depthbatch's default output. An .exr plate (scene-linear, e.g. a half-float RGBA plate) is read with the
+OpenEXR package and its R, G, B encoded to sRGB (the model's colour space, as depthbatch's colour stage does).
+--precision fp16 (CUDA) runs the module cast to half with a half input, as depthbatch 0.4 does. Prints one JSON line: wall time of the loop (excluding import and
 model load), per-stage totals, and the process's own start-to-end time.
 """
 import argparse
@@ -46,6 +48,15 @@ def expand(pattern: str, frame: int) -> str:
     return pattern.replace("#" * n, f"{frame:0{n}d}")
 
 
+def read_exr_srgb(path: str) -> np.ndarray:
+    """R, G, B of a scene-linear EXR as float32 [H, W, 3], sRGB-encoded (IEC 61966-2-1) and clipped to [0, 1]."""
+    with OpenEXR.File(path, separate_channels=True) as exr:
+        ch = exr.channels()
+        rgb = np.stack([ch[c].pixels.astype(np.float32) for c in ("R", "G", "B")], axis=-1)
+    rgb = np.clip(rgb, 0.0, 1.0)
+    return np.where(rgb <= 0.0031308, 12.92 * rgb, 1.055 * np.power(rgb, 1 / 2.4) - 0.055).astype(np.float32)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True)
@@ -55,6 +66,7 @@ def main() -> int:
     p.add_argument("--size", default="model", help="'model' (the contract's short side) or N px")
     p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0 = leave torch's default)")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "fp16"], help="fp16: the module cast to half")
     a = p.parse_args()
 
     if a.threads > 0:
@@ -62,6 +74,9 @@ def main() -> int:
     device = torch.device(a.device)
     extra = {"depthbatch.json": ""}
     model = torch.jit.load(a.model, map_location=device, _extra_files=extra).eval()
+    dtype = torch.float16 if a.precision == "fp16" else torch.float32
+    if dtype != torch.float32:
+        model = model.half()
     contract = json.loads(extra["depthbatch.json"] or "{}")
     multiple = int(contract.get("input", {}).get("multiple", 1))
     size_hw = contract.get("input", {}).get("size", [518, 518])
@@ -73,13 +88,17 @@ def main() -> int:
     t_loop = time.perf_counter()
     for f in frames:
         t0 = time.perf_counter()
-        rgb = np.asarray(Image.open(expand(a.input, f)).convert("RGB"), dtype=np.float32) / 255.0
+        path = expand(a.input, f)
+        if path.lower().endswith(".exr"):
+            rgb = read_exr_srgb(path)
+        else:
+            rgb = np.asarray(Image.open(path).convert("RGB"), dtype=np.float32) / 255.0
         h, w = rgb.shape[:2]
         t1 = time.perf_counter()
         iw, ih = processing_size(w, h, short, multiple)
         x = torch.from_numpy(rgb).permute(2, 0, 1).unsqueeze(0)
         x = F.interpolate(x, size=(ih, iw), mode="bilinear", align_corners=False, antialias=True).clamp_(0, 1)
-        x = x.to(device)
+        x = x.to(device, dtype)
         t2 = time.perf_counter()
         with torch.inference_mode():
             d = model(x)
@@ -103,6 +122,7 @@ def main() -> int:
     loop_s = time.perf_counter() - t_loop
     print(json.dumps({"frames": len(frames), "loop_s": loop_s, "process_s": time.perf_counter() - T_PROCESS,
                       "input_size": [iw, ih], "torch_threads": torch.get_num_threads(), "device": str(device),
+                      "precision": a.precision,
                       "stage_totals": t}))
     return 0
 

@@ -100,7 +100,7 @@ std::vector<JobKey> make_table() {
         stats(px("input.pixel_aspect", "auto",
                  "auto (the file's PixelAspectRatio: anamorphic plates are desqueezed for the model) | ignore (square) | "
                  "a number > 0", "2", "input.pixel_aspect", V(opt(j.input.pixel_aspect)))),
-        stats(when(frames_matter, px("input.frames", "the frames on disk",
+        stats(when(frames_matter, px("input.frames", "the sequence on disk (first to last plate found; a hole in it is a missing plate)",
                                      "frame spec of the shot: 1001-1100, 1001-1100x2, 1001,1005,1010-1020 (in the "
                                      "fingerprint where it changes values: normalize sequence, stabilize)",
                                      "1001-1010", "input.frames", V(format_frame_spec(j.input.frames))))),

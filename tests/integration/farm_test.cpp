@@ -856,9 +856,11 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
         run_ok("deadline stats", argv_of("stats_plugin_info.job"));
         for (const char* range : {"1003-1004", "1001-1002"}) {
             std::vector<std::string> argv = argv_of("plugin_info.job");
-            const auto at = std::find(argv.begin(), argv.end(), "<STARTFRAME>-<ENDFRAME>");
-            ASSERT_NE(at, argv.end());
-            *at = range;
+            ASSERT_NE(std::find(argv.begin(), argv.end(), "<STARTFRAME>-<ENDFRAME>"), argv.end());
+            for (std::string& a : argv) {   // Deadline replaces its frame tokens wherever they stand in an argument
+                a = std::regex_replace(a, std::regex("<STARTFRAME>"), std::string(range).substr(0, 4));
+                a = std::regex_replace(a, std::regex("<ENDFRAME>"), std::string(range).substr(5));
+            }
             run_ok(std::string("deadline ") + range, argv);
         }
         expect_rendered("deadline");
@@ -900,11 +902,17 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
     } else {
         ADD_FAILURE() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
     }
-    // Each job's own summary (pipeline.summary, relative to the job file) beside it, from its last task.
-    for (const char* engine : {"deadline", "tractor", "opencue", "openjd"}) {
-        const fs::path summary = shot / (std::string(engine) + ".summary.json");
-        ASSERT_TRUE(fs::exists(summary)) << summary;
-        EXPECT_EQ(read_json(summary)["exit_code"], 0) << summary;
+    // Each task's summary lands in the `$` folder: OpenJD's the job's own (pipeline.summary, relative to the job
+    // file); Deadline's, Tractor's and OpenCue's one per chunk under JOB.farm/summaries (issue 32 §9j), two chunks each.
+    const fs::path openjd_summary = shot / "openjd.summary.json";
+    ASSERT_TRUE(fs::exists(openjd_summary)) << openjd_summary;
+    EXPECT_EQ(read_json(openjd_summary)["exit_code"], 0) << openjd_summary;
+    for (const char* engine : {"deadline", "tractor", "opencue"}) {
+        const fs::path folder = shot / ("job_" + std::string(engine) + ".farm") / "summaries";
+        std::vector<std::string> chunks;
+        if (fs::is_directory(folder)) chunks = list_dir(folder);
+        EXPECT_EQ(chunks.size(), 2u) << folder;
+        for (const std::string& c : chunks) EXPECT_EQ(read_json(folder / c)["exit_code"], 0) << folder / c;
     }
     // Nothing written where a variable's value would have led: no depth, summary or sidecar under HOME, no other
     // folder beside the shot's (pyoutline's config and session folders and the argv files are the test's own).

@@ -375,6 +375,30 @@ TEST(Trust, AStopNeverPublishesAStabilizedFrameWithACutWindow) {
     EXPECT_GE(abandoned, 1) << "some stop must have cut a stabilizer window";
 }
 
+// Shared by the gap tests below (stabilize radius 4, plates 1001-1020, out/ rendered with plate 1010 missing, ref/ a
+// clean render): the frames whose window held 1010 (1006-1014) say so; the others equal the clean render.
+static void expect_frames_around_1010_marked(const fs::path& t) {
+    for (int f = 1001; f <= 1020; ++f) {
+        if (f == 1010) continue;
+        const std::string context = file_spec(t / ("out/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context");
+        const bool cut = f >= 1006 && f <= 1014;
+        EXPECT_EQ(context, cut ? "cut: 1010" : "") << "frame " << f;
+        if (!cut) EXPECT_EQ(frame_bytes(t, "out", f), frame_bytes(t, "ref", f)) << "frame " << f;
+    }
+}
+
+// Then plate 1010 arrives: --skip-existing renders it and the marked frames again (saying why), keeps the 11 others,
+// and the shot equals the clean render byte for byte.
+static void expect_repaired_once_1010_arrives(const fs::path& t, const fs::path& job) {
+    fs::create_symlink(samples_dir() / "plates/bedroom/bedroom.1010.jpg", t / "pl/bedroom.1010.jpg");
+    const auto r = run_cli({job.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1006: rendering again, the existing " + (t / "out/d.1006.exr").string() +
+                                       " is stabilized without frames 1010, whose plates exist now")) << r.output;
+    EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
+    for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t, "out", f), frame_bytes(t, "ref", f)) << "frame " << f;
+}
+
 // A gap in a stabilized shot (plate 1010 missing, on_error: continue): counted once; the frames whose window
 // lacked it say so (depthbatch/temporal_context); once the plate is back, --skip-existing renders 1010 and those
 // frames again, and the shot equals a clean render byte for byte.
@@ -390,24 +414,12 @@ TEST(Trust, AGapInAStabilizedShotIsRenderedAgainOnceTheFrameExists) {
     const auto s = read_json(t / "s.json");
     EXPECT_EQ(s["failed"], 1);
     EXPECT_EQ(s["rendered"], 19);
-    for (int f = 1001; f <= 1020; ++f) {
-        if (f == 1010) continue;
-        const std::string context = file_spec(t / ("out/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context");
-        const bool cut = f >= 1006 && f <= 1014;
-        EXPECT_EQ(context, cut ? "cut: 1010" : "") << "frame " << f;
-        if (!cut) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
-    }
+    expect_frames_around_1010_marked(t.path);
     // Still missing: nothing to gain, the marked frames are kept (and the missing plate is the error).
     r = run_cli({job.string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_FALSE(contains(r.output, "rendering again")) << r.output;
-    fs::create_symlink(samples_dir() / "plates/bedroom/bedroom.1010.jpg", t / "pl/bedroom.1010.jpg");
-    r = run_cli({job.string(), "--skip-existing"});
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "frame 1006: rendering again, the existing " + (t / "out/d.1006.exr").string() +
-                                       " is stabilized without frames 1010, whose plates exist now")) << r.output;
-    EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
-    for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+    expect_repaired_once_1010_arrives(t.path, job);
 }
 
 // Issue 32 §5: the same gap in a sequence found on disk (no input.frames: its shot runs from the first plate found
@@ -430,20 +442,8 @@ TEST(Trust, AHoleInADiscoveredStabilizedSequenceIsRepairedByteExact) {
     EXPECT_TRUE(contains(r.output, "frames 1010 are missing from that sequence")) << r.output;
     EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1010)")) << r.output;
     EXPECT_EQ(read_json(t / "s.json")["rendered"], 19);
-    for (int f = 1001; f <= 1020; ++f) {
-        if (f == 1010) continue;
-        const std::string context = file_spec(t / ("out/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context");
-        const bool cut = f >= 1006 && f <= 1014;
-        EXPECT_EQ(context, cut ? "cut: 1010" : "") << "frame " << f;
-        if (!cut) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
-    }
-    fs::create_symlink(samples_dir() / "plates/bedroom/bedroom.1010.jpg", t / "pl/bedroom.1010.jpg");
-    r = run_cli({job.string(), "--skip-existing"});
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "frame 1006: rendering again, the existing " + (t / "out/d.1006.exr").string() +
-                                       " is stabilized without frames 1010, whose plates exist now")) << r.output;
-    EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
-    for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+    expect_frames_around_1010_marked(t.path);
+    expect_repaired_once_1010_arrives(t.path, job);
 }
 
 // Issue 32 §5: a statistics sidecar sampled while a plate of a sequence found on disk was missing (on_error:

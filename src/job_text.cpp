@@ -138,6 +138,8 @@ std::string toml_as_ascii(const std::string& text, const std::string& origin) {
                 const bool multi = at(i, "'''");
                 bool has_wide = false;
                 const size_t end = literal_end(i, multi, has_wide);
+                if (end == std::string::npos && has_wide)      // toml++ would read on past it as code
+                    fail(std::string("a literal string without its closing quote") + (multi ? " (''')" : " (') on its line"));
                 if (end == std::string::npos || !has_wide) {   // copied as written
                     in = multi ? In::MultiLiteral : In::Literal;
                     out += multi ? "'''" : "'";
@@ -194,6 +196,12 @@ std::string toml_as_ascii(const std::string& text, const std::string& origin) {
             break;
         }
     }
+    // The promise above, whatever path a malformed text took through the states.
+    for (size_t i = 0; i < out.size(); ++i)
+        if (static_cast<unsigned char>(out[i]) >= 0x80) {
+            line = 1 + static_cast<int>(std::count(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
+            fail("a character beyond ASCII outside a string or comment (quote the value: path = 'plate.####.exr')");
+        }
     return out;
 }
 

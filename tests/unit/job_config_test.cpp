@@ -897,6 +897,14 @@ TEST(JobConfig, TomlNeverHandsNonAsciiToTomlpp) {
     // Line numbers are kept after a converted string.
     const std::string msg = job_error(base + "[input]\npath = '''a" + e + "\nb'''\nbad key = 1\n", "toml");
     EXPECT_TRUE(contains(msg, "job.toml:6")) << msg;
+    // The second reproducer (scripts/fuzz, 275,853 runs): U+018E after a quote with no closing quote on its line,
+    // which toml++ reads on past as code; and a raw 0x93 in a comment before it.
+    const std::string fuzz2 = "# dt\x93tbahepcte, 1025x sRGpreviujput]\npath = 1../renders/sintel/sin:telet_d\x01['.et"
+                              "\x02input\x04i\xc6\x8ep.## = 448          ";
+    const std::string m2 = job_error(fuzz2, "toml");
+    EXPECT_TRUE(contains(m2, "job.toml:2: TOML syntax error: a literal string without its closing quote (') on its line")) << m2;
+    const std::string m3 = job_error(base + "[input]\npath = '''p" + e + ".exr\n", "toml");
+    EXPECT_TRUE(contains(m3, "job.toml:4: TOML syntax error: a literal string without its closing quote (''')")) << m3;
 }
 
 // pipeline.report is the older name of pipeline.summary: either works, both at once is a mistake named as such.
@@ -1466,5 +1474,15 @@ TEST(JobConfig, SetToYamlNullUnsetsTheKeyInYamlAndTomlJobs) {
                   cwd + "/#s.json") << job;
         EXPECT_EQ(load_job(job.string(), std::vector<std::string>{"pipeline.summary=nULL"}).pipeline.summary,
                   cwd + "/nULL") << job;
+        // A key that a given section needs cannot be unset alone: the message says so and names the way to unset the
+        // section (it said "expected a single value (a string)").
+        try {
+            load_job(job.string(), std::vector<std::string>{"output.preview.path=null"});
+            ADD_FAILURE() << job << ": output.preview.path=null was accepted";
+        } catch (const ConfigError& e) {
+            EXPECT_EQ(std::string(e.what()), "--set output.preview.path=null: key 'output.preview.path': is null, and a "
+                                             "value is needed here; to leave out 'output.preview' as a whole, unset it "
+                                             "(--set output.preview=null)") << job;
+        }
     }
 }

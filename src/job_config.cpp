@@ -103,6 +103,14 @@ public:
     }
     std::string str(const std::string& key) const {
         YAML::Node n = node(key);
+        if (n && n.IsNull()) {   // written null (or --set KEY=null) where a value is needed
+            const auto dot = key.rfind('.');
+            const std::string holder = dot == std::string::npos ? std::string() : key.substr(0, dot);
+            fail(key, "is null, and a value is needed here" +
+                          (job_nested_keys().count(holder) ? "; to leave out '" + holder + "' as a whole, unset it (--set " +
+                                                                 holder + "=null)"
+                                                           : std::string()));
+        }
         if (!n.IsScalar()) fail(key, "expected a single value (a string)");
         return n.Scalar();
     }

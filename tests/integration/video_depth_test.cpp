@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <regex>
+#include <sstream>
 
 using namespace depthbatch::test;
 
@@ -162,6 +164,39 @@ TEST(VideoDepth, AHoleInADiscoveredSequenceEndsTheWindowsLikeAMissingPlate) {
         const std::string name = "d." + std::to_string(f) + ".exr";
         EXPECT_EQ(read_bytes(dir.path / "gap" / name), read_bytes(dir.path / "clean" / name)) << name;
     }
+}
+
+// Issue 32 item 4 on a video shot (it printed 40/39): with on_error: continue and the first two plates missing, each
+// frame line counts from 1 to the shot's 40 frames, the missing ones included, and the progress only goes up,
+// reaching 100% with the last frame.
+TEST(VideoDepth, ProgressCountsMissingPlatesAndNeverGoesBackwards) {
+    TempDir dir;
+    write_probe_video_model(dir.path / "video.pt");
+    std::vector<int> shot;
+    for (int f = 1003; f <= 1040; ++f) shot.push_back(f);
+    write_plates(dir.path, shot);
+    write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-1040}\n"
+                                     "model: {path: video.pt, size: plate}\n"
+                                     "output: {path: d/d.####.exr}\n"
+                                     "pipeline: {on_error: continue}\n");
+    const auto r = run_cli({(dir.path / "job.yaml").string()});
+    ASSERT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Partial)) << r.output;
+    std::vector<std::pair<int, int>> counts;
+    std::vector<double> pct;
+    std::istringstream text(r.output);
+    for (std::string l; std::getline(text, l);) {
+        std::smatch m;
+        if (std::regex_search(l, m, std::regex("^frame [0-9]+ (rendered|failed) ([0-9]+)/([0-9]+)")))
+            counts.push_back({std::stoi(m[2]), std::stoi(m[3])});
+        if (std::regex_search(l, m, std::regex("\\(Progress: ([0-9.]+)%\\)"))) pct.push_back(std::stod(m[1]));
+    }
+    ASSERT_EQ(counts.size(), 40u) << r.output;
+    for (size_t i = 0; i < counts.size(); ++i) EXPECT_EQ(counts[i], std::make_pair(static_cast<int>(i) + 1, 40)) << r.output;
+    ASSERT_EQ(pct.size(), 40u) << r.output;
+    for (size_t i = 1; i < pct.size(); ++i) EXPECT_GE(pct[i], pct[i - 1]) << r.output;
+    for (size_t i = 0; i + 1 < pct.size(); ++i) EXPECT_LT(pct[i], 100.0) << r.output;
+    EXPECT_EQ(pct.back(), 100.0) << r.output;
+    EXPECT_EQ(list_dir(dir.path / "d").size(), 38u);
 }
 
 TEST(VideoDepth, SubmitCutsAVideoModelShotIntoChunksOfBoundedOverhead) {

@@ -106,7 +106,8 @@ std::vector<JobKey> make_table() {
                                      "1001-1010", "input.frames", V(format_frame_spec(j.input.frames))))),
         np("input.scene", "unknown",
            "indoor | outdoor | unknown: what the plate shows, checked against the model's training domain (its "
-           "contract's domain): outdoor with an indoor-only model warns once per job", "outdoor",
+           "contract's domain): outdoor with an indoor-only model warns once per job, unknown says it once (an info "
+           "line); indoor says nothing", "outdoor",
            "a check of the model against the shot: it says, the depth does not change", V(j.input.scene)),
         // ---- output: the EXR
         np("output.path", "(required)", "output path pattern (.exr)", "elsewhere/d.####.exr", kWhere, V(j.output.path)),

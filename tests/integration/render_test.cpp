@@ -27,6 +27,8 @@ TEST(Render, SampleJobRendersBedroomPlate) {
     const auto r = run_cli({DEPTHBATCH_SOURCE_DIR "/samples/shot.yaml", "--output", (out / "bedroom.####.exr").string(),
                             "--set", "output.overwrite=error"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
+    // The sample says what the bedroom is (input.scene: indoor), so its log carries no training-domain note.
+    EXPECT_EQ(r.output.find("trained on indoor scenes"), std::string::npos) << r.output;
     const auto files = list_dir(out.path);
     ASSERT_EQ(files.size(), 24u);
     for (int f = 1001; f <= 1024; ++f) {

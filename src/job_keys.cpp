@@ -107,7 +107,7 @@ std::vector<JobKey> make_table() {
         np("input.scene", "unknown",
            "indoor | outdoor | unknown: what the plate shows, checked against the model's training domain (its "
            "contract's domain): outdoor with an indoor-only model warns once per job", "outdoor",
-           "a check of the model against the shot: it says, the depth does not change", V(j.input.scene)),
+           "a check of the model against the shot: it says, the depth does not change", V(option_name(j.input.scene))),
         // ---- output: the EXR
         np("output.path", "(required)", "output path pattern (.exr)", "elsewhere/d.####.exr", kWhere, V(j.output.path)),
         np("output.overwrite", "error", "error | skip (render only missing or stale frames) | overwrite", "skip", kWhere,
@@ -143,14 +143,14 @@ std::vector<JobKey> make_table() {
                           "previews/p.####.jpg", kPreview, V(j.output.preview.path))),
         np("output.preview.path", "none", "preview path pattern (.jpg, .png, .tif)", "previews/p.####.jpg", kPreview,
            V(j.output.preview.path)),
-        np("output.preview.colormap", "turbo", "turbo | viridis | inferno", "viridis", kPreview, V(j.output.preview.colormap)),
+        np("output.preview.colormap", "turbo", "turbo | viridis | inferno", "viridis", kPreview, V(option_name(j.output.preview.colormap))),
         np("output.preview.size", "960", "long side in px (never enlarged)", "480", kPreview,
            V(std::to_string(j.output.preview.size))),
         // ---- model
         stats(px("model.path", "default", "TorchScript file, or default (the prepared FastDepth)", "models/other.pt",
                  "model.path", V(j.model.path))),
         np("model.device", "auto", "auto | cpu | cuda | cuda:N", "cpu",
-           "which device computes; the precision in force (model.precision) is fingerprinted", V(j.model.device)),
+           "which device computes; the precision in force (model.precision) is fingerprinted", V(j.model.device.name())),
         stats(px("model.size", "model",
                  "processing size: model (the contract's short side, aspect kept) | plate (no resize, pad only) | "
                  "N (short side in px, aspect kept) | [width, height] in px; model and N cap the long side at 4\u00d7 "
@@ -195,10 +195,10 @@ std::vector<JobKey> make_table() {
         // ---- depth: what depth.Z holds
         px("depth.convention", "raw (normalized when only depth.normalize is set)",
            "what depth.Z holds: raw (the model's output) | metric (m) | inverse (1/z) | normalized (0-1)", "metric",
-           "depth.kind", V(option_name(j.depth.kind))),
+           "depth.kind", V(option_name(j.depth.convention))),
         old_name_of("depth.convention", true,
                     px("depth.kind", "raw", "older name of depth.convention", "metric", "depth.kind",
-                       V(option_name(j.depth.kind)))),
+                       V(option_name(j.depth.convention)))),
         px("depth.normalize", "raw", "where the range comes from: raw | frame | sequence | fixed", "frame",
            "depth.normalize", V(option_name(j.depth.normalize))),
         px("depth.near_is", "0", "normalized: 0 (near = 0, far = 1) or 1", "1", "depth.near_is",
@@ -215,10 +215,10 @@ std::vector<JobKey> make_table() {
         px("depth.stabilize", "false", "temporal stabilization, centred in time (flicker out, no lag)", "true",
            "depth.stabilize", V(std::string(j.depth.stabilize ? "centred" : "0"))),
         px("depth.stabilize_radius", "4", "stabilization: R frames on each side of each frame, a window of 2R+1", "2",
-           "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window))),
+           "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window()))),
         old_name_of("depth.stabilize_radius", true,
                     px("depth.stabilize_window", "8", "older name: W means depth.stabilize_radius W/2", "4",
-                       "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window)))),
+                       "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window())))),
         // camera.focal_px stands where depth.focal_px stood: its older name, the same fingerprint line.
         px("camera.focal_px", "none",
            "the plate's focal length in plate columns (focal_mm / haperture_mm x display width); or camera.focal / "

@@ -127,11 +127,11 @@ std::string settings_text_before_the_table(const JobConfig& job) {
       << "model.tiles=" << m.tiles.size << "," << m.tiles.overlap << "\n"
       << "color.config=" << c.config << "\ncolor.hdr=" << option_name(c.hdr) << "\ncolor.display=" << c.display
       << "\ncolor.view=" << c.view << "\ncolor.look=" << c.look << "\n"
-      << "depth.kind=" << option_name(d.kind) << "\ndepth.normalize=" << option_name(d.normalize)
+      << "depth.kind=" << option_name(d.convention) << "\ndepth.normalize=" << option_name(d.normalize)
       << "\ndepth.near_is=" << d.near_is << "\ndepth.near=" << opt(d.near)
       << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
       << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
-      << "\ndepth.stabilize_window=" << d.stabilize_window
+      << "\ndepth.stabilize_window=" << d.stabilize_window()
       << "\ndepth.focal_px=" << opt(job.camera.focal_px) << "\ndepth.upsample=" << option_name(d.upsample.method) << ","
       << d.upsample.radius_px << "," << d.upsample.epsilon << "," << d.upsample.edge_threshold << "\n";
     const CameraSettings& cam = job.camera;
@@ -387,15 +387,19 @@ TEST(JobConfigKeys, OlderNamesStillWorkAndWarnOnce) {
     const Keys min = {{"input.path", "/p/a.####.exr"}, {"output.path", "/d/a.####.exr"}};
     const JobConfig kind = yaml_job(set(min, "depth.kind", "inverse"));
     const JobConfig convention = yaml_job(set(min, "depth.convention", "inverse"));
-    EXPECT_EQ(kind.depth.kind, DepthConvention::Inverse);
+    EXPECT_EQ(kind.depth.convention, DepthConvention::Inverse);
     EXPECT_EQ(output_settings_text(kind), output_settings_text(convention));
     yaml_job(set(min, "depth.kind", "metric"));   // warned once a process
     const JobConfig window = yaml_job(set(min, "depth.stabilize_window", "12"));
     const JobConfig radius = yaml_job(set(min, "depth.stabilize_radius", "6"));
-    EXPECT_EQ(window.depth.stabilize_window, 12);
-    EXPECT_EQ(radius.depth.stabilize_window, 12) << "R frames on each side: the window W = 2R that gives R = W / 2";
+    EXPECT_EQ(window.depth.stabilize_radius, 6) << "the window W is R = W / 2 frames on each side";
+    EXPECT_EQ(radius.depth.stabilize_radius, 6);
+    EXPECT_EQ(radius.depth.stabilize_window(), 12) << "the fingerprint writes the window 2R";
     EXPECT_EQ(output_settings_text(window), output_settings_text(radius));
-    EXPECT_EQ(yaml_job(set(min, "depth.stabilize_window", "9")).depth.stabilize_window / 2, 4);
+    const JobConfig odd = yaml_job(set(min, "depth.stabilize_window", "9"));
+    EXPECT_EQ(odd.depth.stabilize_radius, 4);
+    EXPECT_EQ(odd.depth.stabilize_window(), 9) << "an odd window keeps its fingerprint line";
+    EXPECT_EQ(yaml_job(set(min, "depth.stabilize_window", "1")).depth.stabilize_radius, 1) << "at least 1";
     set_log_stream(nullptr);
     const std::string warnings = log.str();
     // (once a process: another test may have warned first)

@@ -1,8 +1,6 @@
-// The job key table (job_keys.h) and what is generated from it: the schema (job_schema.h), the settings
-// fingerprint (output_settings_text), the statistics settings, --help-job.
+// The job key table (job_keys.h) and what its fingerprint half gives: the settings fingerprint
+// (output_settings_text), the statistics settings, job_settings_text. The schema half's: job_schema.cpp.
 #include "depthbatch/job_keys.h"
-
-#include "job_schema.h"
 
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/model_contract.h"
@@ -291,43 +289,6 @@ const std::vector<JobKey>& job_keys() {
     return table;
 }
 
-const JobKey* find_job_key(const std::string& key) {
-    for (const JobKey& k : job_keys())
-        if (key == k.key) return &k;
-    return nullptr;
-}
-
-const std::map<std::string, std::set<std::string>>& job_sections() {
-    static const auto sections = [] {
-        std::map<std::string, std::set<std::string>> s;
-        for (const JobKey& k : job_keys()) {
-            const std::string key = k.key;
-            const auto dot = key.find('.');
-            if (key.find('.', dot + 1) == std::string::npos) s[key.substr(0, dot)].insert(key.substr(dot + 1));
-        }
-        return s;
-    }();
-    return sections;
-}
-
-const std::map<std::string, std::set<std::string>>& job_nested_keys() {
-    static const auto nested = [] {
-        std::map<std::string, std::set<std::string>> s;
-        for (const JobKey& k : job_keys()) {
-            const std::string key = k.key;
-            const auto inner = key.find('.', key.find('.') + 1);
-            if (inner != std::string::npos) s[key.substr(0, inner)].insert(key.substr(inner + 1));
-        }
-        return s;
-    }();
-    return nested;
-}
-
-const char* job_scalar_form(const std::string& key) {
-    const JobKey* k = find_job_key(key);
-    return k ? k->scalar_form : "";
-}
-
 std::string output_settings_text(const JobConfig& job) {
     return lines_of(job, [](const JobKey& k) { return k.affects_pixels(); });
 }
@@ -346,51 +307,6 @@ std::string job_settings_text(const JobConfig& job) {
     std::string out;
     for (const JobKey& k : job_keys()) out += std::string(k.key) + "=" + k.value(job) + "\n";
     return out;
-}
-
-std::string job_keys_help() {
-    std::ostringstream s;
-    s << "Job file keys (YAML or TOML, one schema; docs/jobs.md \"Job file\"). Nested keys (a.b.c) go in a mapping:\n"
-         "output: {preview: {path: p.####.jpg, size: 480}}; a bare value sets the one named.\n"
-         "* = not in the settings fingerprint (--skip-existing keeps outputs made with other values).\n";
-    std::vector<std::string> sections;   // in the order the table first names them
-    for (const JobKey& k : job_keys()) {
-        const std::string key = k.key, section = key.substr(0, key.find('.'));
-        if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(section);
-    }
-    for (const std::string& section : sections) {
-        s << "\n" << section << ":\n";
-        for (const JobKey& k : job_keys()) {
-            const std::string key = k.key;
-            if (key.compare(0, section.size() + 1, section + ".") != 0) continue;
-            std::string doc = k.doc;
-            if (k.holds_keys()) doc += " (a bare value is its " + std::string(k.scalar_form) + ")";
-            if (*k.old_name_of) doc += k.deprecated ? " (deprecated: use " + std::string(k.old_name_of) + ")" : "";
-            if (std::string(k.default_text) == "(required)") doc += "; required";
-            else if (*k.default_text) doc += std::string("; default: ") + k.default_text;
-            s << "  " << (k.affects_pixels() ? " " : "*") << std::left << std::setw(26) << key << " " << doc << "\n";
-        }
-    }
-    return s.str();
-}
-
-std::string job_keys_markdown() {
-    const auto cell = [](std::string text) {   // a Markdown table cell: '|' would end it
-        std::string out;
-        for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
-        return out;
-    };
-    std::ostringstream s;
-    s << "| key | default | fingerprint | what |\n|---|---|---|---|\n";
-    for (const JobKey& k : job_keys()) {
-        std::string def = k.default_text;
-        if (def == "(required)") def = "required";
-        std::string doc = k.doc;
-        if (k.holds_keys()) doc += " (a bare value is its " + std::string(k.scalar_form) + ")";
-        if (k.deprecated) doc += " (deprecated: use " + std::string(k.old_name_of) + ")";
-        s << "| `" << k.key << "` | " << cell(def) << " | " << (k.affects_pixels() ? "yes" : "\xe2\x80\x94") << " | " << cell(doc) << " |\n";
-    }
-    return s.str();
 }
 
 }  // namespace depthbatch

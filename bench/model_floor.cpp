@@ -59,7 +59,7 @@ bool parse_wxh(const std::string& s, int& w, int& h) {
 
 int main(int argc, char** argv) {
     JobConfig::Model options;
-    options.device = "cpu";
+    options.device = ModelDevice::cpu();
     int plate_w = 960, plate_h = 540, batch = 1, threads = 0, iters = 10;
     std::string size = "model";
     bool pipelined = false;
@@ -70,7 +70,11 @@ int main(int argc, char** argv) {
             return argv[++i];
         };
         if (a == "--model") options.path = value();
-        else if (a == "--device") options.device = value();
+        else if (a == "--device") {
+            const auto device = parse_model_device(value());
+            if (!device) usage("--device wants auto, cpu, cuda or cuda:N");
+            options.device = *device;
+        }
         else if (a == "--plate") { if (!parse_wxh(value(), plate_w, plate_h)) usage("--plate wants WxH"); }
         else if (a == "--size") size = value();
         else if (a == "--batch") batch = std::atoi(value().c_str());

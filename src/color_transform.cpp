@@ -271,12 +271,12 @@ std::string ColorTransform::auto_for(const PlateInfo& plate) const {
 
 std::shared_ptr<const ColorTransform> ColorTransform::create(const std::string& config_path, const std::string& from,
                                                              const std::string& to) {
-    JobConfig::Color color;
+    ColorSettings color;
     color.config = config_path;
     return create(color, from, to, nullptr);
 }
 
-std::shared_ptr<const ColorTransform> ColorTransform::create(const JobConfig::Color& color,
+std::shared_ptr<const ColorTransform> ColorTransform::create(const ColorSettings& color,
                                                              const std::string& input_colorspace,
                                                              const std::string& model_colorspace,
                                                              const PlateInfo* plate) {

@@ -102,22 +102,23 @@ ModelContract resolve_contract(const std::string& path, const std::string& embed
     return c;
 }
 
-/// The device for model.device ("auto", "cpu", "cuda", "cuda:N", validated by the job parser) and why it
-/// was picked. Throws ConfigError for a CUDA device this LibTorch or this machine does not have.
-std::pair<torch::Device, std::string> choose_device(const std::string& dev) {
+/// The device for model.device (parsed with the job: gpu_device.h ModelDevice) and why it was picked. Throws
+/// ConfigError for a CUDA device this LibTorch or this machine does not have.
+std::pair<torch::Device, std::string> choose_device(const ModelDevice& device) {
+    const std::string dev = device.name();
     // Built with CUDA = libtorch_cuda registered its hooks (hasCUDART() is true in them, whether or not a GPU is
     // visible). Context::hasCUDA() is not that: it is false on a CUDA build with no visible GPU (seen with the
     // 2.14.1+cu130 LibTorch on a machine without one, which then said "built without CUDA").
     const bool built_with_cuda = at::detail::getCUDAHooks().hasCUDART() || at::globalContext().hasCUDA();
     const int gpus = built_with_cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
-    if (dev == "auto") {
+    if (device.kind == ModelDevice::Kind::Auto) {
         if (gpus > 0)
             return {torch::Device(torch::kCUDA, 0), "auto: LibTorch has CUDA and " + std::to_string(gpus) + " GPU(s) are visible"};
         return {torch::kCPU, built_with_cuda ? "auto: LibTorch has CUDA but no GPU is visible; check the driver and CUDA_VISIBLE_DEVICES"
                                              : "auto: this LibTorch was built without CUDA"};
     }
-    if (dev == "cpu") return {torch::kCPU, "requested by the job"};
-    const int index = dev == "cuda" ? 0 : std::stoi(dev.substr(5));
+    if (device.kind == ModelDevice::Kind::Cpu) return {torch::kCPU, "requested by the job"};
+    const int index = std::max(0, device.index);
     if (!built_with_cuda)
         throw ConfigError("model.device '" + dev + "': this LibTorch was built without CUDA (use cpu or auto)");
     if (index >= gpus) throw ConfigError("model.device '" + dev + "': " + std::to_string(gpus) + " CUDA device(s) visible");
@@ -191,7 +192,7 @@ int set_torch_threads(int threads) {
     return at::get_num_threads();
 }
 
-std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
+std::unique_ptr<DepthModel> DepthModel::load(const ModelSettings& options) {
     std::unique_ptr<DepthModel> m(new DepthModel());
     m->path_ = options.path == "default" ? default_model_path() : options.path;
     if (options.path == "default" && !fs::exists(m->path_))
@@ -212,7 +213,7 @@ std::unique_ptr<DepthModel> DepthModel::load(const JobConfig::Model& options) {
     return m;
 }
 
-void DepthModel::load_on_thread(const JobConfig::Model& options) {
+void DepthModel::load_on_thread(const ModelSettings& options) {
     DepthModel* m = this;
     std::unordered_map<std::string, std::string> extra{{"depthbatch.json", ""}};
     try {

@@ -17,8 +17,8 @@ std::string num(double v) {
 }
 }  // namespace
 
-DepthNormalizer::DepthNormalizer(const JobConfig::Depth& d, DepthKind model_kind)
-    : kind_(d.kind), normalize_(d.normalize), model_kind_(model_kind), near_is_(d.near_is) {
+DepthNormalizer::DepthNormalizer(const DepthSettings& d, DepthKind model_kind)
+    : kind_(d.convention), normalize_(d.normalize), model_kind_(model_kind), near_is_(d.near_is) {
     if (d.near && d.far) {
         has_near_far_ = true;
         near_ = *d.near;

@@ -135,14 +135,14 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
         plan.chunks = static_cast<int>((n + fitted - 1) / fitted);
     }
     // GPUs: the engine hands each task its GPUs through CUDA_VISIBLE_DEVICES, renumbered from 0 in the task.
-    const std::string& device = job.model.device;
-    const bool cuda = device.rfind("cuda", 0) == 0;
+    const std::string device = job.model.device.name();
+    const bool cuda = job.model.device.is_cuda(), cuda_n = cuda && job.model.device.index >= 0;
     plan.gpus = o.gpus_per_task >= 0 ? o.gpus_per_task : (cuda ? 1 : 0);
-    if (plan.gpus > 0 && cuda && device != "cuda") plan.task_sets.push_back("model.device=cuda");
+    if (plan.gpus > 0 && cuda_n) plan.task_sets.push_back("model.device=cuda");
     const auto add_note = [&](const std::string& text) { plan.note += (plan.note.empty() ? "" : "; ") + text; };
-    if (plan.gpus > 0 && cuda && device != "cuda")
+    if (plan.gpus > 0 && cuda_n)
         add_note("model.device " + device + " runs as `cuda` on the farm: the first GPU the engine gives the task");
-    if (plan.gpus > 0 && device == "cpu")
+    if (plan.gpus > 0 && job.model.device.kind == ModelDevice::Kind::Cpu)
         add_note("each task asks for " + std::to_string(plan.gpus) + " GPU(s) but model.device is cpu: they stay unused");
     if (plan.gpus == 0 && cuda)
         add_note("model.device is " + device + " but --gpus-per-task 0 asks the engine for no GPU: the tasks use "

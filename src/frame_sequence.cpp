@@ -1,6 +1,7 @@
 #include "depthbatch/frame_sequence.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/plate.h"
 
 #include <algorithm>
 #include <climits>
@@ -176,7 +177,7 @@ std::vector<int> sequence_through(const std::vector<int>& found) {
     return out;
 }
 
-std::vector<int> shot_frames(const JobConfig::Input& input) {
+std::vector<int> shot_frames(const InputSettings& input) {
     return input.frames.empty() ? sequence_through(FrameSequence(input.path).frames_on_disk()) : input.frames;
 }
 

@@ -61,4 +61,23 @@ std::string describe_device(const std::string& device_name, const GpuDevice& gpu
     return out;
 }
 
+std::string ModelDevice::name() const {
+    switch (kind) {
+    case Kind::Auto: return "auto";
+    case Kind::Cpu: return "cpu";
+    case Kind::Cuda: break;
+    }
+    return index < 0 ? "cuda" : "cuda:" + std::to_string(index);
+}
+
+std::optional<ModelDevice> parse_model_device(const std::string& text) {
+    if (text == "auto") return ModelDevice{ModelDevice::Kind::Auto, -1};
+    if (text == "cpu") return ModelDevice::cpu();
+    if (text == "cuda") return ModelDevice{ModelDevice::Kind::Cuda, -1};
+    const std::string digits = text.rfind("cuda:", 0) == 0 ? text.substr(5) : std::string();
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    return ModelDevice{ModelDevice::Kind::Cuda, std::stoi(digits)};
+}
+
 }  // namespace depthbatch

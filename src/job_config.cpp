@@ -1,7 +1,8 @@
-// Reading a job: the located tree (job_text.h) checked against the key table's schema (job_schema.h) and read,
-// key by key with the rules between keys, into a JobConfig; load_job and parse_job.
+// Reading a job: the located tree (job_text.h) checked against the key table's schema (job_schema.h) and read
+// through job_reader.h, key by key with the rules between keys, into a JobConfig; load_job and parse_job.
 #include "depthbatch/job_config.h"
 
+#include "job_reader.h"
 #include "job_schema.h"
 #include "job_text.h"
 
@@ -28,238 +29,9 @@ namespace fs = std::filesystem;
 namespace depthbatch {
 namespace {
 
-// The job-file spelling of every closed option set, one table each: parsing and option_name() read them.
-template <class E>
-struct OptionNames;
-#define DEPTHBATCH_OPTION_NAMES(E, ...)                                                        \
-    template <>                                                                                \
-    struct OptionNames<E> {                                                                    \
-        static constexpr std::pair<E, const char*> table[] = {__VA_ARGS__};                   \
-    };
-DEPTHBATCH_OPTION_NAMES(OverwritePolicy, {OverwritePolicy::Error, "error"}, {OverwritePolicy::Skip, "skip"},
-                        {OverwritePolicy::Overwrite, "overwrite"})
-DEPTHBATCH_OPTION_NAMES(Compression, {Compression::Zip, "zip"}, {Compression::Zips, "zips"},
-                        {Compression::Piz, "piz"}, {Compression::Dwaa, "dwaa"}, {Compression::None, "none"})
-DEPTHBATCH_OPTION_NAMES(OutputChannels, {OutputChannels::Rgba, "rgba"}, {OutputChannels::Depth, "depth"},
-                        {OutputChannels::All, "all"})
-DEPTHBATCH_OPTION_NAMES(ExistingDepth, {ExistingDepth::Replace, "replace"}, {ExistingDepth::Rename, "rename"})
-DEPTHBATCH_OPTION_NAMES(PassthroughType, {PassthroughType::Auto, "auto"}, {PassthroughType::Keep, "keep"},
-                        {PassthroughType::Half, "half"}, {PassthroughType::Float, "float"})
-DEPTHBATCH_OPTION_NAMES(PassthroughColorspace, {PassthroughColorspace::SceneLinear, "scene_linear"},
-                        {PassthroughColorspace::Plate, "plate"})
-DEPTHBATCH_OPTION_NAMES(Precision, {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Bf16, "bf16"},
-                        {Precision::Tf32, "tf32"})
-DEPTHBATCH_OPTION_NAMES(HdrMode, {HdrMode::Clamp, "clamp"}, {HdrMode::View, "view"})
-DEPTHBATCH_OPTION_NAMES(DepthConvention, {DepthConvention::Raw, "raw"}, {DepthConvention::Metric, "metric"},
-                        {DepthConvention::Inverse, "inverse"}, {DepthConvention::Normalized, "normalized"})
-DEPTHBATCH_OPTION_NAMES(Normalization, {Normalization::Raw, "raw"}, {Normalization::Frame, "frame"},
-                        {Normalization::Sequence, "sequence"}, {Normalization::Fixed, "fixed"})
-DEPTHBATCH_OPTION_NAMES(OnError, {OnError::Stop, "stop"}, {OnError::Continue, "continue"})
-DEPTHBATCH_OPTION_NAMES(DepthUpsample, {DepthUpsample::Bilinear, "bilinear"}, {DepthUpsample::Guided, "guided"},
-                        {DepthUpsample::EdgeHard, "edge_hard"})
-DEPTHBATCH_OPTION_NAMES(PassPixelType, {PassPixelType::Float, "float"}, {PassPixelType::Half, "half"})
-#undef DEPTHBATCH_OPTION_NAMES
-
-template <class E>
-const char* name_of(E v) {
-    for (const auto& [value, name] : OptionNames<E>::table)
-        if (value == v) return name;
-    return "?";
-}
-
-// Typed, located access to the tree; every failure names file:line and key.
-class Reader {
-public:
-    explicit Reader(const job_text::Tree& t) : t_(t) {}
-
-    std::string where(const std::string& key) const { return t_.at(key); }
-    [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-        throw ConfigError(t_.at(key) + ": key '" + key + "': " + what);
-    }
-    YAML::Node node(const std::string& key) const {
-        // yaml-cpp: Node::operator= writes into the node it refers to; reset() re-points it. Lookups go through
-        // a const node, which never adds keys.
-        YAML::Node n;
-        n.reset(t_.root);
-        for (size_t start = 0;;) {
-            const auto dot = key.find('.', start);
-            if (!n.IsMap()) return YAML::Node();
-            const YAML::Node& parent = n;
-            const YAML::Node child = parent[key.substr(start, dot == std::string::npos ? std::string::npos : dot - start)];
-            if (!child) return YAML::Node();
-            if (dot == std::string::npos) return child;
-            n.reset(child);
-            start = dot + 1;
-        }
-    }
-    /// The key that holds `nested` of `key` (a key holding keys, job_keys.h): `key` itself when the job gives
-    /// it as a bare scalar and `nested` is its scalar form ("output.preview: p.jpg" is output.preview.path).
-    std::string sub(const std::string& key, const std::string& nested) const {
-        return node(key).IsScalar() && nested == job_scalar_form(key) ? key : key + "." + nested;
-    }
-    bool has(const std::string& key) const {
-        YAML::Node n = node(key);
-        return n && !n.IsNull();
-    }
-    std::string str(const std::string& key) const {
-        YAML::Node n = node(key);
-        if (n && n.IsNull()) {   // written null (or --set KEY=null) where a value is needed
-            const auto dot = key.rfind('.');
-            const std::string holder = dot == std::string::npos ? std::string() : key.substr(0, dot);
-            fail(key, "is null, and a value is needed here" +
-                          (job_nested_keys().count(holder) ? "; to leave out '" + holder + "' as a whole, unset it (--set " +
-                                                                 holder + "=null)"
-                                                           : std::string()));
-        }
-        if (!n.IsScalar()) fail(key, "expected a single value (a string)");
-        return n.Scalar();
-    }
-    std::string str(const std::string& key, const std::string& fallback) const {
-        return has(key) ? str(key) : fallback;
-    }
-    int integer(const std::string& key, long lo, long hi) const { return integer_text(key, str(key), lo, hi); }
-    /// `s` as the decimal number written: "010" is 10 (yaml-cpp's as<int> would read it as octal 8, and
-    /// "08" not at all; artists pad numbers to line them up with frame names). Anything else is an error.
-    int integer_text(const std::string& key, const std::string& s, long lo, long hi) const {
-        const bool digits = !s.empty() && s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+' ? 1 : 0) == std::string::npos &&
-                            s.find_first_of("0123456789") != std::string::npos;
-        if (!digits) fail(key, "expected an integer (decimal digits), got '" + printable(s) + "'");
-        long v = 0;
-        try {
-            v = std::stol(s, nullptr, 10);
-        } catch (const std::out_of_range&) {
-            fail(key, "value " + s + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-        }
-        if (v < lo || v > hi)
-            fail(key, "value " + s + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-        return static_cast<int>(v);
-    }
-    double number(const std::string& key) const {
-        const std::string s = str(key);
-        try {
-            size_t used = 0;
-            double v = std::stod(s, &used);
-            if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
-            return v;
-        } catch (const std::logic_error&) {
-            fail(key, "expected a number, got '" + s + "'");
-        }
-    }
-    bool boolean(const std::string& key) const {
-        const std::string s = str(key);
-        if (s == "true" || s == "yes" || s == "on") return true;
-        if (s == "false" || s == "no" || s == "off") return false;
-        fail(key, "expected true or false, got '" + s + "'");
-    }
-    std::string choice(const std::string& key, const std::set<std::string>& allowed, const std::string& fallback) const {
-        if (!has(key)) return fallback;
-        const std::string s = str(key);
-        if (!allowed.count(s)) fail(key, "'" + s + "' is not one of: " + job_text::join(allowed));
-        return s;
-    }
-    /// A closed option set: `value` is left as it is (the default) when the job does not set `key`.
-    template <class E>
-    void option(const std::string& key, E& value) const {
-        if (!has(key)) return;
-        const std::string s = str(key);
-        std::set<std::string> allowed;
-        for (const auto& [v, name] : OptionNames<E>::table) {
-            if (s == name) {
-                value = v;
-                return;
-            }
-            allowed.insert(name);
-        }
-        fail(key, "'" + s + "' is not one of: " + job_text::join(allowed));
-    }
-    /// `s` (the value of path key `key`) with a leading `~` (alone or before '/') replaced by $HOME and every
-    /// `$NAME` / `${NAME}` (NAME = [A-Za-z_][A-Za-z0-9_]*) by that environment variable, in one pass (a value
-    /// is not expanded again). Kept as written: the frame token `$F` followed by digits or by a character that
-    /// cannot continue a name (`$F4`, `$F.exr`: `$FOO` is the variable FOO; `${F}` the variable F), `~user`,
-    /// and a `$` before anything else; `$$` is one `$`. Fails (ConfigError naming the variable and the key)
-    /// for an unset variable (or HOME for `~`) and for a `${` that does not close on a name.
-    std::string expand(const std::string& key, const std::string& s) const {
-        const auto starts_name = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
-        const auto in_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-        const auto value_of = [&](const std::string& name) -> std::string {
-            const char* v = std::getenv(name.c_str());
-            if (!v)
-                fail(key, "environment variable " + name + " is not set (in '" + printable(s) +
-                              "'; $$ is a literal $)");
-            return v;
-        };
-        std::string out;
-        size_t i = 0;
-        if (!s.empty() && s[0] == '~' && (s.size() == 1 || s[1] == '/')) {
-            const char* home = std::getenv("HOME");
-            if (!home || !*home) fail(key, "'" + printable(s) + "' starts with ~, and environment variable HOME is not set");
-            out = home;
-            i = 1;
-        }
-        while (i < s.size()) {
-            if (s[i] != '$' || i + 1 == s.size()) {
-                out += s[i++];
-            } else if (s[i + 1] == '$') {
-                out += '$';
-                i += 2;
-            } else if (s[i + 1] == '{') {
-                const size_t close = s.find('}', i + 2);
-                const std::string name = close == std::string::npos ? "" : s.substr(i + 2, close - i - 2);
-                if (name.empty() || !starts_name(name[0]) || !std::all_of(name.begin(), name.end(), in_name))
-                    fail(key, "'" + printable(s.substr(i, close == std::string::npos ? std::string::npos : close + 1 - i)) +
-                                  "' in '" + printable(s) + "' is not ${NAME} (NAME: letters, digits and _, not "
-                                  "starting with a digit; $$ is a literal $)");
-                out += value_of(name);
-                i = close + 1;
-            } else if (starts_name(s[i + 1])) {
-                size_t end = i + 1;
-                while (end < s.size() && in_name(s[end])) ++end;
-                if (s[i + 1] == 'F' && (i + 2 == s.size() || !in_name(s[i + 2]) ||
-                                        std::isdigit(static_cast<unsigned char>(s[i + 2])))) {
-                    out += "$F";   // the frame token ($F, $F4): its digits follow as they are
-                    i += 2;
-                } else {
-                    out += value_of(s.substr(i + 1, end - i - 1));
-                    i = end;
-                }
-            } else {
-                out += s[i++];   // "$" before anything else ("$1", "$-") is itself
-            }
-        }
-        return out;
-    }
-    /// A path resolved against the job file's folder (or the current folder for --set values), after expand();
-    /// a flag's value (--output, --summary: Tree::literal) is taken as written, never expanded.
-    std::string path(const std::string& key) const {
-        const std::string written = str(key);
-        const std::string s = t_.literal.count(key) ? written : expand(key, written);
-        if (s.empty()) fail(key, written.empty() ? "path is empty" : "path '" + printable(written) + "' is empty once expanded");
-        // "D:\temp\new.####.exr" in double quotes is D:<TAB>emp<LF>ew...: YAML and TOML unescape \t and \n.
-        const auto control = std::find_if(s.begin(), s.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; });
-        if (control != s.end())
-            fail(key, "the path '" + printable(s) + "' holds a control character (" + printable(std::string(1, *control)) +
-                      " at position " + std::to_string(control - s.begin() + 1) + ") after unescaping: in double quotes, "
-                      "\\t, \\n and other backslash escapes are read as such. Write Windows paths in single quotes "
-                      "('D:\\shots\\plate.####.exr' in YAML, 'D:\\shots\\...' or \"D:\\\\shots\\\\...\" in TOML) "
-                      "or with forward slashes (D:/shots/plate.####.exr)");
-        auto b = t_.base.find(key);
-        const fs::path base = b != t_.base.end() ? fs::path(b->second) : fs::path(t_.base_dir);
-        return resolve_user_path(base, s);
-    }
-    std::vector<int> pair(const std::string& key) const {
-        YAML::Node n = node(key);
-        if (!n.IsSequence() || n.size() != 2) fail(key, "expected [width, height]");
-        std::vector<int> out;
-        for (const auto& v : n) {
-            if (!v.IsScalar()) fail(key, "expected [width, height] in integer pixels");
-            out.push_back(integer_text(key, v.Scalar(), 1, 65536));
-        }
-        return out;
-    }
-
-private:
-    const job_text::Tree& t_;
-};
+using job_text::name_of;
+using job_text::OptionNames;
+using job_text::Reader;
 
 void check_keys(const job_text::Tree& tree) {
     for (const auto& section : tree.root) {
@@ -331,9 +103,13 @@ void read_input(const Reader& r, JobConfig& job) {
     job.input.part = r.str("input.part", job.input.part);
     job.input.view = r.str("input.view", job.input.view);
     job.input.layer = r.str("input.layer", job.input.layer);
-    job.input.scene = r.str("input.scene", job.input.scene);
-    if (job.input.scene != "indoor" && job.input.scene != "outdoor" && job.input.scene != "unknown")
-        r.fail("input.scene", "expected indoor, outdoor or unknown, not '" + printable(job.input.scene) + "'");
+    if (r.has("input.scene")) {
+        const std::string scene = r.str("input.scene");
+        bool known = false;
+        for (const auto& [value, name] : OptionNames<Scene>::table)
+            if (scene == name) job.input.scene = value, known = true;
+        if (!known) r.fail("input.scene", "expected indoor, outdoor or unknown, not '" + printable(scene) + "'");
+    }
     if (r.has("input.pixel_aspect")) {
         const std::string s = r.str("input.pixel_aspect");
         if (s == "ignore") job.input.pixel_aspect = 1.0;
@@ -403,7 +179,7 @@ void read_output(const Reader& r, JobConfig& job) {
         const std::string path = r.sub("output.preview", "path"), colormap = r.sub("output.preview", "colormap"),
                           size = r.sub("output.preview", "size");
         job.output.preview.path = r.path(path);
-        job.output.preview.colormap = r.choice(colormap, {"turbo", "viridis", "inferno"}, "turbo");
+        r.option(colormap, job.output.preview.colormap);
         if (r.has(size)) job.output.preview.size = r.integer(size, 64, 16384);
     }
 }
@@ -411,13 +187,11 @@ void read_output(const Reader& r, JobConfig& job) {
 /// model.*: the model file, device, processing size, contract overrides and backend options.
 void read_model(const Reader& r, JobConfig& job) {
     if (r.has("model.path")) job.model.path = r.str("model.path") == "default" ? "default" : r.path("model.path");
-    job.model.device = r.str("model.device", job.model.device);
-    {
-        const std::string& d = job.model.device;
-        const bool ok = d == "auto" || d == "cpu" || d == "cuda" ||
-                        (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
-                         d.find_first_not_of("0123456789", 5) == std::string::npos);
-        if (!ok) r.fail("model.device", "'" + d + "' is not auto, cpu, cuda or cuda:N");
+    if (r.has("model.device")) {
+        const std::string d = r.str("model.device");
+        const std::optional<ModelDevice> device = parse_model_device(d);
+        if (!device) r.fail("model.device", "'" + d + "' is not auto, cpu, cuda or cuda:N");
+        job.model.device = *device;
     }
     job.model.size = read_size(r);
     ContractOverrides& c = job.model.contract;
@@ -472,10 +246,10 @@ void read_depth(const Reader& r, JobConfig& job) {
     JobConfig::Depth& d = job.depth;
     r.option("depth.normalize", d.normalize);
     // A normalization without a kind means a normalized pass.
-    if (d.normalize != Normalization::Raw) d.kind = DepthConvention::Normalized;
+    if (d.normalize != Normalization::Raw) d.convention = DepthConvention::Normalized;
     // depth.kind is the older name of depth.convention (build() refuses both at once and warns).
     const std::string convention = r.has("depth.kind") ? "depth.kind" : "depth.convention";
-    r.option(convention, d.kind);
+    r.option(convention, d.convention);
     if (r.has("depth.near_is")) {
         d.near_is = r.integer("depth.near_is", 0, 1);
     }
@@ -500,9 +274,12 @@ void read_depth(const Reader& r, JobConfig& job) {
     if (r.has("depth.stats_frames")) d.stats_frames = r.integer("depth.stats_frames", 1, 100000);
     if (r.has("depth.stats_file")) d.stats_file = r.path("depth.stats_file");
     if (r.has("depth.stabilize")) d.stabilize = r.boolean("depth.stabilize");
-    // Kept as the window W (run_job's stabilizer takes R = W / 2): depth.stabilize_radius R is W = 2R.
-    if (r.has("depth.stabilize_window")) d.stabilize_window = r.integer("depth.stabilize_window", 1, 256);
-    if (r.has("depth.stabilize_radius")) d.stabilize_window = 2 * r.integer("depth.stabilize_radius", 1, 128);
+    // The older depth.stabilize_window W is R = W / 2 (at least 1); W itself is kept for the fingerprint text.
+    if (r.has("depth.stabilize_window")) {
+        d.stabilize_window_written = r.integer("depth.stabilize_window", 1, 256);
+        d.stabilize_radius = std::max(1, *d.stabilize_window_written / 2);
+    }
+    if (r.has("depth.stabilize_radius")) d.stabilize_radius = r.integer("depth.stabilize_radius", 1, 128);
     r.option("depth.upsample", d.upsample.method);
     if (r.has("depth.guided_radius")) {
         d.upsample.radius_px = r.number("depth.guided_radius");
@@ -520,11 +297,11 @@ void read_depth(const Reader& r, JobConfig& job) {
             r.fail("depth.edge_threshold", "expected a fraction of the depth range, > 0 and <= 1 (e.g. 0.05)");
     }
     if (d.normalize == Normalization::Fixed && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
-    if (d.kind == DepthConvention::Normalized && d.normalize == Normalization::Raw)
+    if (d.convention == DepthConvention::Normalized && d.normalize == Normalization::Raw)
         r.fail(convention, "'normalized' needs depth.normalize: frame, sequence or fixed");
-    if ((d.kind == DepthConvention::Raw || d.kind == DepthConvention::Inverse) && d.normalize != Normalization::Raw)
+    if ((d.convention == DepthConvention::Raw || d.convention == DepthConvention::Inverse) && d.normalize != Normalization::Raw)
         r.fail("depth.normalize", std::string("'") + option_name(d.normalize) + "' applies to " + convention +
-               " normalized (or metric from a relative model); " + convention + " is '" + option_name(d.kind) + "'");
+               " normalized (or metric from a relative model); " + convention + " is '" + option_name(d.convention) + "'");
 }
 
 /// camera.*: the shot's camera (camera.h). One way of stating the focal length: focal (mm, with haperture),
@@ -628,6 +405,8 @@ const char* option_name(Normalization v) { return name_of(v); }
 const char* option_name(OnError v) { return name_of(v); }
 const char* option_name(DepthUpsample v) { return name_of(v); }
 const char* option_name(PassPixelType v) { return name_of(v); }
+const char* option_name(Scene v) { return name_of(v); }
+const char* option_name(ColormapName v) { return name_of(v); }
 
 std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, const std::vector<int>& shot) {
     std::vector<int> frames = render.frames.empty() ? shot : render.frames;

@@ -172,7 +172,7 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
 /// Remove the hidden temporaries that killed runs of this host left for this job's own depth frames (the shot's and
 /// `frames`' output names, in their folders; detail::remove_stale_temporaries), saying how many in the log.
 void sweep_stale_temporaries(const JobContext& ctx, const std::vector<int>& frames);
-/// depth.stabilize_window W: R = W / 2 frames on each side (at least 1).
+/// depth.stabilize_radius R: R frames on each side (at least 1).
 int stabilize_radius(const JobConfig& job);
 /// A run of a job, opened through the phases every run goes through before its frames flow, for the render and
 /// for validate (and --dry-run) alike (open_run).

@@ -1,8 +1,6 @@
-// The job key table (job_keys.h) and what is generated from it: the schema (job_schema.h), the settings
-// fingerprint (output_settings_text), the statistics settings, --help-job.
+// The job key table (job_keys.h) and what its fingerprint half gives: the settings fingerprint
+// (output_settings_text), the statistics settings, job_settings_text. The schema half's: job_schema.cpp.
 #include "depthbatch/job_keys.h"
-
-#include "job_schema.h"
 
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/model_contract.h"
@@ -108,7 +106,7 @@ std::vector<JobKey> make_table() {
            "indoor | outdoor | unknown: what the plate shows, checked against the model's training domain (its "
            "contract's domain): outdoor with an indoor-only model warns once per job, unknown says it once (an info "
            "line); indoor says nothing", "outdoor",
-           "a check of the model against the shot: it says, the depth does not change", V(j.input.scene)),
+           "a check of the model against the shot: it says, the depth does not change", V(option_name(j.input.scene))),
         // ---- output: the EXR
         np("output.path", "(required)", "output path pattern (.exr)", "elsewhere/d.####.exr", kWhere, V(j.output.path)),
         np("output.overwrite", "error", "error | skip (render only missing or stale frames) | overwrite", "skip", kWhere,
@@ -144,14 +142,14 @@ std::vector<JobKey> make_table() {
                           "previews/p.####.jpg", kPreview, V(j.output.preview.path))),
         np("output.preview.path", "none", "preview path pattern (.jpg, .png, .tif)", "previews/p.####.jpg", kPreview,
            V(j.output.preview.path)),
-        np("output.preview.colormap", "turbo", "turbo | viridis | inferno", "viridis", kPreview, V(j.output.preview.colormap)),
+        np("output.preview.colormap", "turbo", "turbo | viridis | inferno", "viridis", kPreview, V(option_name(j.output.preview.colormap))),
         np("output.preview.size", "960", "long side in px (never enlarged)", "480", kPreview,
            V(std::to_string(j.output.preview.size))),
         // ---- model
         stats(px("model.path", "default", "TorchScript file, or default (the prepared FastDepth)", "models/other.pt",
                  "model.path", V(j.model.path))),
         np("model.device", "auto", "auto | cpu | cuda | cuda:N", "cpu",
-           "which device computes; the precision in force (model.precision) is fingerprinted", V(j.model.device)),
+           "which device computes; the precision in force (model.precision) is fingerprinted", V(j.model.device.name())),
         stats(px("model.size", "model",
                  "processing size: model (the contract's short side, aspect kept) | plate (no resize, pad only) | "
                  "N (short side in px, aspect kept) | [width, height] in px; model and N cap the long side at 4\u00d7 "
@@ -196,10 +194,10 @@ std::vector<JobKey> make_table() {
         // ---- depth: what depth.Z holds
         px("depth.convention", "raw (normalized when only depth.normalize is set)",
            "what depth.Z holds: raw (the model's output) | metric (m) | inverse (1/z) | normalized (0-1)", "metric",
-           "depth.kind", V(option_name(j.depth.kind))),
+           "depth.kind", V(option_name(j.depth.convention))),
         old_name_of("depth.convention", true,
                     px("depth.kind", "raw", "older name of depth.convention", "metric", "depth.kind",
-                       V(option_name(j.depth.kind)))),
+                       V(option_name(j.depth.convention)))),
         px("depth.normalize", "raw", "where the range comes from: raw | frame | sequence | fixed", "frame",
            "depth.normalize", V(option_name(j.depth.normalize))),
         px("depth.near_is", "0", "normalized: 0 (near = 0, far = 1) or 1", "1", "depth.near_is",
@@ -216,10 +214,10 @@ std::vector<JobKey> make_table() {
         px("depth.stabilize", "false", "temporal stabilization, centred in time (flicker out, no lag)", "true",
            "depth.stabilize", V(std::string(j.depth.stabilize ? "centred" : "0"))),
         px("depth.stabilize_radius", "4", "stabilization: R frames on each side of each frame, a window of 2R+1", "2",
-           "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window))),
+           "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window()))),
         old_name_of("depth.stabilize_radius", true,
                     px("depth.stabilize_window", "8", "older name: W means depth.stabilize_radius W/2", "4",
-                       "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window)))),
+                       "depth.stabilize_window", V(std::to_string(j.depth.stabilize_window())))),
         // camera.focal_px stands where depth.focal_px stood: its older name, the same fingerprint line.
         px("camera.focal_px", "none",
            "the plate's focal length in plate columns (focal_mm / haperture_mm x display width); or camera.focal / "
@@ -292,43 +290,6 @@ const std::vector<JobKey>& job_keys() {
     return table;
 }
 
-const JobKey* find_job_key(const std::string& key) {
-    for (const JobKey& k : job_keys())
-        if (key == k.key) return &k;
-    return nullptr;
-}
-
-const std::map<std::string, std::set<std::string>>& job_sections() {
-    static const auto sections = [] {
-        std::map<std::string, std::set<std::string>> s;
-        for (const JobKey& k : job_keys()) {
-            const std::string key = k.key;
-            const auto dot = key.find('.');
-            if (key.find('.', dot + 1) == std::string::npos) s[key.substr(0, dot)].insert(key.substr(dot + 1));
-        }
-        return s;
-    }();
-    return sections;
-}
-
-const std::map<std::string, std::set<std::string>>& job_nested_keys() {
-    static const auto nested = [] {
-        std::map<std::string, std::set<std::string>> s;
-        for (const JobKey& k : job_keys()) {
-            const std::string key = k.key;
-            const auto inner = key.find('.', key.find('.') + 1);
-            if (inner != std::string::npos) s[key.substr(0, inner)].insert(key.substr(inner + 1));
-        }
-        return s;
-    }();
-    return nested;
-}
-
-const char* job_scalar_form(const std::string& key) {
-    const JobKey* k = find_job_key(key);
-    return k ? k->scalar_form : "";
-}
-
 std::string output_settings_text(const JobConfig& job) {
     return lines_of(job, [](const JobKey& k) { return k.affects_pixels(); });
 }
@@ -347,51 +308,6 @@ std::string job_settings_text(const JobConfig& job) {
     std::string out;
     for (const JobKey& k : job_keys()) out += std::string(k.key) + "=" + k.value(job) + "\n";
     return out;
-}
-
-std::string job_keys_help() {
-    std::ostringstream s;
-    s << "Job file keys (YAML or TOML, one schema; docs/jobs.md \"Job file\"). Nested keys (a.b.c) go in a mapping:\n"
-         "output: {preview: {path: p.####.jpg, size: 480}}; a bare value sets the one named.\n"
-         "* = not in the settings fingerprint (--skip-existing keeps outputs made with other values).\n";
-    std::vector<std::string> sections;   // in the order the table first names them
-    for (const JobKey& k : job_keys()) {
-        const std::string key = k.key, section = key.substr(0, key.find('.'));
-        if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(section);
-    }
-    for (const std::string& section : sections) {
-        s << "\n" << section << ":\n";
-        for (const JobKey& k : job_keys()) {
-            const std::string key = k.key;
-            if (key.compare(0, section.size() + 1, section + ".") != 0) continue;
-            std::string doc = k.doc;
-            if (k.holds_keys()) doc += " (a bare value is its " + std::string(k.scalar_form) + ")";
-            if (*k.old_name_of) doc += k.deprecated ? " (deprecated: use " + std::string(k.old_name_of) + ")" : "";
-            if (std::string(k.default_text) == "(required)") doc += "; required";
-            else if (*k.default_text) doc += std::string("; default: ") + k.default_text;
-            s << "  " << (k.affects_pixels() ? " " : "*") << std::left << std::setw(26) << key << " " << doc << "\n";
-        }
-    }
-    return s.str();
-}
-
-std::string job_keys_markdown() {
-    const auto cell = [](std::string text) {   // a Markdown table cell: '|' would end it
-        std::string out;
-        for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
-        return out;
-    };
-    std::ostringstream s;
-    s << "| key | default | fingerprint | what |\n|---|---|---|---|\n";
-    for (const JobKey& k : job_keys()) {
-        std::string def = k.default_text;
-        if (def == "(required)") def = "required";
-        std::string doc = k.doc;
-        if (k.holds_keys()) doc += " (a bare value is its " + std::string(k.scalar_form) + ")";
-        if (k.deprecated) doc += " (deprecated: use " + std::string(k.old_name_of) + ")";
-        s << "| `" << k.key << "` | " << cell(def) << " | " << (k.affects_pixels() ? "yes" : "\xe2\x80\x94") << " | " << cell(doc) << " |\n";
-    }
-    return s.str();
 }
 
 }  // namespace depthbatch

@@ -85,15 +85,15 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
                                  (contract.kind == DepthKind::MetricDepth ? std::string(" (its metres stay within a "
                                   "room's range, e.g. 1-6 m, whatever the distance)") : std::string()) +
                                  "; for other scenes see docs/models.md \"Use your own Depth Anything model\"";
-        if (job.input.scene == "outdoor") log_warning("input.scene outdoor: ", what);
-        else if (job.input.scene == "unknown") log_info(what, " (input.scene: indoor or outdoor says what the plate shows)");
+        if (job.input.scene == Scene::Outdoor) log_warning("input.scene outdoor: ", what);
+        else if (job.input.scene == Scene::Unknown) log_info(what, " (input.scene: indoor or outdoor says what the plate shows)");
     }
     ctx->normalizer.emplace(job.depth, contract.kind);
     ctx->guard = OutputGuard::for_job(job, ctx->shot, ctx->model->path());
     if (!job.output.preview.path.empty()) {
         ctx->preview.emplace(job.output.preview.path);   // a pattern without a frame token: ConfigError here
         try {
-            ctx->colormap = load_colormap(job.output.preview.colormap);
+            ctx->colormap = load_colormap(option_name(job.output.preview.colormap));
         } catch (const Error& e) {   // previews are a convenience: the depth pass renders without them
             log_warning("output.preview: no previews: ", e.what());
             ctx->preview.reset();
@@ -342,8 +342,8 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
     }
 }
 
-/// depth.stabilize_window W: R = W / 2 frames on each side (at least 1), a centred window of 2R + 1 frames.
-int stabilize_radius(const JobConfig& job) { return std::max(1, job.depth.stabilize_window / 2); }
+/// depth.stabilize_radius R: R frames on each side, a centred window of 2R + 1 frames.
+int stabilize_radius(const JobConfig& job) { return job.depth.stabilize_radius; }
 
 std::string rerender_reason(const FrameSelection& sel, int frame) {
     const auto it = sel.rerender.find(frame);
@@ -439,7 +439,7 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
         if (ctx.model->precision() != job.model.precision) p += std::string(" (") + option_name(job.model.precision) + " asked: beyond the tolerance on the first frame)";
         meta.push_back({"depthbatch/precision", p});
     }
-    if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window)});
+    if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window())});
     for (auto& kv : stages) meta.push_back(std::move(kv));
     if (const std::string camera = describe_camera(job.camera); !camera.empty()) meta.push_back({"depthbatch/camera", camera});
     return meta;
@@ -531,7 +531,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     line("reformat", std::to_string(fp.plate_width) + "x" + std::to_string(fp.plate_height) + " -> model input " +
                          std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) + ", depth back at plate size (" +
                          option_name(job.depth.upsample.method) + ")");
-    line("depth", std::string("depth.Z ") + option_name(job.depth.kind) + ", normalize " + option_name(job.depth.normalize) +
+    line("depth", std::string("depth.Z ") + option_name(job.depth.convention) + ", normalize " + option_name(job.depth.normalize) +
                       (job.depth.stabilize ? ", stabilized" : ""));
     line("output", job.output.path + " (" + option_name(job.output.channels) + ", " + option_name(job.output.compression) +
                        ", overwrite " + option_name(job.output.overwrite) + ")");

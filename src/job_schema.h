@@ -1,5 +1,6 @@
-// depthbatch — the schema of a job as the key table (job_keys.cpp) gives it, for the readers in src/
-// (job_text.cpp checks --set keys with it, job_config.cpp the tree). Internal to src/.
+// depthbatch — the schema of a job as the key table's schema half gives it (job_keys.h JobKeySchema;
+// job_schema.cpp), for the readers in src/ (job_text.cpp checks --set keys with it, job_config.cpp the tree).
+// Internal to src/.
 #pragma once
 
 #include <map>

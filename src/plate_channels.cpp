@@ -96,7 +96,7 @@ bool has_chroma_channels(const OIIO::ImageSpec& spec) {
     return ry && by;
 }
 
-int choose_part(const std::vector<OIIO::ImageSpec>& specs, const JobConfig::Input& job) {
+int choose_part(const std::vector<OIIO::ImageSpec>& specs, const InputSettings& job) {
     const int parts = static_cast<int>(specs.size());
     int part = -1;
     if (parse_index(job.part.empty() ? "0" : job.part, part)) {

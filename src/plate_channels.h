@@ -26,7 +26,7 @@
 // adds "frame N (path): " when probing, and turns it into an InputError for a frame read during the render.
 #pragma once
 
-#include "depthbatch/job_config.h"
+#include "depthbatch/plate.h"
 
 #include <OpenImageIO/imageio.h>
 
@@ -68,7 +68,7 @@ bool has_chroma_channels(const OIIO::ImageSpec& spec);
 
 /// The part to read (see the top of this file). `specs`: every part's header, at least one. Throws ConfigError
 /// listing the file's parts for an input.part it lacks, or an input.view none of whose parts holds colour.
-int choose_part(const std::vector<OIIO::ImageSpec>& specs, const JobConfig::Input& job);
+int choose_part(const std::vector<OIIO::ImageSpec>& specs, const InputSettings& job);
 
 /// The views of part `part` and the one chosen.
 struct ViewChoice {

@@ -52,7 +52,7 @@ template <typename T> void to_unit_float(const T* v, size_t n, int container, in
 /// view (choose_view) and the channel roles (assign_channels), or the luminance/chroma path. Returns the open
 /// OIIO input (null for a luminance/chroma file, which is read through OpenEXR). Errors are thrown without the
 /// frame prefix: ConfigError for a part/view/layer the job asks for that the file lacks, InputError otherwise.
-std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const JobConfig::Input& job) {
+std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const InputSettings& job) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(info.path, ec)) throw InputError("file not found");
 
@@ -125,7 +125,7 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const JobC
 
 /// open_plate_checked, with part/view problems as ConfigErrors naming the frame (`config_errors`, the
 /// probe before rendering) or InputErrors.
-std::unique_ptr<OIIO::ImageInput> open_plate(PlateInfo& info, const JobConfig::Input& job, bool config_errors) {
+std::unique_ptr<OIIO::ImageInput> open_plate(PlateInfo& info, const InputSettings& job, bool config_errors) {
     try {
         return open_plate_checked(info, job);
     } catch (const ConfigError& e) {
@@ -210,7 +210,7 @@ std::string plate_identity(const std::string& path) {
     return std::to_string(static_cast<long long>(st.st_size)) + " bytes, modified " + mtime;
 }
 
-PlateInfo probe_plate(const std::string& path, int frame, const JobConfig::Input& input) {
+PlateInfo probe_plate(const std::string& path, int frame, const InputSettings& input) {
     PlateInfo info;
     info.frame = frame;
     info.path = path;
@@ -218,7 +218,7 @@ PlateInfo probe_plate(const std::string& path, int frame, const JobConfig::Input
     return info;
 }
 
-Plate read_plate(const std::string& path, int frame, const JobConfig::Input& input) {
+Plate read_plate(const std::string& path, int frame, const InputSettings& input) {
     Plate plate;
     plate.frame = frame;
     plate.path = path;

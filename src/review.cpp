@@ -140,7 +140,7 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
         }
     }
     nlohmann::json manifest = {{"title", fs::path(job.job_file).stem().string()},
-                               {"colormap", job.output.preview.colormap}, {"frames", nlohmann::json::array()}};
+                               {"colormap", option_name(job.output.preview.colormap)}, {"frames", nlohmann::json::array()}};
     for (int f : frames) {
         std::string status = fs::exists(depths.path(f)) ? "rendered" : "missing", reason;
         if (told.count(f) && (status == "missing") == (told[f].first == "failed")) std::tie(status, reason) = told[f];

@@ -44,7 +44,7 @@ int code(depthbatch::ExitCode c) { return static_cast<int>(c); }
 int print_info(const std::string& model_path) {
     depthbatch::JobConfig::Model options;
     options.path = model_path;
-    options.device = "cpu";
+    options.device = depthbatch::ModelDevice::cpu();
     std::unique_ptr<depthbatch::DepthModel> model;
     try {
         model = depthbatch::DepthModel::load(options);

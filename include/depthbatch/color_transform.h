@@ -14,7 +14,6 @@
 // docs/colour.md "Plates and color" is the user-facing description.
 #pragma once
 
-#include "depthbatch/job_config.h"
 #include "depthbatch/plate.h"
 
 #include <OpenImageIO/imagebuf.h>
@@ -23,6 +22,16 @@
 #include <string>
 
 namespace depthbatch {
+
+enum class HdrMode { Clamp, View };   ///< color.hdr
+const char* option_name(HdrMode v);   ///< the job-file spelling ("clamp")
+
+/// The job's color section (JobConfig::Color).
+struct ColorSettings {
+    std::string config;             ///< absolute path, or "" = $OCIO / shipped config
+    HdrMode hdr = HdrMode::Clamp;
+    std::string display, view, look;
+};
 
 /// What the colour stage found in one frame, in pixels of the plate's data window.
 struct PixelStats {
@@ -37,7 +46,7 @@ public:
     /// name, alias or role in that config, or "auto" (decided from `plate`, which must then be given);
     /// color.hdr "clamp" (colorspace conversion) or "view" (color.display / color.view [/ color.look]).
     /// Logs the choices. Throws ConfigError naming the config and what it lacks (listing what it has).
-    static std::shared_ptr<const ColorTransform> create(const JobConfig::Color& color,
+    static std::shared_ptr<const ColorTransform> create(const ColorSettings& color,
                                                         const std::string& input_colorspace,
                                                         const std::string& model_colorspace,
                                                         const PlateInfo* plate = nullptr);

@@ -18,9 +18,9 @@
 #pragma once
 
 #include "depthbatch/gpu_device.h"
-#include "depthbatch/job_config.h"
 #include "depthbatch/model_contract.h"
 #include "depthbatch/model_data.h"
+#include "depthbatch/reformat.h"
 
 #include <exception>
 #include <future>
@@ -30,6 +30,27 @@
 #include <vector>
 
 namespace depthbatch {
+
+enum class Precision { Fp32, Fp16, Bf16, Tf32 };   ///< model.precision
+const char* option_name(Precision v);              ///< the job-file spelling ("fp16")
+
+/// The job's model section (JobConfig::Model): what DepthModel::load takes.
+struct ModelSettings {
+    std::string path = "default";   ///< absolute path, or "default"
+    ModelDevice device;              ///< model.device (gpu_device.h): auto, cpu, cuda or cuda:N
+    ProcessingSize size;             ///< model.size (reformat.h)
+    ContractOverrides contract;      ///< model.colorspace, multiple, kind, units, input_size, fixed_size
+    Precision precision = Precision::Fp32;
+    int batch = 1;                   ///< frames per forward
+    int warmup = -1;                 ///< -1 = 3 on CUDA, 0 on CPU
+    bool freeze = false;
+    bool channels_last = false;
+    int threads = 0;                 ///< LibTorch intra-op threads, 0 = pipeline decides
+    struct Tiles {
+        int size = 0;                ///< tile edge in plate px; 0 = no tiles
+        int overlap = 0;             ///< overlap between neighbouring tiles in plate px
+    } tiles;
+};
 
 /// One input shape a job feeds its model, for DepthModel::warm_up: `batch` inputs (frames or tiles) of
 /// `width` x `height` px, or, with `frames` > 0, `batch` clips of `frames` frames ([B,T,3,H,W], a video model's
@@ -94,7 +115,7 @@ public:
     /// Load `options.path` ("default" = the prepared FastDepth, see default_model_path()) onto
     /// `options.device`. Throws ModelError (naming the path) for a bad file or contract, ConfigError for a
     /// device that does not exist (e.g. "cuda" with a CPU-only LibTorch or no visible GPU).
-    static std::unique_ptr<DepthModel> load(const JobConfig::Model& options);
+    static std::unique_ptr<DepthModel> load(const ModelSettings& options);
 
     /// The model path used for model.path "default": $DEPTHBATCH_DEFAULT_MODEL, else
     /// share/depthbatch/models/fastdepth-nyu.pt found next to the executable (install_layout.h).
@@ -204,7 +225,7 @@ private:
     friend struct DepthModelTestSeam;  ///< src/depth_model_test_seam.h: fault injection for tests only
     DepthModel();
     /// load()'s part on the inference thread: the module, the contract, streams, precision.
-    void load_on_thread(const JobConfig::Model& options);
+    void load_on_thread(const ModelSettings& options);
     struct Impl;
     std::unique_ptr<Impl> impl_;
     ModelContract contract_;

@@ -16,6 +16,16 @@
 
 namespace depthbatch {
 
+enum class ColormapName { Turbo, Viridis, Inferno };   ///< output.preview.colormap
+const char* option_name(ColormapName v);               ///< the job-file spelling, also the table's name ("turbo")
+
+/// The job's output.preview (JobConfig::Output::Preview).
+struct PreviewSettings {
+    std::string path;               ///< 8-bit preview path pattern (.jpg/.png/.tif), "" = none
+    ColormapName colormap = ColormapName::Turbo;
+    int size = 960;                 ///< long side in px (never enlarged)
+};
+
 /// A colour map: 256 sRGB entries in 0-1, entry 0 for the low end.
 struct Colormap {
     std::string name;

@@ -36,8 +36,9 @@
 
 namespace depthbatch {
 
-/// depth.upsample (job_config.h option_name() gives the job-file spelling)
+/// depth.upsample
 enum class DepthUpsample { Bilinear, Guided, EdgeHard };
+const char* option_name(DepthUpsample v);   ///< the job-file spelling ("edge_hard")
 
 /// The method and its parameters (job keys depth.upsample, depth.guided_radius, depth.guided_epsilon,
 /// depth.edge_threshold).

@@ -30,7 +30,8 @@
 // or failed write never leaves a partial EXR under the final name.
 #pragma once
 
-#include "depthbatch/job_config.h"
+#include "depthbatch/depth_preview.h"
+#include "depthbatch/passthrough_color.h"
 #include "depthbatch/plate.h"
 
 #include <OpenImageIO/imagebuf.h>
@@ -43,9 +44,39 @@ namespace depthbatch {
 
 using Metadata = std::vector<std::pair<std::string, std::string>>;
 
+enum class OverwritePolicy { Error, Skip, Overwrite };             ///< output.overwrite
+enum class Compression { Zip, Zips, Piz, Dwaa, None };            ///< output.compression (OpenEXR codecs)
+enum class OutputChannels { Rgba, Depth, All };                   ///< output.channels
+enum class ExistingDepth { Replace, Rename };                     ///< output.existing_depth
+enum class PassPixelType { Float, Half };                         ///< output.passes_type (P, N, mattes)
+const char* option_name(OverwritePolicy v);   ///< the job-file spellings ("skip", "zip", "rgba", ...)
+const char* option_name(Compression v);
+const char* option_name(OutputChannels v);
+const char* option_name(ExistingDepth v);
+const char* option_name(PassPixelType v);
+
+/// The job's output section (JobConfig::Output).
+struct OutputSettings {
+    std::string path;               ///< absolute path pattern
+    OverwritePolicy overwrite = OverwritePolicy::Error;
+    Compression compression = Compression::Zip;
+    int zip_level = 4;              ///< zlib level of zip/zips, 1 (fastest) to 9 (smallest); 4 = OpenEXR's
+    OutputChannels channels = OutputChannels::Rgba;
+    ExistingDepth existing_depth = ExistingDepth::Replace;
+    PassthroughType pixel_type = PassthroughType::Auto;   ///< passthrough_color.h resolves auto per plate
+    /// scene_linear: the RGB passthrough converted to the config's scene_linear role; plate: as stored
+    PassthroughColorspace passthrough_colorspace = PassthroughColorspace::SceneLinear;
+    /// output.passes: passes written beside depth.Z (passes.h), in the job's order: "P" (P.X P.Y P.Z),
+    /// "N" (N.X N.Y N.Z), or a model's extra output by its contract name ("sky"); empty = none.
+    std::vector<std::string> passes;
+    PassPixelType passes_type = PassPixelType::Float;   ///< output.passes_type: float (default) | half
+    using Preview = PreviewSettings;
+    Preview preview;                ///< output.preview (depth_preview.h)
+};
+
 /// How frames are written: the job's output section itself (channels, pixel type, compression, overwrite
-/// policy; its defaults are JobConfig's). `path` is not used by the functions below, which take the path.
-using ExrWriteOptions = JobConfig::Output;
+/// policy; its defaults are OutputSettings'). `path` is not used by the functions below, which take the path.
+using ExrWriteOptions = OutputSettings;
 
 /// One channel of the output file.
 struct OutputChannel {

@@ -10,12 +10,12 @@
 //   output frame numbers are always the input frame numbers.
 #pragma once
 
-#include "depthbatch/job_config.h"
-
 #include <string>
 #include <vector>
 
 namespace depthbatch {
+
+struct InputSettings;   // plate.h: the job's input section
 
 /// Parse a frame spec into sorted, unique frame numbers.
 /// Throws ConfigError naming the offending item (empty spec, reversed range, step < 1, junk, more than
@@ -67,6 +67,6 @@ std::vector<int> sequence_through(const std::vector<int>& found);
 /// when none match). The one place that rule lives: the render, the review sheet and the farm plan take the shot
 /// from here. Without input.frames, throws ConfigError for an input.path that is no pattern (FrameSequence's
 /// constructor) and for a sequence over 1,000,000 frames.
-std::vector<int> shot_frames(const JobConfig::Input& input);
+std::vector<int> shot_frames(const InputSettings& input);
 
 }  // namespace depthbatch

@@ -4,9 +4,29 @@
 // compiles and runs without CUDA); the UUID is the one nvidia-smi -L and CUDA_VISIBLE_DEVICES use.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace depthbatch {
+
+/// model.device, parsed once where the job is read: auto (a GPU when LibTorch has CUDA and one is visible, else
+/// the CPU), cpu, cuda (the first visible GPU) or cuda:N.
+struct ModelDevice {
+    enum class Kind { Auto, Cpu, Cuda };
+    Kind kind = Kind::Auto;
+    int index = -1;   ///< Cuda: N of cuda:N; -1 for plain cuda (the first visible GPU, ordinal 0)
+
+    static ModelDevice cpu() { return {Kind::Cpu, -1}; }
+    bool is_cuda() const { return kind == Kind::Cuda; }
+    /// The job's spelling: "auto", "cpu", "cuda", "cuda:1".
+    std::string name() const;
+    bool operator==(const ModelDevice& o) const { return kind == o.kind && index == o.index; }
+    bool operator!=(const ModelDevice& o) const { return !(*this == o); }
+};
+
+/// `text` as a model.device ("auto", "cpu", "cuda", "cuda:N" with N decimal digits, at most 9 of them); nullopt
+/// for anything else. Never throws.
+std::optional<ModelDevice> parse_model_device(const std::string& text);
 
 struct GpuDevice {
     int index = -1;             ///< the CUDA ordinal in this process (cuda:N, numbered within CUDA_VISIBLE_DEVICES); -1 = CPU

@@ -2,7 +2,7 @@
 //
 // The keys: one table, include/depthbatch/job_keys.h (src/job_keys.cpp): each key's default, doc, whether it
 // is in the settings fingerprint (and why not), older spellings. `depthbatch --help-job` prints it; docs/jobs.md
-// "Job file" lists it. The defaults themselves live in one place, the member initialisers of JobConfig below;
+// "Job file" lists it. The defaults themselves live in one place, the member initialisers of the settings structs;
 // the parser only overrides what a job states. Sections: input (the plate), output (the EXR and previews),
 // model (file, device, processing size, contract overrides, tiles, backend options), color (OCIO), depth (the
 // written convention, its range, stabilization, upsampling), camera (the shot's camera, camera.h: focal,
@@ -26,139 +26,48 @@
 #pragma once
 
 #include "depthbatch/camera.h"
+#include "depthbatch/color_transform.h"
+#include "depthbatch/depth_model.h"
+#include "depthbatch/depth_normalizer.h"
 #include "depthbatch/depth_upsample.h"
+#include "depthbatch/exr_depth_writer.h"
+#include "depthbatch/gpu_device.h"
 #include "depthbatch/model_contract.h"
+#include "depthbatch/plate.h"
+#include "depthbatch/reformat.h"
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace depthbatch {
 
-// Closed option sets: parsed once at the job boundary (parse_job), compared as enums everywhere after.
-// option_name() gives each value's job-file spelling (for logs, metadata and messages).
-enum class OverwritePolicy { Error, Skip, Overwrite };             ///< output.overwrite
-enum class Compression { Zip, Zips, Piz, Dwaa, None };            ///< output.compression (OpenEXR codecs)
-enum class OutputChannels { Rgba, Depth, All };                   ///< output.channels
-enum class ExistingDepth { Replace, Rename };                     ///< output.existing_depth
-enum class PassthroughType { Auto, Keep, Half, Float };           ///< output.pixel_type
-enum class PassthroughColorspace { SceneLinear, Plate };          ///< output.passthrough_colorspace
-enum class Precision { Fp32, Fp16, Bf16, Tf32 };                  ///< model.precision
-enum class HdrMode { Clamp, View };                               ///< color.hdr
-enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
-enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
-enum class OnError { Stop, Continue };                            ///< pipeline.on_error
-enum class PassPixelType { Float, Half };                         ///< output.passes_type (P, N, mattes)
-
-const char* option_name(OverwritePolicy v);
-const char* option_name(Compression v);
-const char* option_name(OutputChannels v);
-const char* option_name(ExistingDepth v);
-const char* option_name(PassthroughType v);
-const char* option_name(PassthroughColorspace v);
-const char* option_name(Precision v);
-const char* option_name(HdrMode v);
-const char* option_name(DepthConvention v);
-const char* option_name(Normalization v);
+// Closed option sets: parsed once at the job boundary (parse_job), compared as enums everywhere after; each is
+// declared with the settings of its concept (below), with option_name(): the value's job-file spelling (for logs,
+// metadata and messages). The job's own: pipeline.on_error.
+enum class OnError { Stop, Continue };   ///< pipeline.on_error
 const char* option_name(OnError v);
-const char* option_name(DepthUpsample v);
-const char* option_name(PassPixelType v);
 
-/// How the plate is brought to the size the model sees.
-struct ProcessingSize {
-    enum class Mode { Model, ShortSide, Plate, Explicit };
-    Mode mode = Mode::Model;
-    int short_side_px = 0;             ///< Mode::ShortSide: the plate's short side becomes this (px)
-    int width_px = 0, height_px = 0;   ///< Mode::Explicit: the job's [width, height] (the contract JSON is [H, W])
-};
-
-/// Contract fields a job may state for a model (all optional; set ones override the model's own).
-struct ContractOverrides {
-    std::optional<std::string> colorspace;
-    std::optional<int> multiple;
-    std::optional<DepthKind> kind;
-    std::optional<std::string> units;
-    std::optional<int> width_px, height_px;  ///< model.input_size, written [width, height] in the job
-    std::optional<bool> fixed_size;
-    bool any() const { return colorspace || multiple || kind || units || width_px || fixed_size; }
-};
-
+/// The job: one settings struct per concept, each declared in the header of the concept that reads it, so a
+/// lower header never needs the whole job: input (plate.h InputSettings), output (exr_depth_writer.h
+/// OutputSettings, its preview depth_preview.h PreviewSettings), model (depth_model.h ModelSettings), color
+/// (color_transform.h ColorSettings), depth (depth_normalizer.h DepthSettings), camera (camera.h
+/// CameraSettings); the pipeline and the render selection are the job run's own.
 struct JobConfig {
     std::string job_file;               ///< the file the job came from ("" when built in code)
 
-    struct Input {
-        std::string path;               ///< absolute path pattern
-        std::vector<int> frames;        ///< the shot's frames (sorted); empty = take what is on disk
-        std::string colorspace = "auto";
-        std::string part = "0";         ///< subimage index ("0", "2") or part name
-        std::string view;               ///< multi-view EXR view name; "" = the part as it is
-        std::string layer;              ///< the layer whose R,G,B the model sees ("ViewLayer.DiffCol"); "" = auto
-        std::optional<double> pixel_aspect;  ///< the plate's pixel aspect; unset = the file's (1 without one);
-                                             ///< "ignore" in the job = 1
-        /// input.scene: "indoor", "outdoor" or "unknown" (what the plate shows; checked against the model contract's
-        /// training domain, e.g. FastDepth's "indoor": outdoor with an indoor-only model warns once per job)
-        std::string scene = "unknown";
-    } input;
+    using Input = InputSettings;
+    using Output = OutputSettings;
+    using Model = ModelSettings;
+    using Color = ColorSettings;
+    using Depth = DepthSettings;
 
-    struct Output {
-        std::string path;               ///< absolute path pattern
-        OverwritePolicy overwrite = OverwritePolicy::Error;
-        Compression compression = Compression::Zip;
-        int zip_level = 4;              ///< zlib level of zip/zips, 1 (fastest) to 9 (smallest); 4 = OpenEXR's
-        OutputChannels channels = OutputChannels::Rgba;
-        ExistingDepth existing_depth = ExistingDepth::Replace;
-        PassthroughType pixel_type = PassthroughType::Auto;   ///< passthrough_color.h resolves auto per plate
-        /// scene_linear: the RGB passthrough converted to the config's scene_linear role; plate: as stored
-        PassthroughColorspace passthrough_colorspace = PassthroughColorspace::SceneLinear;
-        /// output.passes: passes written beside depth.Z (passes.h), in the job's order: "P" (P.X P.Y P.Z),
-        /// "N" (N.X N.Y N.Z), or a model's extra output by its contract name ("sky"); empty = none.
-        std::vector<std::string> passes;
-        PassPixelType passes_type = PassPixelType::Float;   ///< output.passes_type: float (default) | half
-        struct Preview {
-            std::string path;           ///< 8-bit preview path pattern (.jpg/.png/.tif), "" = none
-            std::string colormap = "turbo";
-            int size = 960;             ///< long side in px (never enlarged)
-        } preview;
-    } output;
-
-    struct Model {
-        std::string path = "default";   ///< absolute path, or "default"
-        std::string device = "auto";
-        ProcessingSize size;
-        ContractOverrides contract;
-        Precision precision = Precision::Fp32;
-        int batch = 1;                   ///< frames per forward
-        int warmup = -1;                 ///< -1 = 3 on CUDA, 0 on CPU
-        bool freeze = false;
-        bool channels_last = false;
-        int threads = 0;                 ///< LibTorch intra-op threads, 0 = pipeline decides
-        struct Tiles {
-            int size = 0;                ///< tile edge in plate px; 0 = no tiles
-            int overlap = 0;             ///< overlap between neighbouring tiles in plate px
-        } tiles;
-    } model;
-
-    struct Color {
-        std::string config;             ///< absolute path, or "" = $OCIO / shipped config
-        HdrMode hdr = HdrMode::Clamp;
-        std::string display, view, look;
-    } color;
-
-    struct Depth {
-        DepthConvention kind = DepthConvention::Raw;  ///< depth.convention (older name depth.kind); a job
-                                                      ///< that sets only depth.normalize (not raw)
-                                                      ///< gets Normalized (parse_job)
-        Normalization normalize = Normalization::Raw;
-        int near_is = 0;                 ///< normalized: value written at the near end (0 or 1)
-        std::optional<double> near, far; ///< fixed range / clip values (model units; metres if metric)
-        double percentile_low = 2.0, percentile_high = 98.0;
-        int stats_frames = 16;
-        std::string stats_file;          ///< absolute path, "" = next to the output
-        bool stabilize = false;
-        int stabilize_window = 8;        ///< W: R = W / 2 frames on each side; depth.stabilize_radius R
-                                         ///< is stored as W = 2R (depth.stabilize_window is its older name)
-        UpsampleSettings upsample;       ///< depth.upsample, guided_radius, guided_epsilon, edge_threshold
-    } depth;
+    Input input;
+    Output output;
+    Model model;
+    Color color;
+    Depth depth;
 
     /// camera.*: the shot's camera (camera.h); camera.focal_px's older name is depth.focal_px.
     CameraSettings camera;

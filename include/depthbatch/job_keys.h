@@ -2,7 +2,9 @@
 // nested keys a job may hold, and what a bare scalar means for a key that holds keys), the settings
 // fingerprint (output_settings_text: every key that changes what an output EXR holds, `key=value` in table
 // order), the older spellings (both at once: ConfigError; a deprecated one: a warning naming the new key) and
-// `depthbatch --help-job` (key, default, doc). How each value is read and checked against the others stays in
+// `depthbatch --help-job` (key, default, doc). Each row has two halves: its schema (JobKeySchema: names, docs,
+// forms; what is derived from it alone lives in src/job_schema.cpp) and its fingerprint (JobKeyFingerprint: the
+// line and the value, src/job_keys.cpp). How each value is read and checked against the others stays in
 // job_config.cpp's read_* functions (cross-key rules need an order); a test checks that each of them is read.
 #pragma once
 
@@ -13,11 +15,24 @@
 
 namespace depthbatch {
 
-struct JobKey {
+/// A key's schema: its name, what a user reads about it and the forms it takes. The schema a job is checked
+/// against (src/job_schema.h: sections, nested keys, bare scalars), the older spellings, `--help-job` and
+/// docs/jobs.md come from these fields alone (src/job_schema.cpp), never from a job's values.
+struct JobKeySchema {
     const char* key = "";           ///< "depth.convention", or a nested key: "output.preview.path"
     const char* default_text = "";  ///< the default as a user reads it ("zip", "the frames on disk"; "" = none)
     const char* doc = "";           ///< one line: the values and what they do
     const char* example = "";       ///< a valid value other than the default, as YAML flow text ("piz", "[5, 95]")
+    const char* scalar_form = "";   ///< a key that holds keys: the nested key a bare scalar sets ("path"); else ""
+    const char* old_name_of = "";   ///< an older spelling: the key it stands for; else ""
+    bool deprecated = false;        ///< old_name_of: using it logs a warning (once) naming the new key
+
+    bool holds_keys() const { return *scalar_form != '\0'; }
+};
+
+/// A key's part in the settings fingerprint: which line its value is written on (or why it is on none) and
+/// that value, from a parsed job (output_settings_text, stats_settings_text, job_settings_text).
+struct JobKeyFingerprint {
     /// The fingerprint line this key's value is written in ("" = none). Keys sharing a line (model.contract,
     /// depth.upsample, model.tiles...) are written once, where the first of them stands in the table.
     const char* fingerprint = "";
@@ -27,13 +42,12 @@ struct JobKey {
     /// nullptr: always on its fingerprint line; else the line is written only when this is true.
     bool (*fingerprint_if)(const JobConfig&) = nullptr;
     bool affects_stats = false;     ///< feeds the sequence statistics (stats_settings_text)
-    const char* scalar_form = "";   ///< a key that holds keys: the nested key a bare scalar sets ("path"); else ""
-    const char* old_name_of = "";   ///< an older spelling: the key it stands for; else ""
-    bool deprecated = false;        ///< old_name_of: using it logs a warning (once) naming the new key
 
     bool affects_pixels() const { return *fingerprint != '\0'; }
-    bool holds_keys() const { return *scalar_form != '\0'; }
 };
+
+/// One row of the key table: the key's schema and its fingerprint, side by side (src/job_keys.cpp).
+struct JobKey : JobKeySchema, JobKeyFingerprint {};
 
 /// The table, in fingerprint order (sections interleave only where the fingerprint needs it:
 /// model.precision is its last line, as run_job wrote it before the table).

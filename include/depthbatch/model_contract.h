@@ -32,6 +32,18 @@ const char* depth_kind_name(DepthKind kind);
 /// Inverse of depth_kind_name; nullopt for an unknown name.
 std::optional<DepthKind> parse_depth_kind(const std::string& name);
 
+/// Contract fields a job may state for a model (model.colorspace, multiple, kind, units, input_size, fixed_size;
+/// all optional; set ones override the model's own).
+struct ContractOverrides {
+    std::optional<std::string> colorspace;
+    std::optional<int> multiple;
+    std::optional<DepthKind> kind;
+    std::optional<std::string> units;
+    std::optional<int> width_px, height_px;  ///< model.input_size, written [width, height] in the job
+    std::optional<bool> fixed_size;
+    bool any() const { return colorspace || multiple || kind || units || width_px || fixed_size; }
+};
+
 /// The windowing a multi-frame model is run with over a shot (depthbatch.json "temporal"; the official
 /// infer_video_depth of DepthAnything/Video-Depth-Anything, video_depth_anything/video_depth.py, for VDA:
 /// window 32, overlap 10, keyframes [0,12,24,...,31], crossfade 8, align scale_shift; metric models align none).

@@ -17,7 +17,6 @@
 // always float32 (exr_depth_writer.h), and so are passes computed from it (they are data, not plate colour).
 #pragma once
 
-#include "depthbatch/job_config.h"
 #include "depthbatch/plate.h"
 
 #include <cstddef>
@@ -25,6 +24,11 @@
 #include <string>
 
 namespace depthbatch {
+
+enum class PassthroughType { Auto, Keep, Half, Float };           ///< output.pixel_type
+enum class PassthroughColorspace { SceneLinear, Plate };          ///< output.passthrough_colorspace
+const char* option_name(PassthroughType v);                       ///< the job-file spellings ("auto", "plate")
+const char* option_name(PassthroughColorspace v);
 
 class PassthroughColor {
 public:

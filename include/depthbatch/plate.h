@@ -18,14 +18,31 @@
 //   * deep files are refused ("deep images are not supported").
 #pragma once
 
-#include "depthbatch/job_config.h"
-
 #include <OpenImageIO/imagebuf.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace depthbatch {
+
+enum class Scene { Unknown, Indoor, Outdoor };   ///< input.scene: what the plate shows
+const char* option_name(Scene v);                ///< the job-file spelling ("outdoor")
+
+/// The job's input section (JobConfig::Input): the plate and the shot.
+struct InputSettings {
+    std::string path;               ///< absolute path pattern
+    std::vector<int> frames;        ///< the shot's frames (sorted); empty = take what is on disk
+    std::string colorspace = "auto";
+    std::string part = "0";         ///< subimage index ("0", "2") or part name
+    std::string view;               ///< multi-view EXR view name; "" = the part as it is
+    std::string layer;              ///< the layer whose R,G,B the model sees ("ViewLayer.DiffCol"); "" = auto
+    std::optional<double> pixel_aspect;  ///< the plate's pixel aspect; unset = the file's (1 without one);
+                                         ///< "ignore" in the job = 1
+    /// input.scene: indoor, outdoor or unknown (what the plate shows; checked against the model contract's
+    /// training domain, e.g. FastDepth's "indoor": outdoor with an indoor-only model warns once per job)
+    Scene scene = Scene::Unknown;
+};
 
 /// Everything about a plate frame except its pixels: which part/view was chosen, its spec, and what each
 /// channel is. probe_plate() fills it from the header alone.
@@ -67,11 +84,11 @@ struct Plate : PlateInfo {
 /// input section says. Throws InputError naming the frame and path when the file is missing, unreadable,
 /// deep or has no channels, and ConfigError when input.part / input.view name something the file lacks
 /// (the message lists what it has).
-PlateInfo probe_plate(const std::string& path, int frame, const JobConfig::Input& input = JobConfig::Input());
+PlateInfo probe_plate(const std::string& path, int frame, const InputSettings& input = InputSettings());
 
 /// Read frame `frame` from `path` (as probe_plate, then the pixels). Throws InputError naming the frame and
 /// path for everything wrong with the file, including a part/view the job asks for that it lacks.
-Plate read_plate(const std::string& path, int frame, const JobConfig::Input& input = JobConfig::Input());
+Plate read_plate(const std::string& path, int frame, const InputSettings& input = InputSettings());
 
 /// What must stay the same across the frames of a shot for one decision to hold for all of them (input.colorspace
 /// auto is decided from the first frame, ColorTransform::auto_colorspace): DPX, float or integer colour

@@ -20,7 +20,6 @@
 #pragma once
 
 #include "depthbatch/depth_upsample.h"
-#include "depthbatch/job_config.h"
 #include "depthbatch/model_contract.h"
 #include "depthbatch/model_data.h"
 
@@ -29,6 +28,14 @@
 #include <vector>
 
 namespace depthbatch {
+
+/// How the plate is brought to the size the model sees (model.size).
+struct ProcessingSize {
+    enum class Mode { Model, ShortSide, Plate, Explicit };
+    Mode mode = Mode::Model;
+    int short_side_px = 0;             ///< Mode::ShortSide: the plate's short side becomes this (px)
+    int width_px = 0, height_px = 0;   ///< Mode::Explicit: the job's [width, height] (the contract JSON is [H, W])
+};
 
 /// The plate's luma (depth_upsample.h rec709_luma) at the model's scaled size and at the plate's, for the
 /// guided methods of restore().

@@ -89,9 +89,9 @@ TEST(VideoDepth, RendersAtPlateSizeWithTheShotsFrameNumbersAndAPartialRenderEqua
         EXPECT_EQ(depth_values(dir.path / "part" / name), depth_values(dir.path / "whole" / name)) << name;
     }
     // The temporal path matters: the probe's frames differ from a frame-by-frame run of the same model (T = 1).
-    depthbatch::JobConfig::Model options;
+    depthbatch::ModelSettings options;
     options.path = (dir.path / "video.pt").string();
-    options.device = "cpu";
+    options.device = depthbatch::ModelDevice::cpu();
     const auto model = depthbatch::DepthModel::load(options);
     depthbatch::ModelInput in;
     in.width = 42, in.height = 28;
@@ -445,9 +445,9 @@ TEST(VideoDepthParity, WholeShotMatchesTheOfficialInferVideoDepthAndFrameByFrame
     if (p.model.empty() && !HasFailure()) GTEST_SKIP() << "no Video Depth Anything fixtures (tests/data/vda/shot, tools/vda_fixtures.py)";
     ASSERT_FALSE(p.model.empty());
     // Negative control: the same model frame by frame (T = 1) is tens of percent of the span away.
-    depthbatch::JobConfig::Model options;
+    depthbatch::ModelSettings options;
     options.path = p.model.string();
-    options.device = "cpu";
+    options.device = depthbatch::ModelDevice::cpu();
     const auto model = depthbatch::DepthModel::load(options);
     float control = 0;
     for (int f : {p.frames[0], (p.frames[0] + p.frames[1]) / 2, p.frames[1]}) {

@@ -86,7 +86,7 @@ TEST(ShippedConfig, EveryColorspacePairAndEveryDisplayViewBuildsAProcessor) {
         for (const auto& to : spaces) EXPECT_NO_THROW(ColorTransform::create(kShipped, from, to)) << from << " -> " << to;
     for (const std::string display : {"sRGB - Display", "Rec.1886 Rec.709 - Display"})
         for (const std::string view : {"ACES 1.0 - SDR Video", "Un-tone-mapped", "Raw"}) {
-            JobConfig::Color c;
+            ColorSettings c;
             c.config = kShipped;
             c.hdr = HdrMode::View;
             c.display = display;
@@ -138,7 +138,7 @@ TEST(ColorStage, SceneLinearMidGreyReachesTheModelAsSrgb04613) {
     const Plate plate = read_plate((dir / "grey.exr").string(), 1);
     std::string why;
     EXPECT_EQ(ColorTransform::auto_colorspace(plate, kShipped, &why), "Linear Rec.709 (sRGB)") << why;
-    JobConfig::Color color;
+    ColorSettings color;
     color.config = kShipped;
     auto t = ColorTransform::create(color, "auto", "sRGB", &plate);
     OIIO::ImageBuf rgb = plate_rgb(plate);
@@ -190,7 +190,7 @@ TEST(ColorStage, AcescgNeutralsColorspaceHopVersusDisplayView) {
     for (size_t i = 0; i < levels.size(); ++i)
         for (int c = 0; c < 3; ++c) EXPECT_NEAR(at(hop, static_cast<int>(i))[c], expected[i], 0.002) << levels[i];
 
-    JobConfig::Color view;
+    ColorSettings view;
     view.config = kShipped;
     view.hdr = HdrMode::View;
     view.display = "sRGB - Display";
@@ -228,7 +228,7 @@ TEST(ColorStage, HdrClampModeCountsAndClampsWithoutTouchingInRangeValues) {
 }
 
 TEST(ColorStage, HdrViewModeToneMapsHighlightsMonotonically) {
-    JobConfig::Color view;
+    ColorSettings view;
     view.config = kShipped;
     view.hdr = HdrMode::View;
     view.display = "sRGB - Display";
@@ -405,7 +405,7 @@ TEST(ColorConfig, ErrorsNameTheConfigAndWhatItHas) {
     EXPECT_TRUE(contains(m, "'Cineon'")) << m;
     EXPECT_TRUE(contains(m, "config.ocio")) << m;
     EXPECT_TRUE(contains(m, "'ACEScg'")) << m;
-    JobConfig::Color view;
+    ColorSettings view;
     view.config = kShipped;
     view.hdr = HdrMode::View;
     view.display = "sRGB - Display";

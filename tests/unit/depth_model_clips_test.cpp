@@ -23,9 +23,9 @@ std::unique_ptr<DepthModel> video_model(const fs::path& path, const std::string&
                                             "    m = x.mean(dim=2)\n"
                                             "    return m + m.mean(dim=1, keepdim=True)\n") {
     write_probe_model(path, forward, kVideoContract);
-    JobConfig::Model options;
+    ModelSettings options;
     options.path = path.string();
-    options.device = "cpu";
+    options.device = ModelDevice::cpu();
     return DepthModel::load(options);
 }
 

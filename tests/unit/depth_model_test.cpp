@@ -34,8 +34,8 @@ std::vector<ModelInput> random_inputs(int n, int w, int h, unsigned seed) {
 }
 
 std::unique_ptr<DepthModel> fastdepth(Precision precision = Precision::Fp32) {
-    JobConfig::Model options;
-    options.device = "cpu";
+    ModelSettings options;
+    options.device = ModelDevice::cpu();
     options.precision = precision;
     return DepthModel::load(options);
 }
@@ -130,8 +130,8 @@ TEST(DepthModel, HalfPrecisionOnCpuFallsBackToFp32WithOneWarning) {
 
 TEST(DepthModel, FreezeAndChannelsLastKeepTheResult) {
     auto plain = fastdepth();
-    JobConfig::Model options;
-    options.device = "cpu";
+    ModelSettings options;
+    options.device = ModelDevice::cpu();
     options.freeze = true;
     options.channels_last = true;
     auto tuned = DepthModel::load(options);
@@ -148,7 +148,7 @@ TEST(DepthModel, FreezeAndChannelsLastKeepTheResult) {
 TEST(DepthModel, ScriptedAndTracedModulesAreTold) {
     EXPECT_FALSE(fastdepth()->traced()) << "the default model is scripted";
     test::TempDir dir;
-    JobConfig::Model scripted;
+    ModelSettings scripted;
     scripted.path = test::write_p_mean(dir / "p.pt").string();
     const auto probe = DepthModel::load(scripted);
     EXPECT_FALSE(probe->traced());
@@ -158,7 +158,7 @@ TEST(DepthModel, ScriptedAndTracedModulesAreTold) {
     const auto made = test::run_python({"-m", "tools.export", "nuke-style-trace", "--out", traced_pt.string(),
                                         "--size", "84", "112", "--inner", "luma"});
     ASSERT_EQ(made.exit_code, 0) << made.output;
-    JobConfig::Model options;
+    ModelSettings options;
     options.path = traced_pt.string();
     options.contract.kind = DepthKind::RelativeDepth;  // no depthbatch.json: the job states the kind
     const auto traced = DepthModel::load(options);
@@ -192,8 +192,8 @@ TEST(DepthModel, ScriptedAndTracedModulesAreTold) {
 
 TEST(DepthModel, CudaDeviceWithoutCudaIsAConfigError) {
     if (torch_has_cuda()) GTEST_SKIP() << "this LibTorch has CUDA";
-    JobConfig::Model options;
-    options.device = "cuda";
+    ModelSettings options;
+    options.device = *parse_model_device("cuda");
     const std::string msg = test::expect_error<ConfigError>([&] { DepthModel::load(options); }, "load on cuda");
     EXPECT_TRUE(test::contains(msg, "model.device 'cuda'")) << msg;
 }
@@ -211,8 +211,8 @@ std::unique_ptr<DepthModel> probe(const test::TempDir& dir, const std::string& e
                                  input_extra + R"(}, "output": {"kind": ")" + kind + R"(", "units": ")" + units + "\"" +
                                  output_extra + "}}";
     static int n = 0;
-    JobConfig::Model options;
-    options.device = "cpu";
+    ModelSettings options;
+    options.device = ModelDevice::cpu();
     options.path = test::write_probe_model(dir / ("probe" + std::to_string(++n) + ".pt"),
                                            "def forward(self, x):\n    return " + expr + "\n", contract)
                        .string();
@@ -406,7 +406,7 @@ TEST(DepthModelOutput, ShapeErrorOfAScriptedModuleHasNoTraceHint) {
 // that agrees, or a model without a contract, says nothing (issue 26 §4).
 TEST(DepthModel, JobKindDisagreeingWithTheContractWarnsAndIsUsed) {
     test::TempDir dir;
-    JobConfig::Model options;
+    ModelSettings options;
     options.path = test::write_p_mean(dir / "p.pt").string();   // its contract: metric_depth
     options.contract.kind = DepthKind::RelativeInverseDepth;
     {
@@ -463,8 +463,8 @@ TEST(DepthModelThread, SubmitGivesWhatInferGivesInOrderAndKeepsNoInput) {
     EXPECT_EQ(model->stats().forward_threads, 1);
     // A failed forward reaches the ticket as the error infer() throws.
     test::TempDir dir;
-    JobConfig::Model options;
-    options.device = "cpu";
+    ModelSettings options;
+    options.device = ModelDevice::cpu();
     options.path = test::write_probe_model(dir / "fixed.pt", "def forward(self, x):\n    return x.view(1, 3, 48, 64)[:, :1]\n",
                                            test::probe_contract()).string();
     auto fixed = DepthModel::load(options);
@@ -512,8 +512,8 @@ namespace {
 /// A model loaded on the CPU at `precision`, the precision check allowed there (fp16/bf16 as a cast module).
 std::unique_ptr<DepthModel> low_on_cpu(const std::string& path, Precision precision) {
     DepthModelTestSeam::allow_low_precision_on_cpu(true);
-    JobConfig::Model options;
-    options.device = "cpu";
+    ModelSettings options;
+    options.device = ModelDevice::cpu();
     options.path = path;
     options.precision = precision;
     auto m = DepthModel::load(options);

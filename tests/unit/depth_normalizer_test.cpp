@@ -16,15 +16,15 @@
 using namespace depthbatch;
 
 namespace {
-JobConfig::Depth depth(const std::string& kind, const std::string& normalize, std::optional<double> near = {},
+DepthSettings depth(const std::string& kind, const std::string& normalize, std::optional<double> near = {},
                        std::optional<double> far = {}, int near_is = 0) {
     // The job-file spellings, through the parser's own table (option_name), so the cases read like jobs.
-    JobConfig::Depth d;
+    DepthSettings d;
     for (auto k : {DepthConvention::Raw, DepthConvention::Metric, DepthConvention::Inverse, DepthConvention::Normalized})
-        if (kind == option_name(k)) d.kind = k;
+        if (kind == option_name(k)) d.convention = k;
     for (auto n : {Normalization::Raw, Normalization::Frame, Normalization::Sequence, Normalization::Fixed})
         if (normalize == option_name(n)) d.normalize = n;
-    EXPECT_EQ(option_name(d.kind), kind);
+    EXPECT_EQ(option_name(d.convention), kind);
     EXPECT_EQ(option_name(d.normalize), normalize);
     d.near = near;
     d.far = far;

@@ -118,8 +118,8 @@ TEST(DepthPreview, NearIsTheBrightEndOfTheColourBarForEveryConvention) {
     const Colormap map = load_colormap("viridis");
     constexpr int W = 64, H = 16;
     for (const Case& c : cases) {
-        JobConfig::Depth job;
-        job.kind = c.kind;
+        DepthSettings job;
+        job.convention = c.kind;
         job.normalize = c.normalize;
         job.near_is = c.near_is;
         const DepthNormalizer normalizer(job, c.model);

@@ -2,6 +2,7 @@
 // docs/cases.md 1 (a plate numbered from 1001 must never come back numbered from 0; padding grows).
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
+#include "depthbatch/plate.h"
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -332,7 +333,7 @@ TEST(FramesOnDisk, EmptyFolderGivesNoFrames) {
 TEST(FramesOnDisk, ShotFramesAreInputFramesElseThePlatesOnDisk) {
     TempDir dir;
     for (const std::string name : {"p.1001.exr", "p.1002.exr", "p.1004.exr"}) touch(dir, name);
-    depthbatch::JobConfig::Input input;
+    depthbatch::InputSettings input;
     input.path = (dir.path / "p.####.exr").string();
     EXPECT_EQ(depthbatch::shot_frames(input), Frames({1001, 1002, 1003, 1004}));
     input.frames = {1001, 1003, 1005};

@@ -190,7 +190,7 @@ void expect_full_job(const JobConfig& j) {
     EXPECT_EQ(j.output.existing_depth, ExistingDepth::Rename);
     EXPECT_EQ(j.output.pixel_type, PassthroughType::Float);
     EXPECT_EQ(j.model.path, "/jobs/show/sh010/models/m.pt");
-    EXPECT_EQ(j.model.device, "cuda:1");
+    EXPECT_EQ(j.model.device.name(), "cuda:1");
     EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Explicit);
     EXPECT_EQ(j.model.size.width_px, 640);
     EXPECT_EQ(j.model.size.height_px, 360);
@@ -214,7 +214,7 @@ void expect_full_job(const JobConfig& j) {
     EXPECT_EQ(j.color.display, "sRGB - Display");
     EXPECT_EQ(j.color.view, "ACES 1.0 - SDR Video");
     EXPECT_EQ(j.color.look, "Neutral");
-    EXPECT_EQ(j.depth.kind, DepthConvention::Normalized);
+    EXPECT_EQ(j.depth.convention, DepthConvention::Normalized);
     EXPECT_EQ(j.depth.normalize, Normalization::Sequence);
     EXPECT_EQ(j.depth.near_is, 1);
     EXPECT_EQ(j.depth.near, std::optional<double>(0.5));
@@ -224,7 +224,8 @@ void expect_full_job(const JobConfig& j) {
     EXPECT_EQ(j.depth.stats_frames, 24);
     EXPECT_EQ(j.depth.stats_file, "/jobs/show/sh010/stats/sh010.json");
     EXPECT_TRUE(j.depth.stabilize);
-    EXPECT_EQ(j.depth.stabilize_window, 12);
+    EXPECT_EQ(j.depth.stabilize_radius, 6);
+    EXPECT_EQ(j.depth.stabilize_window(), 12);
     EXPECT_EQ(j.pipeline.frames_in_flight, 8);
     EXPECT_EQ(j.pipeline.threads, 3);
     EXPECT_EQ(j.pipeline.summary, "/jobs/show/sh010/reports/sh010.json");
@@ -269,7 +270,7 @@ TEST(JobConfig, DefaultsOfAMinimalJob) {
     EXPECT_EQ(j.output.pixel_type, PassthroughType::Auto) << "issue 25: half where it loses nothing";
     EXPECT_EQ(j.output.passthrough_colorspace, PassthroughColorspace::SceneLinear) << "issue 25: as Nuke reads EXR";
     EXPECT_EQ(j.model.path, "default");
-    EXPECT_EQ(j.model.device, "auto");
+    EXPECT_EQ(j.model.device.name(), "auto");
     EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Model);
     EXPECT_FALSE(j.model.contract.any());
     EXPECT_EQ(j.model.precision, Precision::Fp32);
@@ -280,7 +281,7 @@ TEST(JobConfig, DefaultsOfAMinimalJob) {
     EXPECT_EQ(j.model.threads, 0);
     EXPECT_EQ(j.color.config, "");
     EXPECT_EQ(j.color.hdr, HdrMode::Clamp);
-    EXPECT_EQ(j.depth.kind, DepthConvention::Raw);
+    EXPECT_EQ(j.depth.convention, DepthConvention::Raw);
     EXPECT_EQ(j.depth.normalize, Normalization::Raw);
     EXPECT_EQ(j.depth.near_is, 0);
     EXPECT_FALSE(j.depth.near.has_value());
@@ -290,7 +291,7 @@ TEST(JobConfig, DefaultsOfAMinimalJob) {
     EXPECT_EQ(j.depth.stats_frames, 16);
     EXPECT_EQ(j.depth.stats_file, "");
     EXPECT_FALSE(j.depth.stabilize);
-    EXPECT_EQ(j.depth.stabilize_window, 8);
+    EXPECT_EQ(j.depth.stabilize_radius, 4);
     EXPECT_EQ(j.pipeline.frames_in_flight, 0);
     EXPECT_EQ(j.pipeline.threads, 0);
     EXPECT_EQ(j.pipeline.summary, "");
@@ -337,7 +338,20 @@ TEST(JobConfig, OverwritePoliciesAndDevices) {
                   .output.overwrite,
               OverwritePolicy::Error);
     for (const std::string device : {"auto", "cpu", "cuda", "cuda:0", "cuda:12"})
-        EXPECT_EQ(with("model:\n  device: \"" + device + "\"\n").model.device, device);
+        EXPECT_EQ(with("model:\n  device: \"" + device + "\"\n").model.device.name(), device);
+    // Parsed once, at the job: what the model's loader and the farm plan read.
+    EXPECT_EQ(with("model:\n  device: cuda:12\n").model.device, (ModelDevice{ModelDevice::Kind::Cuda, 12}));
+    EXPECT_EQ(with("model:\n  device: cuda\n").model.device, (ModelDevice{ModelDevice::Kind::Cuda, -1}));
+    EXPECT_EQ(with("model:\n  device: cpu\n").model.device, ModelDevice::cpu());
+    EXPECT_EQ(yaml(kMinimalYaml).model.device.kind, ModelDevice::Kind::Auto);
+    EXPECT_FALSE(parse_model_device("cuda:"));
+    EXPECT_FALSE(parse_model_device("cuda:1234567890"));
+    EXPECT_FALSE(parse_model_device("CPU"));
+    // input.scene and the preview's colour map: closed sets, read as enums.
+    EXPECT_EQ(yaml(kMinimalYaml).input.scene, Scene::Unknown);
+    EXPECT_EQ(yaml(lines({"input:", "  path: /p/a.####.exr", "  scene: outdoor", "output:", "  path: /d/a.####.exr"}))
+                  .input.scene,
+              Scene::Outdoor);
 }
 
 TEST(JobConfig, InputFramesAsSingleNumber) {
@@ -385,7 +399,7 @@ TEST(JobConfig, OverridesReplaceAndAddValues) {
     const JobConfig j = yaml(kFullYaml, {"model.device=cpu", "pipeline.threads=2", "model.size=[320, 240]",
                                           "output.overwrite=overwrite", "input.frames=1001-1005",
                                           "model.multiple=32"});
-    EXPECT_EQ(j.model.device, "cpu");
+    EXPECT_EQ(j.model.device.name(), "cpu");
     EXPECT_EQ(j.pipeline.threads, 2);
     EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Explicit);
     EXPECT_EQ(j.model.size.width_px, 320);
@@ -402,7 +416,7 @@ TEST(JobConfig, OverridesReplaceAndAddValues) {
     EXPECT_EQ(m.model.size.mode, ProcessingSize::Mode::Plate);
     EXPECT_EQ(m.pipeline.frames_in_flight, 4);
     // The same override works on a TOML job.
-    EXPECT_EQ(toml(kFullToml, {"model.device=cuda:0"}).model.device, "cuda:0");
+    EXPECT_EQ(toml(kFullToml, {"model.device=cuda:0"}).model.device.name(), "cuda:0");
 }
 
 TEST(JobConfig, OverridePathsResolveAgainstTheCurrentFolder) {
@@ -772,10 +786,10 @@ TEST(JobConfigErrors, DepthAndColourRulesNameLineAndKey) {
 
 TEST(JobConfig, NormalizeWithoutKindMeansNormalized) {
     const JobConfig j = yaml(kMinimalYaml + "depth:\n  normalize: frame\n");
-    EXPECT_EQ(j.depth.kind, DepthConvention::Normalized);
+    EXPECT_EQ(j.depth.convention, DepthConvention::Normalized);
     EXPECT_EQ(j.depth.normalize, Normalization::Frame);
     const JobConfig f = yaml(kMinimalYaml + "depth:\n  normalize: fixed\n  near: 1\n  far: 5\n");
-    EXPECT_EQ(f.depth.kind, DepthConvention::Normalized);
+    EXPECT_EQ(f.depth.convention, DepthConvention::Normalized);
     EXPECT_EQ(f.depth.near, std::optional<double>(1.0));
     EXPECT_EQ(f.depth.far, std::optional<double>(5.0));
 }
@@ -956,11 +970,11 @@ TEST(JobConfig, SelectRenderFramesAppliesFramesThenRangeThenChunk) {
 TEST(JobConfig, PreviewIsAPathOrAMapping) {
     JobConfig j = yaml(kMinimalYaml + "  preview: previews/a.####.jpg\n");
     EXPECT_EQ(j.output.preview.path, "/jobs/show/sh010/previews/a.####.jpg");
-    EXPECT_EQ(j.output.preview.colormap, "turbo");
+    EXPECT_EQ(j.output.preview.colormap, ColormapName::Turbo);
     EXPECT_EQ(j.output.preview.size, 960);
     j = yaml(kMinimalYaml + "  preview: {path: previews/a.####.png, colormap: inferno, size: 0512}\n",
              {"pipeline.review=review/sheet.png"});
-    EXPECT_EQ(j.output.preview.colormap, "inferno");
+    EXPECT_EQ(j.output.preview.colormap, ColormapName::Inferno);
     EXPECT_EQ(j.output.preview.size, 512);
     EXPECT_EQ(j.pipeline.review, abs_from(fs::current_path(), "review/sheet.png"));
     j = yaml(kMinimalYaml, {"output.preview.path=p.####.jpg", "output.preview.size=300"});
@@ -1414,6 +1428,9 @@ TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {
              {"output.preview.size=big", "key 'output.preview.size': expected an integer (decimal digits), got 'big'"},
              {"output.preview.colormap=jet", "key 'output.preview.colormap': 'jet' is not one of: inferno, turbo, viridis"},
              {"depth.near=1", "key 'depth.near': depth.near and depth.far go together"},
+             {"input.scene=garden", "key 'input.scene': expected indoor, outdoor or unknown, not 'garden'"},
+             {"model.device=gpu", "key 'model.device': 'gpu' is not auto, cpu, cuda or cuda:N"},
+             {"model.device=cuda:x", "key 'model.device': 'cuda:x' is not auto, cpu, cuda or cuda:N"},
              {"input.frames=10-1", "key 'input.frames'"},
              {"model.size=[640", "key 'model.size': expected an integer (decimal digits), got '[640'"},
              {"pipeline.threads={a: 1}", "key 'pipeline.threads': expected a single value (a string)"}}) {

@@ -127,11 +127,11 @@ std::string settings_text_before_the_table(const JobConfig& job) {
       << "model.tiles=" << m.tiles.size << "," << m.tiles.overlap << "\n"
       << "color.config=" << c.config << "\ncolor.hdr=" << option_name(c.hdr) << "\ncolor.display=" << c.display
       << "\ncolor.view=" << c.view << "\ncolor.look=" << c.look << "\n"
-      << "depth.kind=" << option_name(d.kind) << "\ndepth.normalize=" << option_name(d.normalize)
+      << "depth.kind=" << option_name(d.convention) << "\ndepth.normalize=" << option_name(d.normalize)
       << "\ndepth.near_is=" << d.near_is << "\ndepth.near=" << opt(d.near)
       << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
       << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
-      << "\ndepth.stabilize_window=" << d.stabilize_window
+      << "\ndepth.stabilize_window=" << d.stabilize_window()
       << "\ndepth.focal_px=" << opt(job.camera.focal_px) << "\ndepth.upsample=" << option_name(d.upsample.method) << ","
       << d.upsample.radius_px << "," << d.upsample.epsilon << "," << d.upsample.edge_threshold << "\n";
     const CameraSettings& cam = job.camera;
@@ -222,6 +222,155 @@ TEST(JobConfigKeys, FingerprintTextIsTheOneBeforeTheTable) {
     EXPECT_NE(output_settings_text(yaml_job(kBaseJob)).find("output.passthrough_colorspace=scene_linear\n"), std::string::npos);
 }
 
+// The fingerprint text of two jobs that set nearly every key, pinned as literal text (issue 33 §4): however the
+// settings are arranged in code, an output made before keeps its settings_sha256 (--skip-existing renders
+// nothing again). An odd depth.stabilize_window (older name, R = W / 2) keeps its line as written.
+TEST(JobConfigKeys, FingerprintTextOfFullJobsIsPinned) {
+    const std::string full = R"(input:
+  path: /p/a.####.exr
+  frames: 1001-1010
+  colorspace: ACEScg
+  part: 1
+  view: left
+  layer: ViewLayer.DiffCol
+  pixel_aspect: 2
+  scene: outdoor
+output:
+  path: /d/a.####.exr
+  overwrite: skip
+  compression: zips
+  zip_level: 9
+  channels: all
+  existing_depth: rename
+  pixel_type: half
+  passes: [P, N, sky]
+  passes_type: half
+  preview: {path: /v/p.####.jpg, colormap: inferno, size: 480}
+model:
+  path: /m/x.pt
+  device: cuda:1
+  size: [640, 480]
+  colorspace: ACEScg
+  multiple: 32
+  kind: metric_depth
+  units: m
+  input_size: [640, 480]
+  fixed_size: true
+  precision: bf16
+  batch: 4
+  tiles: {size: 1024, overlap: 64}
+color:
+  config: /o/c.ocio
+  hdr: view
+  display: sRGB
+  view: Film
+  look: Neutral
+depth:
+  convention: metric
+  near: 0.5
+  far: 50
+  percentiles: [5, 95]
+  stats_frames: 32
+  stabilize: true
+  stabilize_window: 9
+  upsample: guided
+  guided_radius: 8
+  guided_epsilon: 0.01
+  edge_threshold: 0.2
+camera:
+  focal: 35
+  haperture: 36
+  vaperture: 24
+  chan: /c/shot.chan
+)";
+    const std::string normalized = R"(input: {path: /p/b.%04d.exr, frames: 1-20x2, pixel_aspect: ignore}
+output: {path: /d/b.%04d.exr, passthrough_colorspace: plate, compression: piz}
+model: {size: 518, tiles: 512}
+depth: {normalize: fixed, near_is: 1, near: 1.25, far: 100.5, stabilize: true, stabilize_radius: 3, focal_px: 1234.5678}
+camera: {vaperture: 20.25}
+)";
+    const JobConfig a = parse_job(full, "yaml", "full.yaml", "/jobs/sh010");
+    EXPECT_EQ(output_settings_text(a),
+              "input.path=/p/a.####.exr\n"
+              "input.colorspace=ACEScg\n"
+              "input.part=1\n"
+              "input.view=left\n"
+              "input.layer=ViewLayer.DiffCol\n"
+              "input.pixel_aspect=2\n"
+              "input.frames=1001-1010\n"
+              "output.compression=zips\n"
+              "output.zip_level=9\n"
+              "output.channels=all\n"
+              "output.existing_depth=rename\n"
+              "output.pixel_type=half\n"
+              "output.passes=P,N,sky\n"
+              "output.passes_type=half\n"
+              "output.passthrough_colorspace=scene_linear\n"
+              "model.path=/m/x.pt\n"
+              "model.size=3,0,640,480\n"
+              "model.contract=ACEScg,32,metric_depth,m,640,480,fixed\n"
+              "model.tiles=1024,64\n"
+              "color.config=/o/c.ocio\n"
+              "color.hdr=view\n"
+              "color.display=sRGB\n"
+              "color.view=Film\n"
+              "color.look=Neutral\n"
+              "depth.kind=metric\n"
+              "depth.normalize=raw\n"
+              "depth.near_is=0\n"
+              "depth.near=0.5\n"
+              "depth.far=50\n"
+              "depth.percentiles=5,95\n"
+              "depth.stats_frames=32\n"
+              "depth.stabilize=centred\n"
+              "depth.stabilize_window=9\n"
+              "depth.focal_px=-\n"
+              "depth.upsample=guided,8,0.01,0.20000000000000001\n"
+              "camera.focal=35\n"
+              "camera.haperture=36\n"
+              "camera.vaperture=24\n"
+              "camera.chan=/c/shot.chan\n"
+              "model.precision=bf16\n");
+    EXPECT_EQ(output_settings_text(a, Precision::Fp32).substr(output_settings_text(a).rfind("model.precision=")),
+              "model.precision=fp32\n");
+    const JobConfig b = parse_job(normalized, "yaml", "norm.yaml", "/jobs/sh010");
+    EXPECT_EQ(output_settings_text(b),
+              "input.path=/p/b.%04d.exr\n"
+              "input.colorspace=auto\n"
+              "input.part=0\n"
+              "input.view=\n"
+              "input.layer=\n"
+              "input.pixel_aspect=1\n"
+              "input.frames=1-19x2\n"
+              "output.compression=piz\n"
+              "output.zip_level=4\n"
+              "output.channels=rgba\n"
+              "output.existing_depth=replace\n"
+              "output.pixel_type=auto\n"
+              "model.path=default\n"
+              "model.size=1,518,0,0\n"
+              "model.contract=-,0,-,-,0,0,-\n"
+              "model.tiles=512,128\n"
+              "color.config=\n"
+              "color.hdr=clamp\n"
+              "color.display=\n"
+              "color.view=\n"
+              "color.look=\n"
+              "depth.kind=normalized\n"
+              "depth.normalize=fixed\n"
+              "depth.near_is=1\n"
+              "depth.near=1.25\n"
+              "depth.far=100.5\n"
+              "depth.percentiles=2,98\n"
+              "depth.stats_frames=16\n"
+              "depth.stabilize=centred\n"
+              "depth.stabilize_window=6\n"
+              "depth.focal_px=1234.5678\n"
+              "depth.upsample=bilinear,0,0.0001,0.050000000000000003\n"
+              "camera.vaperture=20.25\n"
+              "model.precision=fp32\n");
+}
+
 // The statistics settings: what sequence statistics depend on, not how the depth reaches the plate.
 TEST(JobConfigKeys, StatsSettingsTextFollowsTheStatsKeys) {
     const std::string base = stats_settings_text(yaml_job(kBaseJob));
@@ -238,15 +387,19 @@ TEST(JobConfigKeys, OlderNamesStillWorkAndWarnOnce) {
     const Keys min = {{"input.path", "/p/a.####.exr"}, {"output.path", "/d/a.####.exr"}};
     const JobConfig kind = yaml_job(set(min, "depth.kind", "inverse"));
     const JobConfig convention = yaml_job(set(min, "depth.convention", "inverse"));
-    EXPECT_EQ(kind.depth.kind, DepthConvention::Inverse);
+    EXPECT_EQ(kind.depth.convention, DepthConvention::Inverse);
     EXPECT_EQ(output_settings_text(kind), output_settings_text(convention));
     yaml_job(set(min, "depth.kind", "metric"));   // warned once a process
     const JobConfig window = yaml_job(set(min, "depth.stabilize_window", "12"));
     const JobConfig radius = yaml_job(set(min, "depth.stabilize_radius", "6"));
-    EXPECT_EQ(window.depth.stabilize_window, 12);
-    EXPECT_EQ(radius.depth.stabilize_window, 12) << "R frames on each side: the window W = 2R that gives R = W / 2";
+    EXPECT_EQ(window.depth.stabilize_radius, 6) << "the window W is R = W / 2 frames on each side";
+    EXPECT_EQ(radius.depth.stabilize_radius, 6);
+    EXPECT_EQ(radius.depth.stabilize_window(), 12) << "the fingerprint writes the window 2R";
     EXPECT_EQ(output_settings_text(window), output_settings_text(radius));
-    EXPECT_EQ(yaml_job(set(min, "depth.stabilize_window", "9")).depth.stabilize_window / 2, 4);
+    const JobConfig odd = yaml_job(set(min, "depth.stabilize_window", "9"));
+    EXPECT_EQ(odd.depth.stabilize_radius, 4);
+    EXPECT_EQ(odd.depth.stabilize_window(), 9) << "an odd window keeps its fingerprint line";
+    EXPECT_EQ(yaml_job(set(min, "depth.stabilize_window", "1")).depth.stabilize_radius, 1) << "at least 1";
     set_log_stream(nullptr);
     const std::string warnings = log.str();
     // (once a process: another test may have warned first)

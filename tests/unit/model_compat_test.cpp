@@ -147,9 +147,9 @@ TEST(ModelCompat, AnOperatorThisLibTorchLacksIsAModelErrorNamingItTheExportingTo
                                             contract_exported_by("9.99.1+cu130"));
     const fs::path bad = dir / "newer.pt";
     rewrite_model(good, bad, "torch.relu(", "ops.aten._depthbatch_no_such_op(", contract_exported_by("9.99.1+cu130"));
-    JobConfig::Model options;
+    ModelSettings options;
     options.path = bad.string();
-    options.device = "cpu";
+    options.device = ModelDevice::cpu();
     const std::string m = expect_error<ModelError>([&] { DepthModel::load(options); }, "DepthModel::load");
     EXPECT_EQ(m.rfind(bad.string() + ": uses the operator aten::_depthbatch_no_such_op, which this LibTorch (" +
                           libtorch_version() + ") does not have; the file was exported with torch 9.99.1+cu130. " + kFix,
@@ -205,9 +205,9 @@ TEST(ModelCompat, ANewerFileFormatVersionIsAModelErrorNamingIt) {
         }
         writer.writeEndOfFile();
     }
-    JobConfig::Model options;
+    ModelSettings options;
     options.path = bad.string();
-    options.device = "cpu";
+    options.device = ModelDevice::cpu();
     const std::string m = expect_error<ModelError>([&] { DepthModel::load(options); }, "DepthModel::load");
     EXPECT_TRUE(contains(m, bad.string() + ": is TorchScript file format version 99, newer than this LibTorch (" +
                                 libtorch_version() + ") reads"))

@@ -40,8 +40,8 @@ OIIO::ImageSpec part(const Names& names, const std::string& name = "", const std
     return spec;
 }
 
-JobConfig::Input input(const std::string& part = "0", const std::string& view = "", const std::string& layer = "") {
-    JobConfig::Input in;
+InputSettings input(const std::string& part = "0", const std::string& view = "", const std::string& layer = "") {
+    InputSettings in;
     in.part = part;
     in.view = view;
     in.layer = layer;
@@ -54,7 +54,7 @@ struct Decided {
     ViewChoice view;
     ChannelRoles roles;
 };
-Decided decide(const std::vector<OIIO::ImageSpec>& specs, const JobConfig::Input& job = input()) {
+Decided decide(const std::vector<OIIO::ImageSpec>& specs, const InputSettings& job = input()) {
     Decided d;
     d.part = choose_part(specs, job);
     d.view = choose_view(specs, d.part, job.view);

@@ -4,13 +4,14 @@
 // one serial step that runs a StageChain: per-batch inference (a single-frame model: frames of one size share a
 // forward pass), the video model's windows, the centred stabilizer (temporal_stabilizer.h). The driver never knows
 // which stages it runs (llama.cpp's sampler chain is the model for this shape): it pushes frames, ends segments and
-// takes the frames that are ready, then restores and writes them in parallel.
+// takes the frames that are ready, then restores and writes them in parallel; at the end of its frames it flushes the
+// chain (flush: the last segment ends, every frame still held comes out).
 //
 // A stage owns the frames it holds: the frame's one record (frame_record.h) moves into the chain and out of it, and a
 // stage reads and writes its typed fields at model resolution (`input`, `depth`, `tiles`), marks it (`lacked`,
 // `abandoned`) or fails it (FrameRecord::fail: the error travels with the record to the writer and the report). Frames
-// arrive in order; each frame pushed comes out exactly once, in push order. It may hold frames until the frames after them have arrived (at
-// most max_held(), counted in the job's frames in flight). A segment is a run of frames a stage may combine: it
+// arrive in order; each frame pushed comes out exactly once, in push order. A stage may hold frames until the frames
+// after them have arrived (at most max_held(), counted in the job's frames in flight). A segment is a run of frames a stage may combine: it
 // ends at a gap (a frame that failed), a change of the model input size (decided once, by the chain), a stop, or
 // the end of the job's frames. context_frames() is what a chunk needs on each side of the frames it writes for
 // output identical to a whole render (the driver renders them as warm-up: inferred, not written).

@@ -65,9 +65,8 @@ std::vector<ForwardShape> warmup_shapes(const JobContext& ctx) {
 void check_precision(JobContext& ctx, int frame) {
     const Precision asked = ctx.model->precision();
     if (asked != Precision::Fp16 && asked != Precision::Bf16) return;
-    FrameWork w;
+    FrameRecord w(0, frame, 0);
     w.write = false;   // the global prediction's input only
-    w.result.frame = frame;
     w.result.input_path = ctx.input.path(frame);
     prepare(ctx, w);
     if (w.failed()) {   // the render fails this frame itself and says why

@@ -1,12 +1,11 @@
-// One frame's stages (job_context.h): prepare (read, colour, reformat, tiles) in parallel, infer in order, finish
-// (restore, tiles blended, convention, write, preview) in parallel; and the job's stage chain.
+// One frame's stages either side of the stage chain (job_context.h): prepare (read, colour, reformat, tiles) in
+// parallel, finish (restore, tiles blended, convention, write, preview) in parallel; each on the frame's record.
 #include "job_context.h"
 
 #include "depthbatch/log.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/passes.h"
-#include "depthbatch/video_window_stage.h"
 
 #include <OpenImageIO/imagebufalgo.h>
 
@@ -19,8 +18,8 @@ namespace depthbatch::detail {
 
 // ---- per-frame stages ---------------------------------------------------------------------------
 
-/// read + colour + reformat. Never throws: failures are recorded in the FrameWork.
-void prepare(const JobContext& ctx, FrameWork& w) {
+/// read + colour + reformat. Never throws: failures are recorded in the FrameRecord.
+void prepare(const JobContext& ctx, FrameRecord& w) {
     try {
         auto t0 = Clock::now();
         w.plate_identity = plate_identity(w.result.input_path);
@@ -57,7 +56,7 @@ void prepare(const JobContext& ctx, FrameWork& w) {
         if (w.write && w.plan.guided(job.depth.upsample)) w.guide = w.plan.make_guide(w.input, rgb);
         if (w.write)   // warm-up and statistics frames need the global prediction only
             for (const TileRect& r : tiles_for(job, w.plate->width(), w.plate->height())) {
-                TileWork t;
+                FrameTile t;
                 t.rect = r;
                 const OIIO::ROI& window = rgb.roi();
                 OIIO::ImageBuf crop;
@@ -75,71 +74,6 @@ void prepare(const JobContext& ctx, FrameWork& w) {
         w.fail(e);
     } catch (const std::exception& e) {
         w.fail(InputError("frame " + std::to_string(w.result.frame) + " (" + w.result.input_path + "): " + e.what()));
-    }
-}
-
-/// Focal-dependent metric models (contract output.reference_focal_px): metres = raw * focal /
-/// reference focal, with the frame's focal (camera.h: fx columns, fy = fx * pixel aspect rows) scaled to the
-/// pixels the model saw and averaged, (fx' + fy') / 2, as DA3's own code does (processing_focal_px). The model
-/// saw `plan.plate_width` x `plan.plate_height` plate pixels as `plan.scaled_width` x `plan.scaled_height`
-/// (a tile: its own size).
-void apply_focal(const JobContext& ctx, const ReformatPlan& plan, DepthImage& raw, const std::optional<PlateCamera>& camera) {
-    if (ctx.contract().reference_focal_px <= 0) return;
-    if (!camera) throw RenderError("no camera for a focal-dependent model");   // prepare() made it or failed
-    const double focal = processing_focal_px(camera->fx, plan.pixel_aspect, plan.plate_width, plan.plate_height,
-                                             plan.scaled_width, plan.scaled_height);
-    const float k = static_cast<float>(focal / ctx.contract().reference_focal_px);
-    for (float& v : raw.data) v *= k;
-}
-
-/// A frame's tiles through the model, model.batch at a time (all tiles of a frame have one size).
-void infer_tiles(const JobContext& ctx, FrameWork& w) {
-    const size_t per_batch = static_cast<size_t>(std::max(1, ctx.job.model.batch));
-    const auto t0 = Clock::now();
-    for (size_t i = 0; i < w.tiles.size(); i += per_batch) {
-        std::vector<const ModelInput*> inputs;
-        for (size_t k = i; k < std::min(w.tiles.size(), i + per_batch); ++k) inputs.push_back(&w.tiles[k].input);
-        std::vector<DepthImage> out = ctx.model->infer(inputs);
-        for (size_t k = 0; k < out.size(); ++k) {
-            TileWork& t = w.tiles[i + k];
-            t.raw = std::move(out[k]);
-            t.input = ModelInput();
-            apply_focal(ctx, t.plan, t.raw, w.camera);
-        }
-    }
-    w.result.times.infer_ms += ms_since(t0);
-}
-
-/// Inference for a batch of prepared frames, in frame order; frames of one size share a forward pass.
-void infer(const JobContext& ctx, std::vector<FrameWork*>& frames) {
-    size_t i = 0;
-    while (i < frames.size()) {
-        if (frames[i]->failed()) {
-            ++i;
-            continue;
-        }
-        std::vector<FrameWork*> group{frames[i]};
-        size_t j = i + 1;
-        for (; j < frames.size() && !frames[j]->failed() && frames[j]->input.width == frames[i]->input.width &&
-               frames[j]->input.height == frames[i]->input.height;
-             ++j)
-            group.push_back(frames[j]);
-        std::vector<const ModelInput*> inputs;
-        for (FrameWork* w : group) inputs.push_back(&w->input);
-        const auto t0 = Clock::now();
-        try {
-            std::vector<DepthImage> out = ctx.model->infer(inputs);
-            const double each = ms_since(t0) / static_cast<double>(group.size());
-            for (size_t k = 0; k < group.size(); ++k) {
-                group[k]->raw = std::move(out[k]);
-                group[k]->result.times.infer_ms = each;
-                apply_focal(ctx, group[k]->plan, group[k]->raw, group[k]->camera);
-            }
-            for (FrameWork* w : group) infer_tiles(ctx, *w);
-        } catch (const Error& e) {   // keeps its class: a model that cannot run on this input exits 4
-            for (FrameWork* w : group) w->fail(Error(e.code(), "frame " + std::to_string(w->result.frame) + ": " + e.what()));
-        }
-        i = j;
     }
 }
 
@@ -163,12 +97,12 @@ PreviewRange preview_range(const JobContext& ctx, const float* written, size_t c
 
 /// model.tiles: each tile's depth at its rectangle of the plate, aligned to the global `depth` there (relative
 /// models) and blended into it (tiling.h). `depth`: plate-size float, replaced by the blend.
-void blend_tiles(const JobContext& ctx, FrameWork& w, OIIO::ImageBuf& depth) {
+void blend_tiles(const JobContext& ctx, FrameRecord& w, OIIO::ImageBuf& depth) {
     const int W = depth.spec().width, H = depth.spec().height;
     const float* global = static_cast<const float*>(depth.localpixels());
     const bool align = ctx.contract().kind != DepthKind::MetricDepth;
     TileBlender blender(W, H, ctx.job.model.tiles.overlap);
-    for (TileWork& t : w.tiles) {
+    for (FrameTile& t : w.tiles) {
         OIIO::ImageBuf tile = t.plan.restore(t.raw, ctx.job.depth.upsample, t.guide ? &*t.guide : nullptr);
         std::vector<float> values(static_cast<size_t>(t.rect.width) * t.rect.height);
         std::memcpy(values.data(), tile.localpixels(), values.size() * sizeof(float));
@@ -181,7 +115,7 @@ void blend_tiles(const JobContext& ctx, FrameWork& w, OIIO::ImageBuf& depth) {
             for (float& v : values) v = static_cast<float>(scale * v + shift);
         }
         blender.add(t.rect, values);
-        t = TileWork();
+        t = FrameTile();
     }
     const Plane blended = blender.result();
     std::memcpy(depth.localpixels(), blended.data.data(), blended.data.size() * sizeof(float));
@@ -205,16 +139,16 @@ struct PassPlanes {
 };
 /// The model's extra outputs that output.passes asks for, restored to the plate's data window bilinearly (from
 /// the global prediction; tiles do not refine them): one plate-size plane per pass (empty for P and N), in the
-/// plan's order. Call before w.raw is dropped.
-std::vector<std::vector<float>> restore_extras(const JobContext& ctx, const FrameWork& w) {
+/// plan's order. Call before w.depth is dropped.
+std::vector<std::vector<float>> restore_extras(const JobContext& ctx, const FrameRecord& w) {
     std::vector<std::vector<float>> out;
     for (const PlannedPass& p : ctx.passes.passes()) {
         out.emplace_back();
         if (p.geometric()) continue;
-        if (p.model_output >= w.raw.extra.size())
+        if (p.model_output >= w.depth.extra.size())
             throw RenderError("frame " + std::to_string(w.result.frame) + ": the model gave no extra output '" + p.name + "'");
         DepthImage plane;   // the extra output on the depth's grid, nothing else
-        plane.width = w.raw.width, plane.height = w.raw.height, plane.data = w.raw.extra[p.model_output];
+        plane.width = w.depth.width, plane.height = w.depth.height, plane.data = w.depth.extra[p.model_output];
         const OIIO::ImageBuf b = w.plan.restore(plane, UpsampleSettings{});
         const float* v = static_cast<const float*>(b.localpixels());
         out.back().assign(v, v + static_cast<size_t>(b.spec().width) * b.spec().height);
@@ -222,7 +156,7 @@ std::vector<std::vector<float>> restore_extras(const JobContext& ctx, const Fram
     return out;
 }
 
-PassPlanes compute_passes(const JobContext& ctx, const FrameWork& w, const float* depth,
+PassPlanes compute_passes(const JobContext& ctx, const FrameRecord& w, const float* depth,
                           std::vector<std::vector<float>>& extras) {
     PassPlanes out;
     const JobConfig& job = ctx.job;
@@ -253,7 +187,7 @@ PassPlanes compute_passes(const JobContext& ctx, const FrameWork& w, const float
 }  // namespace
 
 /// restore + depth convention + write.
-void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range,
+void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRange>& sequence_range,
             const Metadata& job_meta) {
     if (w.failed() || !w.write) return;
     try {
@@ -261,16 +195,16 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         std::optional<DepthRange> range = sequence_range;
         bool flat_frame = false;
         if (ctx.normalizer->needs_frame_range()) {
-            const auto [lo, hi] = percentile_pair(w.raw.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
+            const auto [lo, hi] = percentile_pair(w.depth.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
             range = ctx.normalizer->range_from_percentiles(lo, hi);
             flat_frame = range->near_value == range->far_value;   // a blank or slate frame: no range to spread
         }
-        if (w.raw.negative)
-            log_warning("frame ", w.result.frame, ": the model returned ", w.raw.negative, " negative metric depth values (min ",
-                        w.raw.negative_min, " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()), ")");
-        OIIO::ImageBuf depth = w.plan.restore(w.raw, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
+        if (w.depth.negative)
+            log_warning("frame ", w.result.frame, ": the model returned ", w.depth.negative, " negative metric depth values (min ",
+                        w.depth.negative_min, " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()), ")");
+        OIIO::ImageBuf depth = w.plan.restore(w.depth, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
         std::vector<std::vector<float>> extras = restore_extras(ctx, w);
-        w.raw = DepthImage();
+        w.depth = DepthImage();
         w.guide.reset();
         if (!w.tiles.empty()) blend_tiles(ctx, w, depth);
         float* values = static_cast<float*>(depth.localpixels());
@@ -288,7 +222,7 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
         meta.push_back({"depthbatch/source", w.result.input_path});
         meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
         if (!w.plate_identity.empty()) meta.push_back({"depthbatch/plate_identity", w.plate_identity});
-        if (!w.temporal_cut.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut});
+        if (!w.lacked.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut()});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
         if (w.camera) {
             meta.push_back({"depthbatch/focal_px", num_text(w.camera->fx)});
@@ -330,74 +264,4 @@ void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>
 }
 
 
-/// The job's stage chain (sequence_stage.h): per-batch inference through the model (a multi-frame model: its
-/// windows, video_window_stage.h, model.batch windows a forward), then the centred stabilizer when depth.stabilize
-/// asks for it.
-StageChain make_stage_chain(const JobContext& ctx) {
-    StageChain chain;
-    const JobContext* c = &ctx;
-    if (ctx.contract().multi_frame()) {
-        chain.add(std::make_unique<VideoWindowStage>(
-            ctx.contract().temporal, ctx.job.model.batch,
-            [c](const std::vector<std::vector<const ModelInput*>>& windows) {
-                const auto t0 = Clock::now();
-                std::vector<std::vector<DepthImage>> out = c->model->infer_clips(windows);
-                const double ms = ms_since(t0);
-                const ModelInput& in = *windows.front().front();
-                log_info("video windows: ", windows.size(), " window(s) of ", windows.front().size(), " frames at ", in.width, "x",
-                         in.height, " in ", std::lround(ms), " ms (", std::lround(ms / static_cast<double>(windows.size())),
-                         " ms a window)");
-                return out;
-            },
-            [](StageFrame& f, const std::exception& e) {   // a failed forward fails the frames it takes down
-                auto* w = static_cast<FrameWork*>(f.owner);
-                const auto* err = dynamic_cast<const Error*>(&e);
-                w->fail(Error(err ? err->code() : ExitCode::Render, "frame " + std::to_string(w->result.frame) + ": " + e.what()));
-            }));
-    } else {
-        // One batch ahead: the model's thread is handed batch k+1 before batch k is waited for (depth_model.h:
-        // submit), so on a GPU its upload and launch overlap batch k's forward and download.
-        chain.add(std::make_unique<BatchInferenceStage>(ctx.job.model.batch, kInferenceLookahead,
-                                                        [c](std::vector<StageFrame*>& frames) -> std::function<void()> {
-            // The chain passes failed frames around its stages and ends a segment where the input size changes:
-            // a batch holds frames of one size that were prepared.
-            std::vector<const ModelInput*> inputs;
-            for (StageFrame* f : frames) inputs.push_back(&f->input);
-            auto ticket = std::make_shared<InferenceTicket>();
-            std::shared_ptr<Error> refused;
-            try {
-                *ticket = c->model->submit(inputs);   // the inputs are staged here: the frames keep theirs
-            } catch (const Error& e) {
-                refused = std::make_shared<Error>(e);
-            }
-            return [c, frames, ticket, refused] {
-                std::vector<FrameWork*> works;
-                for (StageFrame* f : frames) works.push_back(static_cast<FrameWork*>(f->owner));
-                try {
-                    if (refused) throw *refused;
-                    std::vector<DepthImage> out = ticket->wait();
-                    const double each = ticket->ms() / static_cast<double>(works.size());
-                    for (size_t k = 0; k < works.size(); ++k) {
-                        works[k]->raw = std::move(out[k]);
-                        works[k]->result.times.infer_ms = each;
-                        apply_focal(*c, works[k]->plan, works[k]->raw, works[k]->camera);
-                    }
-                    for (FrameWork* w : works) infer_tiles(*c, *w);
-                } catch (const Error& e) {   // keeps its class: a model that cannot run on this input exits 4
-                    for (FrameWork* w : works) w->fail(Error(e.code(), "frame " + std::to_string(w->result.frame) + ": " + e.what()));
-                }
-                for (size_t k = 0; k < frames.size(); ++k) {
-                    frames[k]->depth = std::move(works[k]->raw);
-                    frames[k]->failed = works[k]->failed();
-                }
-            };
-        }));
-    }
-    if (ctx.job.depth.stabilize)
-        chain.add(std::make_unique<StabilizerStage>(stabilize_radius(ctx.job), static_cast<int>(ctx.shot.size())));
-    return chain;
-}
-
-/// The report's closing figures: frames in order, Interrupted when a cancel left frames undone, Partial when
-/// on_error: continue let frames fail, wall time, and the JSON summary when pipeline.summary asks for one.
 }  // namespace depthbatch::detail

@@ -1,9 +1,10 @@
 // depthbatch (internal) — what the rooms of a job run share: the job's context (model, colour, normalizer, output
-// guard, built once and read-only while frames flow), one frame's work as it travels through the pipeline, and the
-// phases' results. The rooms, in the order a job runs them:
+// guard, built once and read-only while frames flow) and the phases' results (a frame travels in its own record:
+// frame_record.h). The rooms, in the order a job runs them:
 //   job_plan.cpp      open the job, select and plan the frames, sequence statistics, job metadata; validate_job
-//   frame_stages.cpp  one frame's stages: prepare (read, colour, reformat), infer (and tiles), finish (restore,
-//                     convention, write, preview); the job's stage chain (sequence_stage.h)
+//   frame_stages.cpp  one frame's stages: prepare (read, colour, reformat), finish (restore, convention, write,
+//                     preview), each on the frame's record (frame_record.h)
+//   frames/frame_inference.cpp  infer (and tiles); the job's stage chain (sequence_stage.h)
 //   run_job.cpp       the tbb::parallel_pipeline that drives them, and run_job's list of phases
 //   job_report.cpp    each frame's line and place in the report, the closing figures, the JSON summary
 #pragma once
@@ -49,39 +50,6 @@ inline std::string list_some(const std::vector<std::string>& items, size_t most 
     return s.str();
 }
 
-
-/// One tile of a tiled frame (model.tiles, tiling.h): a plate of its own to the model.
-struct TileWork {
-    TileRect rect;                ///< in the plate's data window, origin at its top-left pixel
-    ReformatPlan plan;
-    ModelInput input;
-    DepthImage raw;
-    std::optional<UpsampleGuide> guide;
-};
-
-/// One frame travelling through the pipeline.
-struct FrameWork {
-    FrameResult result;
-    bool write = true;            ///< false for stabilization warm-up frames (inferred, not written)
-    int plan_index = 0;           ///< position in the job's plan (the stabilizer's handle for the frame)
-    int shot_pos = 0;             ///< position in the shot's frames (the stabilizer's window is counted there)
-    std::string plate_identity;   ///< plate_identity() of the plate as read (EXR depthbatch/plate_identity)
-    std::string temporal_cut;     ///< frames missing from its stabilizer window ("" = the full window); the EXR
-                                  ///< says so (depthbatch/temporal_context) and --skip-existing re-renders it
-    Clock::time_point started;
-    std::optional<Plate> plate;
-    ReformatPlan plan;
-    ModelInput input;
-    DepthImage raw;
-    std::optional<UpsampleGuide> guide;   ///< the plate's luma, for depth.upsample guided / edge_hard
-    std::vector<TileWork> tiles;          ///< model.tiles: the frame's tiles (empty = untiled)
-    std::optional<PlateCamera> camera;    ///< the frame's camera (camera.h) when the job states one
-    bool failed() const { return result.status != ExitCode::Ok; }
-    void fail(const Error& e) {
-        result.status = e.code();
-        result.message = e.what();
-    }
-};
 
 /// Everything a job shares across frames; built once, read-only while the pipeline runs.
 struct JobContext {
@@ -206,12 +174,15 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
 
 // ---- frame_stages.cpp -----------------------------------------------------------------------------------------
 
-/// read + colour + reformat (+ tiles). Never throws: failures are recorded in the FrameWork.
-void prepare(const JobContext& ctx, FrameWork& w);
-/// Inference for prepared frames, in frame order; frames of one size share a forward pass. Never throws.
-void infer(const JobContext& ctx, std::vector<FrameWork*>& frames);
+/// read + colour + reformat (+ tiles). Never throws: failures are recorded in the record.
+void prepare(const JobContext& ctx, FrameRecord& w);
 /// restore + depth convention + write (+ preview). Never throws.
-void finish(const JobContext& ctx, FrameWork& w, const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
+void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
+
+// ---- frames/frame_inference.cpp -------------------------------------------------------------------------------
+
+/// Inference for prepared frames, in frame order; frames of one size share a forward pass. Never throws.
+void infer(const JobContext& ctx, std::vector<FrameRecord*>& frames);
 /// Batches the single-frame inference stage keeps in flight while it collects the next (BatchInferenceStage).
 inline constexpr int kInferenceLookahead = 1;
 /// The job's stage chain: per-batch inference, kInferenceLookahead batches ahead (a multi-frame model: its windows,
@@ -221,7 +192,7 @@ StageChain make_stage_chain(const JobContext& ctx);
 // ---- job_report.cpp -------------------------------------------------------------------------------------------
 
 /// One frame's log line and its place in the report (called once per finished frame, under a lock).
-void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report);
+void record_frame(const JobContext& ctx, const FrameRecord& w, JobReport& report);
 /// The report's closing figures and the JSON summary when the job asks for one.
 void close_report(JobReport& report, const JobConfig& job, const std::atomic<bool>* cancel, Clock::time_point t_start);
 

@@ -177,15 +177,14 @@ SequenceStats sequence_stats(const JobContext& ctx) {
     log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
     // The raw model output of one sampled frame: read, colour, reformat and infer, as the pipeline does.
     const auto frame_values = [&ctx](int frame) {
-        FrameWork w;
+        FrameRecord w(0, frame, 0);
         w.write = false;
-        w.result.frame = frame;
         w.result.input_path = ctx.input.path(frame);
         prepare(ctx, w);
-        std::vector<FrameWork*> one{&w};
+        std::vector<FrameRecord*> one{&w};
         if (!w.failed()) infer(ctx, one);
         if (w.failed()) throw Error(w.result.status, "sequence statistics: " + w.result.message);
-        return std::move(w.raw.data);
+        return std::move(w.depth.data);
     };
     return reuse_or_compute_sequence_stats(path, want, job.output.overwrite == OverwritePolicy::Overwrite, frame_values);
 }

@@ -19,7 +19,7 @@
 namespace depthbatch {
 namespace detail {
 
-void record_frame(const JobContext& ctx, const FrameWork& w, JobReport& report) {
+void record_frame(const JobContext& ctx, const FrameRecord& w, JobReport& report) {
     if (w.failed()) {
         ++report.failed;
         if (report.exit_code == ExitCode::Ok) report.exit_code = w.result.status;

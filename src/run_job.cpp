@@ -12,20 +12,22 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 namespace depthbatch {
 namespace {
 
 using namespace detail;
 
-void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,
-                   const Metadata& job_meta, StageChain& chain, JobObserver* observer, const std::atomic<bool>* cancel,
-                   JobReport& report) {
+/// Frames each token of the pipeline carries (model.batch) and how many tokens flow at once: pipeline.frames_in_flight
+/// (else twice the workers), less the frames the stage chain holds (its windows, a partial batch), in tokens; in the
+/// report with the threads that really run, and said in the log.
+size_t plan_tokens(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const StageChain& chain, JobReport& report) {
     const JobConfig& job = ctx.job;
     const int batch = std::max(1, job.model.batch);
     const int in_flight = job.pipeline.frames_in_flight > 0 ? job.pipeline.frames_in_flight : 2 * ctx.workers;
-    // Frames the stages hold (the stabilizer's window, a partial batch) count in the frames in flight.
     const int held_most = chain.max_held();
     const size_t tokens = static_cast<size_t>(std::max(1, (std::max(in_flight - held_most, 1) + batch - 1) / batch));
     // What really runs: an arena asked for more threads than TBB allows (its default: the cores) gets no more,
@@ -36,127 +38,148 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     const auto asked = [](int used, int n) { return used < n ? " (asked " + std::to_string(n) + ")" : std::string(); };
     report.worker_threads = workers;
     report.frames_in_flight = static_cast<int>(tokens) * batch + held_most;
-    const long written = std::count_if(plan.begin(), plan.end(), [](const PlannedFrame& p) { return p.write; });
     std::vector<int> todo;
     for (const PlannedFrame& p : plan)
         if (p.write) todo.push_back(p.frame);
     const char* omp_wait = std::getenv("OMP_WAIT_POLICY");
-    log_info(written, " frames (", format_frame_spec(todo), "), ", workers, " worker threads", asked(workers, ctx.workers),
+    log_info(todo.size(), " frames (", format_frame_spec(todo), "), ", workers, " worker threads", asked(workers, ctx.workers),
              ", LibTorch ", ctx.torch_threads, " intra-op threads", asked(ctx.torch_threads, torch_asked),
              " (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset: libgomp's threads spin between forwards", "), ",
-             report.frames_in_flight,
-             " frames in flight, batch ", batch);
+             report.frames_in_flight, " frames in flight, batch ", batch);
+    return tokens;
+}
 
-    bool sent_last = false;
-    std::mutex report_mutex;
-    std::atomic<bool> stop{false};
-    const bool stop_on_error = job.pipeline.on_error == OnError::Stop;
-    size_t next = 0;
-    struct Batch {
-        std::vector<std::unique_ptr<FrameWork>> frames;
-        bool last = false;   ///< the source's final token: no frames, the end of the stream
-        bool cut = false;    ///< last, and a stop ended the stream before the plan's end
-    };
-    std::map<int, std::unique_ptr<FrameWork>> held;   // frames inside the stage chain, by plan index
-    std::vector<int> abandoned;
-    std::optional<Clock::time_point> infer_idle_since;  // touched only by the serial stage
+/// A token of the pipeline: the records of up to model.batch frames, in plan order.
+using Records = std::vector<FrameRecord>;
 
-    tbb::task_arena arena(workers);   // not ctx.workers: asking TBB for more prints a "TBB Warning"
+/// One render's frames through the pipeline: the source and the stage chain run serially, in order; prepare and
+/// finish in parallel. Each frame is one FrameRecord (frame_record.h) that moves from step to step: made by take(),
+/// filled by prepare, owned by the stage chain while it is inside, written by finish, reported from.
+class FramePipeline {
+public:
+    FramePipeline(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,
+                  const Metadata& job_meta, StageChain& chain, JobObserver* observer, const std::atomic<bool>* cancel,
+                  JobReport& report)
+        : ctx_(ctx), plan_(plan), seq_(seq), job_meta_(job_meta), chain_(chain), observer_(observer), cancel_(cancel),
+          report_(report), stop_on_error_(ctx.job.pipeline.on_error == OnError::Stop) {}
+
+    /// The source: the next model.batch planned frames' records; nullptr once the plan is done, or stopped.
+    Records* take() {
+        if (next_ >= plan_.size() || stopping()) return nullptr;
+        auto* b = new Records();
+        while (next_ < plan_.size() && b->size() < static_cast<size_t>(std::max(1, ctx_.job.model.batch))) {
+            const PlannedFrame& p = plan_[next_];
+            const auto pos = std::lower_bound(ctx_.shot.begin(), ctx_.shot.end(), p.frame) - ctx_.shot.begin();
+            FrameRecord& f = b->emplace_back(static_cast<int>(next_++), p.frame, static_cast<int>(pos));
+            f.write = p.write;
+            f.started = Clock::now();
+            f.result.rerender_reason = p.replace_reason;
+            f.result.input_path = ctx_.input.path(f.frame);
+            f.result.output_path = ctx_.output.path(f.frame);
+        }
+        return b;
+    }
+    /// read + colour + reformat, in parallel.
+    void prepare_all(Records& b) {
+        for (FrameRecord& f : b) {
+            prepare(ctx_, f);
+            if (f.failed() && stop_on_error_) stop_ = true;
+        }
+    }
+    /// The stage chain (sequence_stage.h): inference, then the temporal stages; the token leaves with the frames
+    /// that are ready (others, or none).
+    void through_chain(Records& b) {
+        const auto t_in = Clock::now();
+        if (idle_since_) report_.infer_wait_ms += std::chrono::duration<double, std::milli>(t_in - *idle_since_).count();
+        for (FrameRecord& f : b) chain_.push(std::move(f));
+        b = settle(chain_.pop_ready());
+        idle_since_ = Clock::now();
+    }
+    /// restore + convention + write, in parallel; each frame in the report.
+    void finish_all(Records& b) {
+        for (FrameRecord& f : b) {
+            finish(ctx_, f, seq_.range, job_meta_);
+            if (f.failed() && stop_on_error_) stop_ = true;
+            f.result.seconds = std::chrono::duration<double>(Clock::now() - f.started).count();
+            if (!f.write && !f.failed()) continue;   // warm-up frames are not reported
+            std::lock_guard<std::mutex> lock(report_mutex_);
+            // A warm-up frame whose plate was found missing before the render is counted there already.
+            if (!f.write && std::any_of(report_.frames.begin(), report_.frames.end(),
+                                        [&](const FrameResult& r) { return r.frame == f.frame; }))
+                continue;
+            record_frame(ctx_, f, report_);
+            if (observer_) observer_->on_frame_done(f.result);
+        }
+    }
+    /// The frames are over (the pipeline has drained): what the chain still holds is finished with what there is,
+    /// or abandoned when a stop cut the plan short, then written.
+    void flush() {
+        Records rest = settle(chain_.flush(next_ < plan_.size() ? SegmentEnd::Stop : SegmentEnd::End));
+        finish_all(rest);
+    }
+    /// Frames not published because a stop cut their temporal window.
+    const std::vector<int>& abandoned() const { return abandoned_; }
+
+private:
+    bool stopping() const { return stop_.load() || (cancel_ && cancel_->load()); }
+    /// Frames out of the chain: one a stage abandoned is not published on a stop (its window lacks frames the stop
+    /// never read); otherwise it was a failed frame inside a chunk's video windows (video_window_stage.h:
+    /// plan_partial), and fails.
+    Records settle(std::vector<FrameRecord> out) {
+        for (FrameRecord& f : out) {
+            if (f.abandoned && f.write && !f.failed()) {
+                if (stopping()) {
+                    f.write = false;
+                    abandoned_.push_back(f.frame);
+                } else {
+                    f.fail(RenderError("frame " + std::to_string(f.frame) + ": not written: a failed frame cut the video "
+                                       "windows that make it (a chunk runs only its own windows); --skip-existing "
+                                       "renders it once that frame's plate reads"));
+                }
+            }
+            if (f.failed() && stop_on_error_) stop_ = true;
+        }
+        return out;
+    }
+
+    const JobContext& ctx_;
+    const std::vector<PlannedFrame>& plan_;
+    const SequenceRange& seq_;
+    const Metadata& job_meta_;
+    StageChain& chain_;
+    JobObserver* observer_;
+    const std::atomic<bool>* cancel_;
+    JobReport& report_;
+    const bool stop_on_error_;
+    std::atomic<bool> stop_{false};
+    size_t next_ = 0;                                  ///< the source's place in the plan
+    std::optional<Clock::time_point> idle_since_;      ///< the chain step's last exit (report.infer_wait_ms)
+    std::mutex report_mutex_;
+    std::vector<int> abandoned_;
+};
+
+void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,
+                   const Metadata& job_meta, StageChain& chain, JobObserver* observer, const std::atomic<bool>* cancel,
+                   JobReport& report) {
+    const size_t tokens = plan_tokens(ctx, plan, chain, report);
+    FramePipeline frames(ctx, plan, seq, job_meta, chain, observer, cancel, report);
+    tbb::task_arena arena(report.worker_threads);   // not ctx.workers: asking TBB for more prints a "TBB Warning"
     arena.execute([&] {
+        using tbb::filter_mode;
         tbb::parallel_pipeline(
             tokens,
-            tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order,
-                [&](tbb::flow_control& fc) -> Batch* {
-                    if (next >= plan.size() || stop.load() || (cancel && cancel->load())) {
-                        if (!sent_last) {
-                            sent_last = true;
-                            return new Batch{{}, true, next < plan.size()};
-                        }
-                        fc.stop();
-                        return nullptr;
-                    }
-                    auto* b = new Batch();
-                    while (next < plan.size() && static_cast<int>(b->frames.size()) < batch) {
-                        auto w = std::make_unique<FrameWork>();
-                        w->result.frame = plan[next].frame;
-                        w->write = plan[next].write;
-                        w->result.rerender_reason = plan[next].replace_reason;
-                        w->started = Clock::now();
-                        w->result.input_path = ctx.input.path(w->result.frame);
-                        w->result.output_path = ctx.output.path(w->result.frame);
-                        w->plan_index = static_cast<int>(next);
-                        w->shot_pos = static_cast<int>(std::lower_bound(ctx.shot.begin(), ctx.shot.end(), w->result.frame) -
-                                                       ctx.shot.begin());
-                        b->frames.push_back(std::move(w));
-                        ++next;
-                    }
-                    return b;
-                }) &
-            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
-                [&](Batch* b) -> Batch* {
-                    for (auto& w : b->frames) {
-                        prepare(ctx, *w);
-                        if (w->failed() && stop_on_error) stop = true;
-                    }
-                    return b;
-                }) &
-            // The stage chain (sequence_stage.h): inference, then the temporal stages; frames come back when ready.
-            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::serial_in_order,
-                [&](Batch* b) -> Batch* {
-                    const auto t_in = Clock::now();
-                    if (infer_idle_since) report.infer_wait_ms += std::chrono::duration<double, std::milli>(t_in - *infer_idle_since).count();
-                    for (auto& w : b->frames) {
-                        StageFrame f;
-                        f.id = w->plan_index, f.frame = w->result.frame, f.shot_pos = w->shot_pos;
-                        f.owner = w.get();
-                        f.input = std::move(w->input);
-                        f.failed = w->failed();
-                        held.emplace(f.id, std::move(w));
-                        chain.push(std::move(f));
-                    }
-                    if (b->last) chain.end_segment(b->cut ? SegmentEnd::Stop : SegmentEnd::End);
-                    std::vector<std::unique_ptr<FrameWork>> out;
-                    for (StageFrame& f : chain.pop_ready()) {
-                        auto it = held.find(f.id);
-                        std::unique_ptr<FrameWork> w = std::move(it->second);
-                        held.erase(it);
-                        if (!w->failed()) w->raw = std::move(f.depth);
-                        w->result.times.infer_ms += f.infer_ms;   // a video model's share of its windows
-                        if (!f.lacked.empty()) w->temporal_cut = format_frame_spec(f.lacked);
-                        if (f.abandoned && w->write && !w->failed()) {
-                            if (stop.load() || (cancel && cancel->load())) {   // its window lacks frames the stop never read
-                                w->write = false;
-                                abandoned.push_back(w->result.frame);
-                            } else {   // a failed frame inside a chunk's video windows (video_window_stage.h: plan_partial)
-                                w->fail(RenderError("frame " + std::to_string(w->result.frame) + ": not written: a failed frame "
-                                                    "cut the video windows that make it (a chunk runs only its own windows); "
-                                                    "--skip-existing renders it once that frame's plate reads"));
-                            }
-                        }
-                        if (w->failed() && stop_on_error) stop = true;
-                        out.push_back(std::move(w));
-                    }
-                    b->frames.swap(out);
-                    infer_idle_since = Clock::now();
-                    return b;
-                }) &
-            tbb::make_filter<Batch*, void>(tbb::filter_mode::parallel,
-                [&](Batch* b) {
-                    std::unique_ptr<Batch> own(b);
-                    for (auto& w : b->frames) {
-                        finish(ctx, *w, seq.range, job_meta);
-                        if (w->failed() && stop_on_error) stop = true;
-                        w->result.seconds = std::chrono::duration<double>(Clock::now() - w->started).count();
-                        if (!w->write && !w->failed()) continue;   // warm-up frames are not reported
-                        std::lock_guard<std::mutex> lock(report_mutex);
-                        // A warm-up frame whose plate was found missing before the render is counted there already.
-                        if (!w->write && std::any_of(report.frames.begin(), report.frames.end(), [&](const FrameResult& r) {
-                                return r.frame == w->result.frame; }))
-                            continue;
-                        record_frame(ctx, *w, report);
-                        if (observer) observer->on_frame_done(w->result);
-                    }
-                }));
+            tbb::make_filter<void, Records*>(filter_mode::serial_in_order, [&](tbb::flow_control& fc) {
+                Records* b = frames.take();
+                if (!b) fc.stop();
+                return b;
+            }) &
+            tbb::make_filter<Records*, Records*>(filter_mode::parallel, [&](Records* b) { return frames.prepare_all(*b), b; }) &
+            tbb::make_filter<Records*, Records*>(filter_mode::serial_in_order, [&](Records* b) { return frames.through_chain(*b), b; }) &
+            tbb::make_filter<Records*, void>(filter_mode::parallel, [&](Records* b) {
+                std::unique_ptr<Records> own(b);
+                frames.finish_all(*b);
+            }));
+        frames.flush();
     });
     // The stages that combine frames (the stabilizer, a video model's windows) start afresh at each size change.
     if (const auto& changes = chain.size_changes(); !changes.empty() && !chain.temporal_names().empty())
@@ -164,11 +187,10 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     "; the plate's data window changes size): the ", chain.temporal_names(),
                     " cannot combine frames across a size change and start afresh there",
                     changes.size() * 2 >= plan.size() ? ", so they had almost no effect on this shot" : "");
-    if (!abandoned.empty())
-        log_warning("stop: frames ", format_frame_spec(abandoned), " were not published: the stop cut their temporal "
+    if (!frames.abandoned().empty())
+        log_warning("stop: frames ", format_frame_spec(frames.abandoned()), " were not published: the stop cut their temporal "
                     "window short: stabilizer or video model windows (a re-run with --skip-existing renders them whole)");
 }
-
 
 }  // namespace
 

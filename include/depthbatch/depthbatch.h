@@ -62,6 +62,8 @@
 #include "depthbatch/model_data.h"
 #include "depthbatch/gpu_device.h"
 #include "depthbatch/depth_model.h"
+#include "depthbatch/frame_record.h"
+#include "depthbatch/scale_shift.h"
 #include "depthbatch/sequence_stage.h"
 #include "depthbatch/video_window_stage.h"
 #include "depthbatch/temporal_stabilizer.h"

@@ -4,17 +4,20 @@
 // one serial step that runs a StageChain: per-batch inference (a single-frame model: frames of one size share a
 // forward pass), the video model's windows, the centred stabilizer (temporal_stabilizer.h). The driver never knows
 // which stages it runs (llama.cpp's sampler chain is the model for this shape): it pushes frames, ends segments and
-// takes the frames that are ready, then restores and writes them in parallel.
+// takes the frames that are ready, then restores and writes them in parallel; at the end of its frames it flushes the
+// chain (flush: the last segment ends, every frame still held comes out).
 //
-// A stage sees frames at model resolution (StageFrame: the model input and the raw depth), in order; each frame
-// pushed comes out exactly once, in push order. It may hold frames until the frames after them have arrived (at
-// most max_held(), counted in the job's frames in flight). A segment is a run of frames a stage may combine: it
+// A stage owns the frames it holds: the frame's one record (frame_record.h) moves into the chain and out of it, and a
+// stage reads and writes its typed fields at model resolution (`input`, `depth`, `tiles`), marks it (`lacked`,
+// `abandoned`) or fails it (FrameRecord::fail: the error travels with the record to the writer and the report). Frames
+// arrive in order; each frame pushed comes out exactly once, in push order. A stage may hold frames until the frames
+// after them have arrived (at most max_held(), counted in the job's frames in flight). A segment is a run of frames a stage may combine: it
 // ends at a gap (a frame that failed), a change of the model input size (decided once, by the chain), a stop, or
 // the end of the job's frames. context_frames() is what a chunk needs on each side of the frames it writes for
 // output identical to a whole render (the driver renders them as warm-up: inferred, not written).
 #pragma once
 
-#include "depthbatch/model_data.h"
+#include "depthbatch/frame_record.h"
 
 #include <deque>
 #include <functional>
@@ -25,23 +28,6 @@
 #include <vector>
 
 namespace depthbatch {
-
-/// One frame as the stages see it.
-struct StageFrame {
-    int id = 0;                ///< the driver's handle (its position in the job's plan)
-    void* owner = nullptr;     ///< the driver's own record of the frame (stages pass it along, never touch it)
-    int frame = 0;             ///< the frame number
-    int shot_pos = 0;          ///< its position in the shot's frames (temporal windows are counted there)
-    ModelInput input;          ///< what the model sees: 3 x H x W float32 RGB in [0,1]
-    DepthImage depth;          ///< the raw depth (model units), as each stage leaves it
-    bool failed = false;       ///< failed upstream (a plate that could not be read, a forward pass that failed):
-                               ///< it passes the later stages untouched, ending their segments (a gap)
-    bool abandoned = false;    ///< a stage could not finish it with its whole context (a stop cut its window):
-                               ///< the driver must not publish it
-    double infer_ms = 0;       ///< forward time a stage spent on it (a video window's time shared by its frames)
-    std::vector<int> lacked;   ///< frames missing from its temporal context (a gap): the driver publishes it marked
-                               ///< (EXR depthbatch/temporal_context), so --skip-existing renders it again later
-};
 
 /// Why a segment ends.
 enum class SegmentEnd {
@@ -65,7 +51,7 @@ public:
     /// The most frames this stage holds at once.
     virtual int max_held() const { return 0; }
     /// A render that writes only shot positions first .. last (of `shot_size`), before any push: the shot positions
-    /// it must be fed (ascending; frames then arrive with those StageFrame::shot_pos) for output equal to (or, as the
+    /// it must be fed (ascending; frames then arrive with those FrameRecord::shot_pos) for output equal to (or, as the
     /// stage documents, within a bound of) a whole render, with a context that does not grow with `first`; nullopt:
     /// the driver plans from context_frames() / needs_segment_start().
     virtual std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last) {
@@ -73,12 +59,12 @@ public:
         return std::nullopt;
     }
     /// The next frame of the segment (never a failed one: the chain passes those around).
-    virtual void push(StageFrame frame) = 0;
+    virtual void push(FrameRecord frame) = 0;
     /// The segment ends: every frame held is finished with what there is (or abandoned, for Stop) and becomes
     /// ready; the next push starts a new segment. `gap`: the frames that failed (SegmentEnd::Gap).
     virtual void end_segment(SegmentEnd why, const std::vector<int>& gap) = 0;
     /// The frames finished since the last call, in push order.
-    virtual std::vector<StageFrame> pop_ready() = 0;
+    virtual std::vector<FrameRecord> pop_ready() = 0;
     /// What the stage adds to every EXR's metadata (and so to what describes the render), as key/value pairs.
     virtual std::vector<std::pair<std::string, std::string>> metadata() const { return {}; }
 };
@@ -90,11 +76,14 @@ public:
     void add(std::unique_ptr<SequenceStage> stage);
     bool empty() const { return stages_.empty(); }
     /// The next frame in shot order (a failed one too: it becomes a gap).
-    void push(StageFrame frame);
+    void push(FrameRecord frame);
     /// End the segment everywhere (SegmentEnd::Stop / End from the driver; gaps and size changes are the chain's).
     void end_segment(SegmentEnd why);
     /// Frames that have passed every stage since the last call (failed ones included), each exactly once.
-    std::vector<StageFrame> pop_ready();
+    std::vector<FrameRecord> pop_ready();
+    /// The end of the driver's frames: end_segment(`why`: SegmentEnd::End, or Stop when a stop cut them short), then
+    /// every frame still inside the chain, finished (or abandoned) and in push order, with those not yet popped.
+    std::vector<FrameRecord> flush(SegmentEnd why);
     /// Sums over the stages.
     int context_frames() const;
     /// The one temporal stage's plan_partial (nullopt when no stage, or more than one stage, combines frames).
@@ -110,11 +99,11 @@ public:
     const std::vector<int>& size_changes() const { return size_changes_; }
 
 private:
-    void feed(size_t stage, StageFrame frame);
+    void feed(size_t stage, FrameRecord frame);
     void drain(size_t stage);
     void end_from(size_t stage, SegmentEnd why, const std::vector<int>& gap);
     std::vector<std::unique_ptr<SequenceStage>> stages_;
-    std::vector<StageFrame> out_;
+    std::vector<FrameRecord> out_;
     bool open_ = false;
     int width_ = 0, height_ = 0;
     std::vector<int> size_changes_;
@@ -129,17 +118,17 @@ private:
 /// most batch - 1 + lookahead x batch frames.
 class BatchInferenceStage : public SequenceStage {
 public:
-    using Forward = std::function<void(std::vector<StageFrame*>& frames)>;
-    using Launch = std::function<std::function<void()>(std::vector<StageFrame*>& frames)>;
+    using Forward = std::function<void(std::vector<FrameRecord*>& frames)>;
+    using Launch = std::function<std::function<void()>(std::vector<FrameRecord*>& frames)>;
     /// Synchronous: lookahead 0.
     BatchInferenceStage(int batch, Forward forward);
     BatchInferenceStage(int batch, int lookahead, Launch launch);
     ~BatchInferenceStage() override;
     std::string name() const override { return "inference"; }
     int max_held() const override { return batch_ - 1 + lookahead_ * batch_; }
-    void push(StageFrame frame) override;
+    void push(FrameRecord frame) override;
     void end_segment(SegmentEnd why, const std::vector<int>& gap) override;
-    std::vector<StageFrame> pop_ready() override;
+    std::vector<FrameRecord> pop_ready() override;
 
 private:
     struct InFlight;
@@ -147,7 +136,7 @@ private:
     void complete_oldest();
     int batch_, lookahead_;
     Launch launch_;
-    std::vector<StageFrame> pending_, ready_;
+    std::vector<FrameRecord> pending_, ready_;
     std::deque<std::unique_ptr<InFlight>> in_flight_;
 };
 
@@ -161,9 +150,9 @@ public:
     std::string name() const override { return "stabilizer"; }
     int context_frames() const override;
     int max_held() const override;
-    void push(StageFrame frame) override;
+    void push(FrameRecord frame) override;
     void end_segment(SegmentEnd why, const std::vector<int>& gap) override;
-    std::vector<StageFrame> pop_ready() override;
+    std::vector<FrameRecord> pop_ready() override;
     std::vector<std::pair<std::string, std::string>> metadata() const override;
 
 private:

@@ -27,22 +27,13 @@
 #pragma once
 
 #include "depthbatch/model_data.h"
+#include "depthbatch/scale_shift.h"
 
 #include <deque>
 #include <utility>
 #include <vector>
 
 namespace depthbatch {
-
-/// y = scale * x + shift
-struct Affine {
-    double scale = 1.0, shift = 0.0;
-};
-
-/// Robust least-squares fit of `target ~= scale * source + shift` over the sample indices where
-/// `mask` holds. Returns identity when fewer than 64 usable samples remain.
-Affine robust_affine_fit(const std::vector<float>& source, const std::vector<float>& target,
-                         const std::vector<unsigned char>& mask);
 
 class TemporalStabilizer {
 public:

@@ -6,7 +6,7 @@
 // 1 + tiles forward passes; the tiles of a frame go through the model together, model.batch at a time.
 // Per tile, its depth brought to its rectangle of the plate is:
 //   1. aligned to the global depth over the same rectangle: a robust least-squares scale and shift
-//      (robust_affine_fit, temporal_stabilizer.h: the alignment of MiDaS, Ranftl et al., TPAMI 2022, eq. 4,
+//      (robust_affine_fit, scale_shift.h: the alignment of MiDaS, Ranftl et al., TPAMI 2022, eq. 4,
 //      with outlier rejection) for relative models, whose scale and shift differ from one forward pass to
 //      the next; a flat tile (no depth variation to fit a scale to) gets the shift alone (median difference).
 //      Metric models are not aligned: their values are metres already;

@@ -29,7 +29,7 @@
 // A segment is a shot for the model: a gap (a failed frame), a size change, or the job's end ends it, running its
 // last windows (tail-padded) and finishing every frame held; the next frame starts a new segment with a new first
 // frame and reference. After a gap, the frames finished by the padding before it and every frame of the segment after
-// it are marked as lacking the gap's frames (StageFrame::lacked: their depth differs from an uninterrupted render);
+// it are marked as lacking the gap's frames (FrameRecord::lacked: their depth differs from an uninterrupted render);
 // a stop abandons every frame held (their windows were cut).
 //
 // The stage holds at most max_held() frames (the frames of `windows_per_forward` windows waiting, W + (B - 1)(W - O),
@@ -50,6 +50,7 @@
 #pragma once
 
 #include "depthbatch/model_contract.h"
+#include "depthbatch/scale_shift.h"
 #include "depthbatch/sequence_stage.h"
 
 #include <exception>
@@ -61,12 +62,6 @@
 #include <vector>
 
 namespace depthbatch {
-
-/// Least squares scale and shift: minimises sum_i (s p_i + t - r_i)^2 over the pairs of `prediction` and
-/// `reference` (equal sizes). Returns {1, 0} when the 2x2 system is singular (all predictions equal, or none).
-/// Sums in double (the official compute_scale_and_shift sums in float32; the two agree to ~1e-6 relative).
-std::pair<double, double> fit_scale_shift(const std::vector<const std::vector<float>*>& prediction,
-                                          const std::vector<const std::vector<float>*>& reference);
 
 /// The weight of the newer window's frame i of `crossfade` cross-faded frames: i / (crossfade - 1).
 double crossfade_weight(int i, int crossfade);
@@ -129,8 +124,9 @@ public:
     /// The model's forward over windows of one segment: windows[b][t] is the input of frame t of window b (all W
     /// long, one size); returns the raw depth [b][t]. Throws on failure (std::exception).
     using Forward = std::function<std::vector<std::vector<DepthImage>>(const std::vector<std::vector<const ModelInput*>>& windows)>;
-    /// Called for each frame a failed forward takes down (the stage marks it failed), with the exception.
-    using OnFailure = std::function<void(StageFrame& frame, const std::exception& error)>;
+    /// Called for each frame a failed forward takes down, with the exception, after the stage failed its record
+    /// (FrameRecord::fail: the exception's exit code when it is an Error, else ExitCode::Render; "frame N: " + what()).
+    using OnFailure = std::function<void(FrameRecord& frame, const std::exception& error)>;
 
     /// `windowing`: the contract's (validated). `windows_per_forward` >= 1: windows batched into one forward (their
     /// inputs do not depend on each other's outputs; model.batch). Throws ConfigError for an invalid windowing.
@@ -144,13 +140,13 @@ public:
     /// W + (windows_per_forward - 1) (W - O) frames.
     int max_held() const override;
     /// A chunk of shot positions first .. last of a shot of `shot_size` frames: plan_video_windows' positions (frames
-    /// pushed are then taken by their StageFrame::shot_pos); nullopt when the plan runs every window of the shot
+    /// pushed are then taken by their FrameRecord::shot_pos); nullopt when the plan runs every window of the shot
     /// (the streaming path). The partial mode lasts until the segment ends;
     /// a gap or a size change inside it abandons the frames held (their windows lack the frames).
     std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last) override;
-    void push(StageFrame frame) override;
+    void push(FrameRecord frame) override;
     void end_segment(SegmentEnd why, const std::vector<int>& gap) override;
-    std::vector<StageFrame> pop_ready() override;
+    std::vector<FrameRecord> pop_ready() override;
     std::vector<std::pair<std::string, std::string>> metadata() const override;
 
     /// Windows run so far (all segments), for the log and tests.

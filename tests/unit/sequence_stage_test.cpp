@@ -11,9 +11,9 @@ using namespace depthbatch;
 
 namespace {
 
-StageFrame frame_at(int pos, int w = 4, int h = 4, bool failed = false) {
-    StageFrame f;
-    f.id = pos, f.frame = 1001 + pos, f.shot_pos = pos, f.failed = failed;
+FrameRecord frame_at(int pos, int w = 4, int h = 4, bool failed = false) {
+    FrameRecord f(pos, 1001 + pos, pos);
+    if (failed) f.fail(InputError("frame " + std::to_string(f.frame) + ": unreadable"));
     f.input.width = w, f.input.height = h;
     f.input.chw.assign(static_cast<size_t>(3) * w * h, 0.5f);
     return f;
@@ -23,9 +23,9 @@ StageFrame frame_at(int pos, int w = 4, int h = 4, bool failed = false) {
 struct Recorder {
     std::vector<std::vector<int>> groups;
     BatchInferenceStage::Forward forward() {
-        return [this](std::vector<StageFrame*>& frames) {
+        return [this](std::vector<FrameRecord*>& frames) {
             groups.emplace_back();
-            for (StageFrame* f : frames) {
+            for (FrameRecord* f : frames) {
                 groups.back().push_back(f->frame);
                 f->depth.width = f->input.width, f->depth.height = f->input.height;
                 f->depth.data.assign(static_cast<size_t>(f->input.width) * f->input.height, static_cast<float>(f->frame));
@@ -34,7 +34,7 @@ struct Recorder {
     }
 };
 
-std::vector<int> frames_of(const std::vector<StageFrame>& out) {
+std::vector<int> frames_of(const std::vector<FrameRecord>& out) {
     std::vector<int> v;
     for (const auto& f : out) v.push_back(f.frame);
     return v;
@@ -46,7 +46,7 @@ TEST(StageChain, BatchesOfOneSizeEachFrameOutOnceInOrder) {
     Recorder rec;
     StageChain chain;
     chain.add(std::make_unique<BatchInferenceStage>(3, rec.forward()));
-    std::vector<StageFrame> out;
+    std::vector<FrameRecord> out;
     for (int p = 0; p < 8; ++p) {
         chain.push(frame_at(p, p < 5 ? 4 : 6));   // the size changes at 1006
         for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
@@ -64,19 +64,19 @@ TEST(StageChain, BatchesOfOneSizeEachFrameOutOnceInOrder) {
 TEST(StageChain, InferenceOneBatchAheadCompletesInOrderAndHoldsWhatIsInFlight) {
     std::vector<std::string> log;
     StageChain chain;
-    chain.add(std::make_unique<BatchInferenceStage>(2, 1, [&log](std::vector<StageFrame*>& frames) {
+    chain.add(std::make_unique<BatchInferenceStage>(2, 1, [&log](std::vector<FrameRecord*>& frames) {
         const int first = frames.front()->frame;
         log.push_back("launch " + std::to_string(first));
         return std::function<void()>([&log, frames, first] {
             log.push_back("complete " + std::to_string(first));
-            for (StageFrame* f : frames) {
+            for (FrameRecord* f : frames) {
                 f->depth.width = f->depth.height = 1;
                 f->depth.data = {static_cast<float>(f->frame)};
             }
         });
     }));
     EXPECT_EQ(chain.max_held(), 3) << "a batch collecting (batch - 1) and one launched";
-    std::vector<StageFrame> out;
+    std::vector<FrameRecord> out;
     std::vector<size_t> ready_after;
     for (int p = 0; p < 5; ++p) {
         chain.push(frame_at(p, 4));
@@ -101,7 +101,7 @@ TEST(StageChain, AFailedFramePassesAroundTheStagesAndEndsTheirSegment) {
     chain.end_segment(SegmentEnd::End);
     const auto out = chain.pop_ready();
     EXPECT_EQ(frames_of(out), (std::vector<int>{1001, 1002, 1003, 1004, 1005, 1006}));
-    EXPECT_TRUE(out[2].failed);
+    EXPECT_TRUE(out[2].failed());
     EXPECT_TRUE(out[2].depth.data.empty()) << "a failed frame never reaches the model";
     EXPECT_EQ(rec.groups, (std::vector<std::vector<int>>{{1001, 1002}, {1004, 1005, 1006}}));
 }

@@ -26,9 +26,9 @@ TemporalWindowing vda(TemporalWindowing::Align align = TemporalWindowing::Align:
 }
 
 /// Segment position p as a frame of 2x1 px whose input holds p in every value (so a window's inputs name frames).
-StageFrame frame_at(int p, bool failed = false) {
-    StageFrame f;
-    f.id = p, f.frame = 1001 + p, f.shot_pos = p, f.failed = failed;
+FrameRecord frame_at(int p, bool failed = false) {
+    FrameRecord f(p, 1001 + p, p);
+    if (failed) f.fail(InputError("frame " + std::to_string(f.frame) + ": unreadable"));
     f.input.width = 2, f.input.height = 1;
     f.input.chw.assign(6, static_cast<float>(p));
     return f;
@@ -66,12 +66,12 @@ struct Fake {
 };
 
 /// Push positions 0 .. n-1 (failed where `failed` says), end with `why`; every frame out, in order, and the most held.
-std::vector<StageFrame> run(SequenceStage& stage, int n, SegmentEnd why = SegmentEnd::End, int* most_held = nullptr,
+std::vector<FrameRecord> run(SequenceStage& stage, int n, SegmentEnd why = SegmentEnd::End, int* most_held = nullptr,
                             const std::function<bool(int)>& failed = {}) {
     StageChain chain;
     std::unique_ptr<SequenceStage> owned(&stage);
     chain.add(std::move(owned));
-    std::vector<StageFrame> out;
+    std::vector<FrameRecord> out;
     int held = 0, most = 0;
     for (int p = 0; p < n; ++p) {
         chain.push(frame_at(p, failed && failed(p)));
@@ -86,7 +86,7 @@ std::vector<StageFrame> run(SequenceStage& stage, int n, SegmentEnd why = Segmen
 }
 
 /// run() on a stage the chain owns.
-std::vector<StageFrame> run_new(const TemporalWindowing& t, Fake& fake, int n, int per_forward = 1,
+std::vector<FrameRecord> run_new(const TemporalWindowing& t, Fake& fake, int n, int per_forward = 1,
                                 SegmentEnd why = SegmentEnd::End, int* most_held = nullptr, const std::function<bool(int)>& failed = {}) {
     return run(*new VideoWindowStage(t, per_forward, fake.forward()), n, why, most_held, failed);
 }
@@ -240,7 +240,7 @@ TEST(VideoWindowStage, AGapEndsTheSegmentAndTheFramesAroundItLackIt) {
     const auto out = run_new(vda(), fake, 60, 1, SegmentEnd::End, nullptr, [](int p) { return p == 40; });
     ASSERT_EQ(out.size(), 60u);
     for (int p = 0; p < 60; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].frame, 1001 + p);
-    EXPECT_TRUE(out[40].failed);
+    EXPECT_TRUE(out[40].failed());
     ASSERT_EQ(fake.windows.size(), 3u) << "0..39: starts 0 and 22; 41..59: start 0";
     EXPECT_EQ(fake.windows[2], cat(range(41, 59), std::vector<int>(13, 59))) << "the new segment starts afresh";
     std::map<int, std::vector<int>> lacked;
@@ -257,9 +257,9 @@ TEST(VideoWindowStage, ASizeChangeStartsTheWindowsAfreshWithoutMarkingFrames) {
     fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), 1.0f); };
     StageChain chain;
     chain.add(std::make_unique<VideoWindowStage>(vda(), 1, fake.forward()));
-    std::vector<StageFrame> out;
+    std::vector<FrameRecord> out;
     for (int p = 0; p < 50; ++p) {
-        StageFrame f = frame_at(p);
+        FrameRecord f = frame_at(p);
         if (p >= 30) f.input.width = 1, f.input.chw.resize(3);   // the size changes at position 30
         chain.push(std::move(f));
         for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
@@ -289,13 +289,13 @@ TEST(VideoWindowStage, AFailedForwardFailsTheFramesItHeld) {
         return depth2(static_cast<float>(p), 1.0f);
     };
     std::vector<int> told;
-    auto* stage = new VideoWindowStage(vda(), 1, fake.forward(), [&told](StageFrame& f, const std::exception& e) {
+    auto* stage = new VideoWindowStage(vda(), 1, fake.forward(), [&told](FrameRecord& f, const std::exception& e) {
         EXPECT_STREQ(e.what(), "injected");
         told.push_back(f.frame);
     });
     const auto out = run(*stage, 60);
     ASSERT_EQ(out.size(), 60u);
-    for (int p = 0; p < 60; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].failed, p >= 24 && p < 54) << p;
+    for (int p = 0; p < 60; ++p) EXPECT_EQ(out[static_cast<size_t>(p)].failed(), p >= 24 && p < 54) << p;
     EXPECT_EQ(told.size(), 30u);
 }
 
@@ -337,7 +337,7 @@ VideoWindowStage::Forward input_only_forward(int* windows = nullptr) {
 /// Depth by position of a whole render of n frames (the streaming path).
 std::vector<std::vector<float>> whole_render(const TemporalWindowing& t, int n) {
     std::vector<std::vector<float>> depth;
-    for (StageFrame& f : run(*new VideoWindowStage(t, 1, input_only_forward()), n)) depth.push_back(f.depth.data);
+    for (FrameRecord& f : run(*new VideoWindowStage(t, 1, input_only_forward()), n)) depth.push_back(f.depth.data);
     return depth;
 }
 
@@ -350,7 +350,7 @@ std::map<int, std::vector<float>> partial_render(const TemporalWindowing& t, int
     const auto positions = chain.plan_partial(n, first, last);
     std::vector<int> all = positions ? *positions : range(0, n - 1);
     if (fed) *fed = all;
-    std::vector<StageFrame> out;
+    std::vector<FrameRecord> out;
     for (int p : all) {
         chain.push(frame_at(p));
         for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
@@ -486,17 +486,17 @@ TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
     chain.add(std::make_unique<VideoWindowStage>(vda(TemporalWindowing::Align::None), 1, input_only_forward()));
     const auto positions = chain.plan_partial(300, 100, 149);
     ASSERT_TRUE(positions);
-    std::vector<StageFrame> out;
+    std::vector<FrameRecord> out;
     for (size_t i = 0; i < positions->size() / 2; ++i) chain.push(frame_at((*positions)[i]));
     chain.end_segment(SegmentEnd::Stop);
     for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
     ASSERT_EQ(out.size(), positions->size() / 2);
     int abandoned = 0;
-    for (const StageFrame& f : out) abandoned += f.abandoned;
+    for (const FrameRecord& f : out) abandoned += f.abandoned;
     EXPECT_GT(abandoned, 0);
     // What came out finished is final: the chunk's frames among them equal the whole render's.
     const auto whole = whole_render(vda(TemporalWindowing::Align::None), 300);
-    for (const StageFrame& f : out)
+    for (const FrameRecord& f : out)
         if (!f.abandoned && f.shot_pos >= 100) EXPECT_EQ(f.depth.data, whole[static_cast<size_t>(f.shot_pos)]) << f.shot_pos;
 }
 

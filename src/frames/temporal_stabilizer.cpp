@@ -31,35 +31,6 @@ std::vector<float> mean_rgb(const DepthImage& raw, const ModelInput& input) {
 
 }  // namespace
 
-Affine robust_affine_fit(const std::vector<float>& x, const std::vector<float>& y, const std::vector<unsigned char>& mask) {
-    std::vector<unsigned char> use = mask;
-    Affine fit;
-    for (int iter = 0; iter < 3; ++iter) {
-        double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-        for (size_t i = 0; i < x.size(); ++i)
-            if (use[i] && std::isfinite(x[i]) && std::isfinite(y[i])) {
-                n += 1;
-                sx += x[i];
-                sy += y[i];
-                sxx += static_cast<double>(x[i]) * x[i];
-                sxy += static_cast<double>(x[i]) * y[i];
-            }
-        const double det = n * sxx - sx * sx;
-        if (n < 64 || std::abs(det) < 1e-12 * std::max(1.0, n * sxx)) return Affine{};
-        fit.scale = (n * sxy - sx * sy) / det;
-        fit.shift = (sy - fit.scale * sx) / n;
-        std::vector<float> residuals;
-        for (size_t i = 0; i < x.size(); ++i)
-            if (use[i]) residuals.push_back(static_cast<float>(std::abs(y[i] - (fit.scale * x[i] + fit.shift))));
-        std::nth_element(residuals.begin(), residuals.begin() + residuals.size() / 2, residuals.end());
-        const double limit = std::max(3.0 * 1.4826 * residuals[residuals.size() / 2], 1e-9);
-        for (size_t i = 0; i < x.size(); ++i)
-            if (use[i] && std::abs(y[i] - (fit.scale * x[i] + fit.shift)) > limit) use[i] = 0;
-    }
-    if (!(std::isfinite(fit.scale) && std::isfinite(fit.shift)) || fit.scale <= 0) return Affine{};
-    return fit;
-}
-
 TemporalStabilizer::TemporalStabilizer(int radius) : radius_(std::max(1, radius)) {}
 
 void TemporalStabilizer::push(int id, DepthImage raw, const ModelInput& input) {

@@ -14,23 +14,6 @@
 
 namespace depthbatch {
 
-std::pair<double, double> fit_scale_shift(const std::vector<const std::vector<float>*>& prediction,
-                                          const std::vector<const std::vector<float>*>& reference) {
-    // The normal equations of min sum (s p + t - r)^2: [a00 a01; a01 a11] [s t]' = [b0 b1]'.
-    double a00 = 0, a01 = 0, a11 = 0, b0 = 0, b1 = 0;
-    for (size_t f = 0; f < prediction.size() && f < reference.size(); ++f) {
-        const std::vector<float>& p = *prediction[f];
-        const std::vector<float>& r = *reference[f];
-        for (size_t i = 0; i < p.size() && i < r.size(); ++i) {
-            const double x = p[i], y = r[i];
-            a00 += x * x, a01 += x, a11 += 1, b0 += x * y, b1 += y;
-        }
-    }
-    const double det = a00 * a11 - a01 * a01;
-    if (det == 0) return {1.0, 0.0};
-    return {(a11 * b0 - a01 * b1) / det, (-a01 * b0 + a00 * b1) / det};
-}
-
 double crossfade_weight(int i, int crossfade) { return crossfade > 1 ? static_cast<double>(i) / (crossfade - 1) : 1.0; }
 
 int window_count(const TemporalWindowing& t, int n) { return n <= 0 ? 0 : (n + t.stride() - 1) / t.stride(); }
@@ -115,7 +98,7 @@ struct VideoWindowStage::Impl {
 
     /// A frame of the segment not yet ready; its model input is shared with the windows that take it.
     struct Held {
-        StageFrame frame;                       ///< its input moved out into `input`; its depth as far as aligned
+        FrameRecord frame;                       ///< its input moved out into `input`; its depth as far as aligned
         std::shared_ptr<ModelInput> input;
         bool done = false;
     };
@@ -126,7 +109,7 @@ struct VideoWindowStage::Impl {
     std::vector<std::shared_ptr<ModelInput>> prev_slots;   ///< the last window's inputs, as fed
     std::shared_ptr<ModelInput> last_input;     ///< the segment's last frame's (the tail padding)
     std::vector<std::vector<float>> reference;  ///< the aligned reference depths (A of them)
-    std::vector<StageFrame> ready;
+    std::vector<FrameRecord> ready;
     SegmentEnd start = SegmentEnd::End;         ///< how the segment began (Gap: after failed frames)
     std::vector<int> start_gap;                 ///< those frames
     int windows = 0;
@@ -285,7 +268,7 @@ struct VideoWindowStage::Impl {
             for (size_t m = 0; m < batch_idx.size(); ++m) {
                 const int k = plan_windows[batch_idx[m]];
                 for (int j = 0; j < t.window; ++j)
-                    if (auto it = part_held.find(k * t.stride() + j); it != part_held.end()) it->second.frame.infer_ms += ms;
+                    if (auto it = part_held.find(k * t.stride() + j); it != part_held.end()) it->second.frame.result.times.infer_ms += ms;
                 align_partial(k, out[m]);
             }
             windows += static_cast<int>(batch_idx.size());
@@ -309,13 +292,20 @@ struct VideoWindowStage::Impl {
         }
     }
 
+    /// A frame a failed forward takes down: its record carries the error (the exception's exit code when it has one,
+    /// else exit 5, naming the frame) to the writer and the report; then the caller's on_failure, if any.
+    void fail_frame(FrameRecord& f, const std::exception& e) {
+        const auto* err = dynamic_cast<const Error*>(&e);
+        f.fail(Error(err ? err->code() : ExitCode::Render, "frame " + std::to_string(f.frame) + ": " + e.what()));
+        if (on_failure) on_failure(f, e);
+    }
+
     /// Partial mode ends before its windows ran (a failed forward, a gap, a size change, a stop): every frame held
     /// is abandoned (never published: its windows lack frames), or failed with `error`.
     void abandon_partial(const std::exception* error) {
         for (auto& [pos, h] : part_held) {
             if (error) {
-                h.frame.failed = true;
-                if (on_failure) on_failure(h.frame, *error);
+                fail_frame(h.frame, *error);
             } else {
                 h.frame.abandoned = true;
             }
@@ -336,8 +326,7 @@ struct VideoWindowStage::Impl {
     void fail_all(const std::exception& e) {
         std::vector<int> frames;
         for (Held& h : held) {
-            h.frame.failed = true;
-            if (on_failure) on_failure(h.frame, e);
+            fail_frame(h.frame, e);
             frames.push_back(h.frame.frame);
             give_back_input(h);
             ready.push_back(std::move(h.frame));
@@ -381,7 +370,7 @@ struct VideoWindowStage::Impl {
                           (static_cast<double>(count) * t.window);
         for (int m = 0; m < count; ++m)
             for (int j = 0, b = (next_window + m) * t.stride(); j < t.window; ++j)
-                if (b + j >= first && b + j < n) at(b + j).frame.infer_ms += ms;
+                if (b + j >= first && b + j < n) at(b + j).frame.result.times.infer_ms += ms;
         for (int m = 0; m < count; ++m) align(next_window + m, out[static_cast<size_t>(m)]);
         windows += count;
         next_window += count;
@@ -445,7 +434,7 @@ std::optional<std::vector<int>> VideoWindowStage::plan_partial(int shot_size, in
     return plan.positions;
 }
 
-void VideoWindowStage::push(StageFrame frame) {
+void VideoWindowStage::push(FrameRecord frame) {
     Impl& s = *impl_;
     if (s.partial) {
         Impl::Held h;
@@ -513,7 +502,7 @@ void VideoWindowStage::end_segment(SegmentEnd why, const std::vector<int>& gap) 
     }
 }
 
-std::vector<StageFrame> VideoWindowStage::pop_ready() { return std::move(impl_->ready); }
+std::vector<FrameRecord> VideoWindowStage::pop_ready() { return std::move(impl_->ready); }
 
 std::vector<std::pair<std::string, std::string>> VideoWindowStage::metadata() const {
     const TemporalWindowing& t = impl_->t;

@@ -1,5 +1,6 @@
 #include "depthbatch/sequence_stage.h"
 
+#include "depthbatch/frame_sequence.h"
 #include "depthbatch/temporal_stabilizer.h"
 
 #include <algorithm>
@@ -7,12 +8,16 @@
 
 namespace depthbatch {
 
+// ---- FrameRecord ------------------------------------------------------------------------------------------
+
+std::string FrameRecord::temporal_cut() const { return lacked.empty() ? std::string() : format_frame_spec(lacked); }
+
 // ---- StageChain -------------------------------------------------------------------------------------------
 
 void StageChain::add(std::unique_ptr<SequenceStage> stage) { stages_.push_back(std::move(stage)); }
 
-void StageChain::push(StageFrame frame) {
-    if (!frame.failed) {
+void StageChain::push(FrameRecord frame) {
+    if (!frame.failed()) {
         if (open_ && (frame.input.width != width_ || frame.input.height != height_)) {
             size_changes_.push_back(frame.frame);
             end_from(0, SegmentEnd::SizeChange, {});
@@ -25,12 +30,12 @@ void StageChain::push(StageFrame frame) {
     feed(0, std::move(frame));
 }
 
-void StageChain::feed(size_t stage, StageFrame frame) {
+void StageChain::feed(size_t stage, FrameRecord frame) {
     if (stage == stages_.size()) {
         out_.push_back(std::move(frame));
         return;
     }
-    if (frame.failed) {   // a gap: the stages from here on end their segment before it, then it passes
+    if (frame.failed()) {   // a gap: the stages from here on end their segment before it, then it passes
         end_from(stage, SegmentEnd::Gap, {frame.frame});
         out_.push_back(std::move(frame));
         return;
@@ -40,7 +45,7 @@ void StageChain::feed(size_t stage, StageFrame frame) {
 }
 
 void StageChain::drain(size_t stage) {
-    for (StageFrame& f : stages_[stage]->pop_ready()) feed(stage + 1, std::move(f));
+    for (FrameRecord& f : stages_[stage]->pop_ready()) feed(stage + 1, std::move(f));
 }
 
 void StageChain::end_from(size_t stage, SegmentEnd why, const std::vector<int>& gap) {
@@ -55,7 +60,12 @@ void StageChain::end_segment(SegmentEnd why) {
     open_ = false;
 }
 
-std::vector<StageFrame> StageChain::pop_ready() { return std::move(out_); }
+std::vector<FrameRecord> StageChain::pop_ready() { return std::move(out_); }
+
+std::vector<FrameRecord> StageChain::flush(SegmentEnd why) {
+    end_segment(why);
+    return pop_ready();
+}
 
 int StageChain::context_frames() const {
     int n = 0;
@@ -100,12 +110,12 @@ std::vector<std::pair<std::string, std::string>> StageChain::metadata() const {
 // ---- BatchInferenceStage ----------------------------------------------------------------------------------
 
 struct BatchInferenceStage::InFlight {
-    std::vector<StageFrame> frames;
+    std::vector<FrameRecord> frames;
     std::function<void()> complete;
 };
 
 BatchInferenceStage::BatchInferenceStage(int batch, Forward forward)
-    : BatchInferenceStage(batch, 0, [forward = std::move(forward)](std::vector<StageFrame*>& frames) {
+    : BatchInferenceStage(batch, 0, [forward = std::move(forward)](std::vector<FrameRecord*>& frames) {
           forward(frames);
           return std::function<void()>();
       }) {}
@@ -118,7 +128,7 @@ BatchInferenceStage::~BatchInferenceStage() {
     while (!in_flight_.empty()) complete_oldest();
 }
 
-void BatchInferenceStage::push(StageFrame frame) {
+void BatchInferenceStage::push(FrameRecord frame) {
     pending_.push_back(std::move(frame));
     if (static_cast<int>(pending_.size()) >= batch_) run();
 }
@@ -132,8 +142,8 @@ void BatchInferenceStage::run() {
     if (pending_.empty()) return;
     auto b = std::make_unique<InFlight>();
     b->frames.swap(pending_);
-    std::vector<StageFrame*> frames;
-    for (StageFrame& f : b->frames) frames.push_back(&f);
+    std::vector<FrameRecord*> frames;
+    for (FrameRecord& f : b->frames) frames.push_back(&f);
     b->complete = launch_(frames);
     in_flight_.push_back(std::move(b));
     while (static_cast<int>(in_flight_.size()) > lookahead_) complete_oldest();
@@ -143,18 +153,18 @@ void BatchInferenceStage::complete_oldest() {
     std::unique_ptr<InFlight> b = std::move(in_flight_.front());
     in_flight_.pop_front();
     if (b->complete) b->complete();
-    for (StageFrame& f : b->frames) ready_.push_back(std::move(f));
+    for (FrameRecord& f : b->frames) ready_.push_back(std::move(f));
 }
 
-std::vector<StageFrame> BatchInferenceStage::pop_ready() { return std::move(ready_); }
+std::vector<FrameRecord> BatchInferenceStage::pop_ready() { return std::move(ready_); }
 
 // ---- StabilizerStage --------------------------------------------------------------------------------------
 
 struct StabilizerStage::Impl {
     TemporalStabilizer stabilizer;
     int radius, shot_size;
-    std::map<int, StageFrame> held;   ///< frames inside the stabilizer (their depth moved into it), by id
-    std::vector<StageFrame> ready;
+    std::map<int, FrameRecord> held;   ///< frames inside the stabilizer (their depth moved into it), by id
+    std::vector<FrameRecord> ready;
     // The current segment: shot positions of its first and last frames, and why it started.
     bool open = false;
     int start_pos = 0, last_pos = 0;
@@ -169,7 +179,7 @@ StabilizerStage::~StabilizerStage() = default;
 int StabilizerStage::context_frames() const { return impl_->stabilizer.warmup_frames(); }
 int StabilizerStage::max_held() const { return impl_->radius + 1; }
 
-void StabilizerStage::push(StageFrame frame) {
+void StabilizerStage::push(FrameRecord frame) {
     Impl& s = *impl_;
     if (!s.open) {
         s.open = true;
@@ -205,7 +215,7 @@ void StabilizerStage::take(bool flushing, SegmentEnd why, const std::vector<int>
     const int r = s.radius;
     for (auto& [id, depth] : s.stabilizer.pop_ready()) {
         auto it = s.held.find(id);
-        StageFrame f = std::move(it->second);
+        FrameRecord f = std::move(it->second);
         s.held.erase(it);
         f.depth = std::move(depth);
         // Its window in an uninterrupted whole render: min(R, p, N - 1 - p) on each side; here: as far as the
@@ -227,7 +237,7 @@ void StabilizerStage::take(bool flushing, SegmentEnd why, const std::vector<int>
     }
 }
 
-std::vector<StageFrame> StabilizerStage::pop_ready() { return std::move(impl_->ready); }
+std::vector<FrameRecord> StabilizerStage::pop_ready() { return std::move(impl_->ready); }
 
 std::vector<std::pair<std::string, std::string>> StabilizerStage::metadata() const {
     return {{"depthbatch/stabilize", "centred: " + std::to_string(impl_->radius) + " frames on each side"}};

@@ -1,6 +1,6 @@
 #include "depthbatch/depth_preview.h"
 
-#include "output_guard.h"
+#include "output/output_guard.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/install_layout.h"
@@ -75,8 +75,9 @@ LegendLayout legend_layout(int bar_x0, int bar_x1, int centre, int far_width, in
     return l;
 }
 
-void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, const PreviewRange& range,
+void write_depth_preview(Publication& pub, const OIIO::ImageBuf& depth, const PreviewRange& range,
                          const Colormap& map, int size, const std::string& caption) {
+    const std::string& path = pub.final_path();
     const OIIO::ImageSpec& ds = depth.spec();
     const double scale = std::min(1.0, static_cast<double>(size) / std::max(ds.width, ds.height));
     const int w = std::max(1, static_cast<int>(std::lround(ds.width * scale)));
@@ -127,7 +128,6 @@ void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, c
          OIIO::ImageBufAlgo::render_text(out, w / 2, text_y(layout.caption_line), caption, font, kFont, white, Align::Center));
     if (!drawn) throw RenderError(path + ": cannot draw the legend: " + out.geterror() + " (the DejaVu Sans font: Debian's "
                                   "fonts-dejavu-core; OIIO looks under /usr/share/fonts and $OPENIMAGEIO_FONTS)");
-    Publication pub = Publication::open(path, OutputRole::Preview, "output.preview");
     const std::string ext = fs::path(path).extension().string();
     OIIO::ImageSpec spec = out.spec();
     spec.set_format(OIIO::TypeDesc::UINT8);

@@ -2,7 +2,7 @@
 
 #include "depthbatch/exr_deflate.h"
 
-#include "atomic_file.h"
+#include "output/output_guard.h"
 
 #include "depthbatch/error.h"
 
@@ -162,8 +162,9 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
     return s;
 }
 
-void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::ImageBuf& depth,
+void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf& depth,
                      const Metadata& metadata, const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra) {
+    const std::string& path = pub.final_path();
     const OIIO::ImageSpec& in = plate.file_spec;
     if (depth.spec().width != in.width || depth.spec().height != in.height || depth.nchannels() != 1)
         throw RenderError(path + ": depth is " + std::to_string(depth.spec().width) + "x" +
@@ -237,19 +238,14 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
         if (key.rfind("oiio:", 0) == 0) exr_only.push_back({key, value});
         else spec.attribute(key, value);
 
-    const fs::path final_path(path);
-    std::error_code ec;
-    if (!final_path.parent_path().empty()) fs::create_directories(final_path.parent_path(), ec);
-    if (ec) throw RenderError(path + ": cannot create the output folder: " + ec.message());
-    // No existence check here: run_job refuses existing outputs before rendering, and the no-replace
-    // link() below catches a file that appeared since (another farm task), comparing bytes.
-
-    detail::TempFile tmp(path);
-    // With attributes only OpenEXR writes, OIIO writes a staging file first (same folder, hidden, removed
-    // in any case) and OpenEXR copies its compressed pixels unchanged under the fuller header.
-    std::optional<detail::TempFile> staged;
-    if (!exr_only.empty()) staged.emplace(path);
-    const std::string& oiio_path = staged ? staged->path() : tmp.path();
+    // The folder exists (the guard's open made it). No existence check here: run_job refuses existing outputs
+    // before rendering, and the no-replace link() below catches a file that appeared since (another farm task),
+    // comparing bytes.
+    // With attributes only OpenEXR writes, OIIO writes a staging file first (the publication's scratch: same
+    // folder, hidden, removed in any case) and OpenEXR copies its compressed pixels unchanged under the fuller
+    // header into the publication's temporary.
+    const bool staged = !exr_only.empty();
+    const std::string oiio_path = staged ? pub.scratch_path() : pub.temp_path();
     auto out = OIIO::ImageOutput::create("openexr");
     if (!out) throw RenderError(path + ": no OpenEXR writer: " + OIIO::geterror());
     // What the OS said (No space left on device, Permission denied, Read-only file system): OIIO's own
@@ -272,17 +268,17 @@ void write_depth_exr(const std::string& path, const Plate& plate, const OIIO::Im
         throw RenderError(path + ": write failed: " + (wrote ? with_os_error(out->geterror()) : write_error));
     if (staged) {
         try {
-            Imf::InputFile in_file(staged->path().c_str());
+            Imf::InputFile in_file(pub.scratch_path().c_str());
             Imf::Header header = in_file.header();
             for (const auto& [key, value] : exr_only) header.insert(key, Imf::StringAttribute(value));
-            Imf::OutputFile out_file(tmp.path().c_str(), header);
+            Imf::OutputFile out_file(pub.temp_path().c_str(), header);
             out_file.copyPixels(in_file);
         } catch (const std::exception& e) {
             throw RenderError(path + ": write failed: " + e.what());
         }
     }
     // Two farm tasks whose chunks overlap write the same frame: identical bytes are no conflict.
-    if (tmp.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
+    if (pub.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
         throw OutputExistsError(path + ": appeared while rendering (another task?) with different content; "
                                 "not overwritten");
 }

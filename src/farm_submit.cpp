@@ -3,7 +3,7 @@
 #include "depthbatch/video_window_stage.h"
 
 #include "farm/farm_engines.h"
-#include "output_guard.h"
+#include "output/output_guard.h"
 #include "subprocess.h"
 
 #include "depthbatch/error.h"
@@ -167,9 +167,7 @@ std::vector<std::string> write_farm_files(const JobConfig& job, const std::vecto
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         throw ConfigError("submit --out: " + o.out_dir + " exists and is not a folder");
-    const std::vector<int> shot = shot_frames(job.input);
-    const std::string model = job.model.path == "default" ? "" : job.model.path;
-    const OutputGuard guard = OutputGuard::for_job(job, shot, model);
+    const OutputGuard guard = OutputGuard::for_job(job);
     // Every file is checked before the first is written: a refusal leaves the folder as it was.
     for (const auto& [name, text] : files) guard.check((dir / name).string(), OutputRole::FarmFile, "submit --out");
     guard.check((dir / output_marker::farm_manifest).string(), OutputRole::FarmFile, "submit --out");
@@ -192,7 +190,7 @@ std::vector<std::string> write_farm_files(const JobConfig& job, const std::vecto
     std::vector<std::string> written;
     for (const auto& [name, text] : all) {
         const fs::path p = dir / name;
-        Publication pub = Publication::open(p.string(), OutputRole::FarmFile, "submit --out");
+        Publication pub = guard.open(p.string(), OutputRole::FarmFile, "submit --out");
         {
             std::ofstream out(pub.temp_path());
             out << text;

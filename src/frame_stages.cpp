@@ -245,13 +245,15 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
         options.pixel_type = ctx.passthrough->pixel_type(options.pixel_type, *w.plate);   // auto, for this plate
         if (options.channels != OutputChannels::Depth) ctx.passthrough->apply(*w.plate);   // to scene_linear (or nothing)
         if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
-        write_depth_exr(w.result.output_path, *w.plate, depth, meta, options, passes.channels);
+        Publication out = ctx.guard.open(w.result.output_path, OutputRole::DepthFrame);
+        write_depth_exr(out, *w.plate, depth, meta, options, passes.channels);
         w.result.times.write_ms = ms_since(t0);
         if (ctx.preview) {
             const std::string path = ctx.preview->path(w.result.frame);
             try {
                 const size_t n = static_cast<size_t>(depth.spec().width) * depth.spec().height;
-                write_depth_preview(path, depth, preview_range(ctx, values, n, range), *ctx.colormap,
+                Publication out = ctx.guard.open(path, OutputRole::Preview);
+                write_depth_preview(out, depth, preview_range(ctx, values, n, range), *ctx.colormap,
                                     ctx.job.output.preview.size, "frame " + std::to_string(w.result.frame));
             } catch (const std::exception& e) {   // a preview never fails a frame
                 log_warning("frame ", w.result.frame, ": preview ", path, " not written: ", e.what());

@@ -9,7 +9,7 @@
 //   job_report.cpp    each frame's line and place in the report, the closing figures, the JSON summary
 #pragma once
 
-#include "output_guard.h"
+#include "output/output_guard.h"
 #include "pass_plan.h"
 
 #include "depthbatch/color_transform.h"
@@ -68,7 +68,7 @@ struct JobContext {
     std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
     std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
     std::optional<Colormap> colormap;
-    OutputGuard guard;                          ///< every path the job writes (output_guard.h)
+    OutputGuard guard;                          ///< every path the job writes (output/output_guard.h)
     std::optional<ChanFile> chan;               ///< camera.chan, read once
     PassPlan passes;                            ///< output.passes, planned once (pass_plan.h)
     Clock::time_point loaded;                   ///< when the model was loaded (JobReport::first_frame_s)
@@ -194,6 +194,6 @@ StageChain make_stage_chain(const JobContext& ctx);
 /// One frame's log line and its place in the report (called once per finished frame, under a lock).
 void record_frame(const JobContext& ctx, const FrameRecord& w, JobReport& report);
 /// The report's closing figures and the JSON summary when the job asks for one.
-void close_report(JobReport& report, const JobConfig& job, const std::atomic<bool>* cancel, Clock::time_point t_start);
+void close_report(JobReport& report, const JobContext& ctx, const std::atomic<bool>* cancel, Clock::time_point t_start);
 
 }  // namespace depthbatch::detail

@@ -4,7 +4,7 @@
 #include "job_context.h"
 
 #include "depthbatch/log.h"
-#include "atomic_file.h"
+#include "output/atomic_file.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/install_layout.h"
@@ -167,8 +167,7 @@ static std::pair<SequenceStats, std::string> wanted_sequence_stats(const JobCont
         }
     }
     want.sample_frames = sample_frames(sampled_from, job.depth.stats_frames);
-    const std::string path = job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file;
-    return {want, path};
+    return {want, job_output_path(job, OutputRole::StatsSidecar)};
 }
 
 SequenceStats sequence_stats(const JobContext& ctx) {
@@ -186,7 +185,7 @@ SequenceStats sequence_stats(const JobContext& ctx) {
         if (w.failed()) throw Error(w.result.status, "sequence statistics: " + w.result.message);
         return std::move(w.depth.data);
     };
-    return reuse_or_compute_sequence_stats(path, want, job.output.overwrite == OverwritePolicy::Overwrite, frame_values);
+    return reuse_or_compute_sequence_stats(ctx.guard, path, want, job.output.overwrite == OverwritePolicy::Overwrite, frame_values);
 }
 
 

@@ -55,7 +55,8 @@ std::string stop_reason() {
     return "interrupted by signal " + std::to_string(signo) + (name ? std::string(" (") + name + ")" : std::string());
 }
 
-void close_report(JobReport& report, const JobConfig& job, const std::atomic<bool>* cancel, Clock::time_point t_start) {
+void close_report(JobReport& report, const JobContext& ctx, const std::atomic<bool>* cancel, Clock::time_point t_start) {
+    const JobConfig& job = ctx.job;
     std::sort(report.frames.begin(), report.frames.end(),
               [](const FrameResult& a, const FrameResult& b) { return a.frame < b.frame; });
     const bool undone = report.rendered + report.skipped + report.failed < static_cast<int>(report.requested.size());
@@ -71,7 +72,8 @@ void close_report(JobReport& report, const JobConfig& job, const std::atomic<boo
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
     if (job.pipeline.summary.empty()) return;
     try {   // the frames are published: a summary that cannot be written never turns the render into a failure
-        write_summary_json(report, job.pipeline.summary);
+        Publication out = ctx.guard.open(job.pipeline.summary, OutputRole::Summary);
+        write_summary_json(report, out);
     } catch (const Error& e) {
         log_error("pipeline.summary not written: ", e.what());
     }
@@ -90,13 +92,12 @@ void write_failure_summary(const JobConfig& job, ExitCode code, const std::strin
     // render that made them; it stays.
     if (code == ExitCode::OutputExists) return;
     try {
-        const std::vector<int> shot = shot_frames(job.input);
-        OutputGuard::for_job(job, shot, job.model.path).check(job.pipeline.summary, OutputRole::Summary, "pipeline.summary");
+        Publication out = OutputGuard::for_job(job).open(job.pipeline.summary, OutputRole::Summary);
         JobReport report;
         report.job_file = job.job_file;
         report.exit_code = code;
         report.error = message;
-        write_summary_json(report, job.pipeline.summary);
+        write_summary_json(report, out);
     } catch (const std::exception& e) {   // e.g. the guard refused the summary path itself: the error says why
         log_debug("no failure summary: ", e.what());
     }
@@ -116,7 +117,8 @@ JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult
                    " s) ran out: the frames in flight were abandoned";
     if (!job.pipeline.summary.empty()) {
         try {
-            write_summary_json(report, job.pipeline.summary);
+            Publication out = OutputGuard::for_job(job).open(job.pipeline.summary, OutputRole::Summary);
+            write_summary_json(report, out);
         } catch (const std::exception& e) {
             log_error("pipeline.summary not written: ", e.what());
         }
@@ -124,7 +126,8 @@ JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult
     return report;
 }
 
-void write_summary_json(const JobReport& r, const std::string& path) {
+void write_summary_json(const JobReport& r, Publication& pub) {
+    const std::string& path = pub.final_path();
     using json = nlohmann::ordered_json;
     auto stages = [](const StageTimes& t) {
         return json{{"read_ms", t.read_ms}, {"color_ms", t.color_ms}, {"reformat_ms", t.reformat_ms},
@@ -182,7 +185,6 @@ void write_summary_json(const JobReport& r, const std::string& path) {
     // Paths are bytes: one that is not UTF-8 (a Latin-1 plate name) is written with U+FFFD in its place rather
     // than failing the summary (nlohmann's type_error 316).
     const std::string text = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    Publication pub = Publication::open(path, OutputRole::Summary, "pipeline.summary");
     {
         std::ofstream out(pub.temp_path());
         out << text << "\n";

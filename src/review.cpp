@@ -1,7 +1,7 @@
 #include "depthbatch/review.h"
 
-#include "atomic_file.h"
-#include "output_guard.h"
+#include "output/atomic_file.h"
+#include "output/output_guard.h"
 #include "review_tools.h"
 #include "subprocess.h"
 
@@ -120,7 +120,7 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
     if (frames.empty()) throw InputError("review: no frames on disk match input.path '" + job.input.path + "'");
     // The sheet and its page go through the job's output guard: never over a plate, the job, the model or another
     // output, and only over an earlier review sheet. Checked before anything is made.
-    const OutputGuard guard = OutputGuard::for_job(job, frames, job.model.path == "default" ? "" : job.model.path);
+    const OutputGuard guard = OutputGuard::for_job(job, frames);
     guard.check(png, OutputRole::ReviewSheet, key);
     guard.check(html, OutputRole::ReviewSheet, key);
     if (std::none_of(frames.begin(), frames.end(), [&](int f) { return fs::exists(depths.path(f)); }))
@@ -153,8 +153,8 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
     // The manifest's text before any file is made: the title and the reasons are only shown (bytes that are not
     // UTF-8 become U+FFFD there); paths went in losslessly above.
     const std::string manifest_text = manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    Publication png_out = Publication::open(png, OutputRole::ReviewSheet, key);
-    Publication html_out = Publication::open(html, OutputRole::ReviewSheet, key);
+    Publication png_out = guard.open(png, OutputRole::ReviewSheet, key);
+    Publication html_out = guard.open(html, OutputRole::ReviewSheet, key);
     const fs::path manifest_path = fs::temp_directory_path() / ("depthbatch-review-" + std::to_string(::getpid()) + ".json");
     struct RemoveManifest {   // on every way out, an exception included
         const fs::path& path;

@@ -3,7 +3,7 @@
 #include "job_context.h"
 
 #include "depthbatch/log.h"
-#include "atomic_file.h"
+#include "output/atomic_file.h"
 
 #include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
@@ -214,7 +214,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.requested = run.requested;
     if (run.stage == OpenedRun::Stage::Empty) {
         log_info("nothing to do: this run's share of the job (", format_frame_spec(ctx->shot), ") is empty");
-        close_report(report, job, cancel, t_start);
+        close_report(report, *ctx, cancel, t_start);
         return report;
     }
     FrameSelection& selected = run.selected;
@@ -237,7 +237,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         sweep_stale_temporaries(*ctx, report.requested);   // a killed run's temporaries go even when nothing renders
         watch.on_start(counted, report.skipped);
         report_missing();
-        close_report(report, job, cancel, t_start);
+        close_report(report, *ctx, cancel, t_start);
         return report;
     }
     if (ctx->normalizer->needs_sequence_range()) watch.on_phase("sequence statistics");
@@ -264,7 +264,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         report.precision_how = check->how;
     }
     if (stats.on_caller_thread) log_warning("a forward pass ran outside the model's inference thread");
-    close_report(report, job, cancel, t_start);
+    close_report(report, *ctx, cancel, t_start);
     return report;
 }
 

@@ -5,8 +5,8 @@
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/log.h"
 
-#include "atomic_file.h"
-#include "output_guard.h"
+#include "output/atomic_file.h"
+#include "output/output_guard.h"
 
 #include <nlohmann/json.hpp>
 
@@ -86,7 +86,8 @@ std::optional<SequenceStats> read_sequence_stats(const std::string& path) {
     }
 }
 
-bool write_sequence_stats(const std::string& path, const SequenceStats& s, bool replace) {
+bool write_sequence_stats(Publication& pub, const SequenceStats& s, bool replace) {
+    const std::string& path = pub.final_path();
     nlohmann::json j = {
         {"format", 1},
         {"what", "depthbatch sequence statistics: percentiles of the raw model output over sample_frames"},
@@ -100,7 +101,6 @@ bool write_sequence_stats(const std::string& path, const SequenceStats& s, bool 
         {"high", s.high},
         {"values", s.values},
     };
-    Publication pub = Publication::open(path, OutputRole::StatsSidecar, "depth.stats_file");
     {
         std::ofstream out(pub.temp_path());
         out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -109,7 +109,8 @@ bool write_sequence_stats(const std::string& path, const SequenceStats& s, bool 
     return pub.publish(replace) == detail::TempFile::Result::Published;
 }
 
-SequenceStats reuse_or_compute_sequence_stats(const std::string& path, SequenceStats want, bool replace,
+SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const std::string& path, SequenceStats want,
+                                              bool replace,
                                               const std::function<std::vector<float>(int frame)>& frame_values) {
     if (auto have = read_sequence_stats(path)) {
         const std::string diff = have->mismatch(want);
@@ -130,7 +131,8 @@ SequenceStats reuse_or_compute_sequence_stats(const std::string& path, SequenceS
     }
     want.values = static_cast<long long>(std::count_if(values.begin(), values.end(), [](float v) { return std::isfinite(v); }));
     std::tie(want.low, want.high) = percentile_pair(std::move(values), want.percentile_low, want.percentile_high);
-    if (!write_sequence_stats(path, want, replace)) {
+    Publication out = guard.open(path, OutputRole::StatsSidecar);
+    if (!write_sequence_stats(out, want, replace)) {
         // Another task wrote it first: use theirs so every chunk agrees.
         if (auto theirs = read_sequence_stats(path); theirs && theirs->mismatch(want).empty()) {
             log_info("sequence statistics: another task wrote ", path, " first; using it");

@@ -8,7 +8,7 @@
 //   name the file, frame or key, and never hold raw control characters (log.h: printable). Work on one frame
 //   inside the pipeline does not throw across it: it becomes a FrameResult (run_job.h) with the same classes.
 //   A function that fails leaves nothing behind: every file is written to a temporary beside its final path
-//   and published atomically (src/output_guard.h), or removed.
+//   and published atomically (src/output/output_guard.h), or removed.
 //
 // Threads.  run_job runs one tbb::parallel_pipeline; `pipeline.threads` sizes TBB's arena and LibTorch's
 //   intra-op pool. A DepthModel owns one inference thread for its whole life and runs every forward there

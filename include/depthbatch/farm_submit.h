@@ -97,7 +97,7 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& options);
 /// for a --partition that is not one token.
 std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& plan, const SubmitOptions& options);
 
-/// Write `files` (farm_job_files) into options.out_dir through the output guard of `job` (src/output_guard.h):
+/// Write `files` (farm_job_files) into options.out_dir through the output guard of `job` (src/output/output_guard.h):
 /// no file may be a plate frame, the job file, the model or an output of the job, and an existing file is replaced
 /// only when this folder's manifest (.depthbatch-submit, written here) says an earlier submit wrote it. Scripts
 /// (.sbatch, .sh) are made executable; Slurm's logs/ folder is created. Returns the paths written, in order.

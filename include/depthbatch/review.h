@@ -35,7 +35,7 @@ ReviewPaths review_paths(const std::string& out, const std::string& key);
 /// message when the sheet cannot be made (no Python, a module missing, the script missing, an unwritable path);
 /// nothing is published then, and no temporary is left (beside the sheet, nor the manifest in the temporary folder).
 /// Paths that are not UTF-8 (a Latin-1 shot folder) reach the script byte for byte.
-/// The sheet goes through the job's output guard (src/output_guard.h): `png` and its .html may be neither a
+/// The sheet goes through the job's output guard (src/output/output_guard.h): `png` and its .html may be neither a
 /// plate frame, the job file, the model nor another output of the job, and replace only an earlier review sheet
 /// (ConfigError naming `key`, before anything is made). A job none of whose depth frames exist is an InputError
 /// (exit 3), nothing written. Returns what the sheet holds, in one line ("22 of 24 frames rendered"), for the

@@ -93,11 +93,14 @@ struct JobReport {
     ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
 };
 
+class Publication;   // src/output/output_guard.h: a file opened through the job's output guard
+
 /// Write `report` as the job's JSON summary (schema "depthbatch-summary/1", docs/farm.md "Summary JSON"): job
 /// file and the sha256 of its text, frames requested/rendered/skipped/failed with reasons, per-frame
 /// seconds and stage milliseconds, device, model name and sha256, depthbatch version, exit code. Written
+/// into `out` (a Publication of OutputRole::Summary that the job's OutputGuard::open made) and published
 /// atomically (a reader never sees half a file). Throws RenderError if the file cannot be written.
-void write_summary_json(const JobReport& report, const std::string& path);
+void write_summary_json(const JobReport& report, Publication& out);
 
 /// The summary of a run that failed before it rendered (`code`, `message`), when the job asks for one
 /// (pipeline.summary): written through the job's output guard, so never over a plate, the job, the model or
@@ -149,7 +152,7 @@ struct ValidationResult {
 /// share, the model (loads, its contract, one forward at the processing size), every plate of the run (exists,
 /// its header opens and is not cut short, of the same kind as the first: plate_kind), an existing sequence
 /// statistics sidecar (the render's identity check: OutputExistsError for another job's), the output folders, and every path the job
-/// writes through the output guard (output_guard.h). Writes nothing (no statistics sidecar, no temporaries).
+/// writes through the output guard (src/output/output_guard.h). Writes nothing (no statistics sidecar, no temporaries).
 /// Throws the errors run_job would throw before rendering, with the same classes (so the same exit codes); a
 /// plate that cannot be opened is an InputError naming it (exit 3).
 /// `deep` (`validate --deep`): every plate of the run is also decoded in full (read_plate), so damage inside the

@@ -3,6 +3,7 @@
 #include "depthbatch/depth_normalizer.h"
 #include "depthbatch/depth_preview.h"
 #include "depthbatch/error.h"
+#include "output/output_guard.h"
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,13 @@ using test::contains;
 using test::expect_error;
 
 namespace {
+
+/// The preview at `path`, opened through an empty output guard (the door every writer's file comes through).
+void write_depth_preview(const std::string& path, const OIIO::ImageBuf& depth, const PreviewRange& range,
+                         const Colormap& map, int size, const std::string& caption) {
+    Publication out = OutputGuard().open(path, OutputRole::Preview);
+    depthbatch::write_depth_preview(out, depth, range, map, size, caption);
+}
 /// Index of the table entry nearest to `rgb` (the colour map inverted).
 int nearest_entry(const Colormap& map, const float* rgb) {
     int best = 0;

@@ -3,6 +3,7 @@
 #include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/error.h"
 #include "depthbatch/plate.h"
+#include "output/output_guard.h"
 #include "support/test_support.h"
 
 #include <Imath/half.h>
@@ -54,7 +55,10 @@ TEST(ExrDepthWriter, TheOsReasonOfAFailedWriteIsSaidOnce) {
     const Plate plate = read_plate((dir / "p.1001.png").string(), 1001);
     OIIO::ImageBuf depth(OIIO::ImageSpec(8, 4, 1, OIIO::TypeDesc::FLOAT));
     const std::string msg = test::expect_error<RenderError>(
-        [&] { write_depth_exr("/sys/depthbatch-test.1001.exr", plate, depth, {}, ExrWriteOptions()); });
+        [&] {
+            Publication out = OutputGuard().open("/sys/depthbatch-test.1001.exr", OutputRole::DepthFrame);
+            write_depth_exr(out, plate, depth, {}, ExrWriteOptions());
+        });
     EXPECT_EQ(msg.rfind("/sys/depthbatch-test.1001.exr: cannot write: ", 0), 0u) << msg;
     const size_t open = msg.rfind(" ("), close = msg.rfind(')');
     ASSERT_NE(open, std::string::npos) << msg;

@@ -1,7 +1,7 @@
-// Unit tests for src/output_guard.h: every spelling of a path that is an input of the job (patterns, `..`,
+// Unit tests for src/output/output_guard.h: every spelling of a path that is an input of the job (patterns, `..`,
 // symbolic and hard links) is refused for every role, roles never write over one another, an existing file is
 // replaced only by its own kind, and names that cannot exist are refused before anything is written.
-#include "output_guard.h"
+#include "output/output_guard.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
@@ -12,7 +12,10 @@
 #include <OpenImageIO/imagebufalgo.h>
 
 #include <climits>
+#include <cstdlib>
 #include <fstream>
+#include <set>
+#include <vector>
 
 using namespace depthbatch;
 using namespace depthbatch::test;
@@ -41,8 +44,12 @@ JobConfig job_in(const fs::path& dir, const std::string& extra = "") {
 
 OutputGuard guard_for(const JobConfig& job) { return OutputGuard::for_job(job, job.input.frames, job.model.path); }
 
-const OutputRole kAllRoles[] = {OutputRole::DepthFrame, OutputRole::Preview, OutputRole::Summary,
-                                OutputRole::StatsSidecar, OutputRole::ReviewSheet, OutputRole::FarmFile};
+/// Every role of the table (src/output/output_roles.h).
+std::vector<OutputRole> all_roles() {
+    std::vector<OutputRole> roles;
+    for (const OutputRoleRow& row : output_roles()) roles.push_back(row.role);
+    return roles;
+}
 
 }  // namespace
 
@@ -60,7 +67,7 @@ TEST(OutputGuard, EverySpellingOfAPlateIsRefusedForEveryRole) {
         (t / "soft.json").string(),               (t / "hard.json").string(),
         (t / "pl//p.1002.jpg").string()};
     for (const std::string& path : spellings)
-        for (OutputRole role : kAllRoles) {
+        for (OutputRole role : all_roles()) {
             const std::string msg = expect_error<ConfigError>([&] { g.check(path, role, "some.key"); }, path);
             EXPECT_TRUE(contains(msg, "some.key: ")) << msg;
             EXPECT_TRUE(contains(msg, "is plate frame 100")) << path << ": " << msg;
@@ -172,19 +179,19 @@ TEST(OutputGuard, AFileIsReplacedOnlyByItsOwnKind) {
     }
     // Publication::open refuses before a temporary exists; publish replaces its own kind.
     const std::string msg =
-        expect_error<ConfigError>([&] { Publication::open((t / "a.json").string(), OutputRole::Summary, "--summary"); });
+        expect_error<ConfigError>([&] { OutputGuard().open((t / "a.json").string(), OutputRole::Summary, "--summary"); });
     EXPECT_TRUE(contains(msg, "--summary: ")) << msg;
     EXPECT_TRUE(contains(msg, "is not a depthbatch JSON summary")) << msg;
     EXPECT_EQ(read_text(t / "a.json"), "{\"not\": \"ours\"}");
     {
-        Publication p = Publication::open((t / "s.json").string(), OutputRole::Summary, "--summary");
+        Publication p = OutputGuard().open((t / "s.json").string(), OutputRole::Summary, "--summary");
         std::ofstream(p.temp_path()) << "{\n \"schema\": \"depthbatch-summary/1\",\n \"x\": 2}";
         p.publish(true);
     }
     EXPECT_TRUE(contains(read_text(t / "s.json"), "\"x\": 2"));
     // A file of another kind that appears while writing is not replaced.
     {
-        Publication p = Publication::open((t / "late.json").string(), OutputRole::Summary, "--summary");
+        Publication p = OutputGuard().open((t / "late.json").string(), OutputRole::Summary, "--summary");
         std::ofstream(p.temp_path()) << "{\n \"schema\": \"depthbatch-summary/1\"}";
         write_text(t / "late.json", "someone else's");
         EXPECT_TRUE(contains(expect_error<ConfigError>([&] { p.publish(true); }), "appeared while writing"));
@@ -206,7 +213,7 @@ TEST(OutputGuard, NamesTheFileSystemCannotHoldAreConfigErrorsAndLongLegalNamesGe
     const std::string legal = (t / (std::string(245, 'a') + ".json")).string();
     check_path_fits(legal, "k");
     {
-        Publication p = Publication::open(legal, OutputRole::Summary, "k");
+        Publication p = OutputGuard().open(legal, OutputRole::Summary, "k");
         EXPECT_LE(fs::path(p.temp_path()).filename().string().size(), static_cast<size_t>(NAME_MAX));
         std::ofstream out(p.temp_path());
         out << "{\"schema\": \"depthbatch-summary/1\"}";
@@ -224,4 +231,80 @@ TEST(OutputGuard, FarmFilesReplaceOnlyWhatAnEarlierSubmitWrote) {
     write_text(t / "farm" / output_marker::farm_manifest, "# files written by depthbatch submit\nrender.sbatch\n");
     EXPECT_TRUE(kind_marker_holds((t / "farm/render.sbatch").string(), OutputRole::FarmFile));
     EXPECT_FALSE(kind_marker_holds((t / "farm/x.sh").string(), OutputRole::FarmFile) && fs::exists(t / "farm/x.sh"));
+}
+
+// The role table (src/output/output_roles.h) is the one place a role is described: one row per OutputRole, in
+// order, each with a name, a key and a marker; the guard's paths of a job are the rows' paths.
+TEST(OutputRoles, OneRowPerRoleAndTheGuardRegistersEveryRowsPaths) {
+    const auto& rows = output_roles();
+    ASSERT_EQ(rows.size(), 6u);
+    std::set<std::string> names;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_EQ(static_cast<size_t>(rows[i].role), i) << rows[i].name;
+        EXPECT_TRUE(names.insert(rows[i].name).second) << "two rows named " << rows[i].name;
+        EXPECT_NE(std::string(rows[i].key), "");
+        EXPECT_NE(rows[i].marker_holds, nullptr);
+        EXPECT_EQ(&output_role(rows[i].role), &rows[i]);
+    }
+    EXPECT_EQ(std::string(output_role_name(OutputRole::StatsSidecar)), "sequence statistics sidecar");
+    EXPECT_EQ(output_role(OutputRole::DepthFrame).replace, ReplacePolicy::OutputOverwrite);
+    EXPECT_EQ(output_role(OutputRole::Summary).replace, ReplacePolicy::OwnKind);
+    // The statistics sidecar's default path is the row's (one rule: depth.stats_file, else beside the frames).
+    TempDir t;
+    JobConfig job = job_in(t.path, "depth: {convention: normalized, normalize: sequence}\n"
+                                   "pipeline: {summary: s.json, review: sheet/r.png}\n");
+    EXPECT_EQ(job_output_path(job, OutputRole::StatsSidecar), (t / "out/d.stats.json").string());
+    EXPECT_EQ(output_role(OutputRole::StatsSidecar).job_paths(job), std::vector<std::string>{(t / "out/d.stats.json").string()});
+    EXPECT_EQ(output_role(OutputRole::ReviewSheet).job_paths(job),
+              (std::vector<std::string>{(t / "sheet/r.png").string(), (t / "sheet/r.html").string()}));
+    EXPECT_EQ(job_output_path(job, OutputRole::FarmFile), "");
+    // Every row's paths are outputs of the job's guard: another role may not write there.
+    const OutputGuard g = guard_for(job);
+    for (const auto& [path, role] : std::vector<std::pair<std::string, OutputRole>>{
+             {(t / "out/d.stats.json").string(), OutputRole::StatsSidecar}, {(t / "s.json").string(), OutputRole::Summary},
+             {(t / "sheet/r.html").string(), OutputRole::ReviewSheet}, {(t / "out/d.1002.exr").string(), OutputRole::DepthFrame}}) {
+        g.check(path, role, "k");
+        EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check(path, OutputRole::FarmFile, "submit --out"); }, path),
+                             "refusing to write one output over another"));
+    }
+    job.depth.normalize = Normalization::Frame;
+    EXPECT_EQ(job_output_path(job, OutputRole::StatsSidecar), "");
+}
+
+// The guard is the door: every Publication comes from OutputGuard::open (Publication::open is private), each
+// open is told to the debug hook with its role, and a key left out is the role's key from the table.
+TEST(OutputGuard, EveryOpenIsToldToTheHookWithItsRole) {
+    TempDir t;
+    std::vector<std::pair<std::string, OutputRole>> seen;
+    const auto previous = detail::set_open_observer([&](const std::string& p, OutputRole r) { seen.emplace_back(p, r); });
+    {
+        Publication p = OutputGuard().open((t / "a/s.json").string(), OutputRole::Summary);
+        EXPECT_EQ(p.key(), "pipeline.summary");
+        EXPECT_EQ(p.role(), OutputRole::Summary);
+        EXPECT_TRUE(fs::is_directory(t / "a")) << "the guard's open makes the folder";
+        const std::string scratch = p.scratch_path();
+        EXPECT_NE(scratch, p.temp_path());
+        EXPECT_EQ(fs::path(scratch).parent_path(), t / "a");
+        std::ofstream(scratch) << "staging";
+    }   // never published: both temporaries go
+    EXPECT_TRUE(list_dir(t / "a").empty());
+    detail::set_open_observer(previous);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].first, (t / "a/s.json").string());
+    EXPECT_EQ(seen[0].second, OutputRole::Summary);
+}
+
+// One guard for every command: model.path "default" is the prepared model the job would load, an input of the job
+// for review, submit and the failure summary too (each built its own guard and mapped "default" to "" before).
+TEST(OutputGuard, TheDefaultModelIsAnInputOfEveryCommandsGuard) {
+    TempDir t;
+    JobConfig job = job_in(t.path);
+    job.model.path = "default";
+    write_text(t / "prepared.pt", "model");
+    ::setenv("DEPTHBATCH_DEFAULT_MODEL", (t / "prepared.pt").string().c_str(), 1);
+    const OutputGuard g = OutputGuard::for_job(job);
+    ::unsetenv("DEPTHBATCH_DEFAULT_MODEL");
+    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "prepared.pt").string(), OutputRole::FarmFile, "submit --out"); }),
+                         "is the model"));
+    EXPECT_EQ(read_text(t / "prepared.pt"), "model");
 }

@@ -1,20 +1,20 @@
 #include "output_guard.h"
 
 #include "depthbatch/color_transform.h"
-
+#include "depthbatch/depth_model.h"
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/job_config.h"
 #include "depthbatch/log.h"
 #include "depthbatch/sequence_stats.h"
 
-#include <OpenImageIO/imageio.h>
-
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
+#include <mutex>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -22,42 +22,6 @@ namespace fs = std::filesystem;
 
 namespace depthbatch {
 namespace {
-
-/// The file's first `n` bytes ("" when it cannot be read).
-std::string head_of(const std::string& path, size_t n) {
-    std::ifstream in(path, std::ios::binary);
-    std::string s(n, '\0');
-    in.read(s.data(), static_cast<std::streamsize>(n));
-    s.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
-    return s;
-}
-
-/// An image's metadata string `name` ("" when the file is no image OIIO reads).
-std::string image_attribute(const std::string& path, const char* name) {
-    auto in = OIIO::ImageInput::open(path);
-    if (!in) {
-        (void)OIIO::geterror();   // clear OIIO's global error: this was only a look
-        return "";
-    }
-    std::string v = in->spec().get_string_attribute(name);
-    in->close();
-    return v;
-}
-
-std::string lower_extension(const std::string& path) {
-    std::string e = fs::path(path).extension().string();
-    for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return e;
-}
-
-/// The manifest of farm files a depthbatch submit wrote in `folder` (file names, one a line).
-std::set<std::string> farm_manifest(const fs::path& folder) {
-    std::set<std::string> names;
-    std::ifstream in(folder / output_marker::farm_manifest);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty() && line[0] != '#') names.insert(line);
-    return names;
-}
 
 /// `path` with `..` and symbolic links resolved on the file system: the canonical folder plus the name, or the
 /// link's target when the path itself is a symbolic link. Never throws. `dirs` caches canonical folders.
@@ -89,48 +53,29 @@ bool inode_of(const std::string& path, std::pair<unsigned long, unsigned long>& 
     return true;
 }
 
-}  // namespace
-
-const char* output_role_name(OutputRole role) {
-    switch (role) {
-    case OutputRole::DepthFrame: return "depth frame";
-    case OutputRole::Preview: return "preview";
-    case OutputRole::Summary: return "JSON summary";
-    case OutputRole::StatsSidecar: return "sequence statistics sidecar";
-    case OutputRole::ReviewSheet: return "review sheet";
-    case OutputRole::FarmFile: return "farm file";
-    }
-    return "output";
+std::mutex g_observer_mutex;
+detail::OpenObserver& open_observer() {
+    static detail::OpenObserver observer;
+    return observer;
 }
 
-bool kind_marker_holds(const std::string& path, OutputRole role) {
-    std::error_code ec;
-    const auto status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) return true;
-    if (!fs::is_regular_file(status)) return false;
-    if (fs::file_size(path, ec) == 0 && !ec) return true;
-    switch (role) {
-    case OutputRole::DepthFrame: {   // OpenEXR's magic number 20000630, little-endian
-        const std::string h = head_of(path, 4);
-        return h == std::string("\x76\x2f\x31\x01", 4);
+/// Tell the test hook and the DEPTHBATCH_TRACE_OUTPUTS trace about an open.
+void note_open(const std::string& path, OutputRole role) {
+    static const char* const trace = std::getenv(detail::kTraceOutputsEnv);
+    std::lock_guard<std::mutex> lock(g_observer_mutex);
+    if (open_observer()) open_observer()(path, role);
+    if (trace && *trace) {
+        std::ofstream out(trace, std::ios::app);
+        out << output_role_name(role) << "\t" << canonical_of(path) << "\n";
     }
-    case OutputRole::Preview: return image_attribute(path, "ImageDescription") == output_marker::preview;
-    case OutputRole::Summary:
-        return head_of(path, 4096).find(std::string("\"") + output_marker::summary_schema) != std::string::npos;
-    case OutputRole::StatsSidecar:
-        return head_of(path, 1 << 20).find(std::string("\"what\": \"") + output_marker::stats) != std::string::npos;
-    case OutputRole::ReviewSheet: {
-        const std::string ext = lower_extension(path);
-        if (ext == ".html" || ext == ".htm")
-            return head_of(path, 4096).find(std::string("content=\"") + output_marker::review) != std::string::npos;
-        return image_attribute(path, "Software").rfind(output_marker::review, 0) == 0;
-    }
-    case OutputRole::FarmFile: {
-        const fs::path p(path);
-        return farm_manifest(p.parent_path()).count(p.filename().string()) > 0;
-    }
-    }
-    return false;
+}
+
+}  // namespace
+
+detail::OpenObserver detail::set_open_observer(OpenObserver observer) {
+    std::lock_guard<std::mutex> lock(g_observer_mutex);
+    std::swap(open_observer(), observer);
+    return observer;
 }
 
 void check_path_fits(const std::string& path, const std::string& key) {
@@ -149,12 +94,17 @@ void check_path_fits(const std::string& path, const std::string& key) {
 Publication::Publication(const std::string& path, OutputRole role, std::string key)
     : final_(path), key_(std::move(key)), role_(role), tmp_(std::make_unique<detail::TempFile>(path)) {}
 
+const std::string& Publication::scratch_path() {
+    if (!scratch_) scratch_ = std::make_unique<detail::TempFile>(final_);
+    return scratch_->path();
+}
+
 Publication Publication::open(const std::string& path, OutputRole role, const std::string& key) {
     check_path_fits(path, key);
     std::error_code ec;
     if (fs::is_directory(path, ec))
         throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
-    if (!kind_marker_holds(path, role))
+    if (output_role(role).replace == ReplacePolicy::OwnKind && !kind_marker_holds(path, role))
         throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
                           ": not replaced (delete it or choose another path)");
     const fs::path folder = fs::path(path).parent_path();
@@ -164,7 +114,7 @@ Publication Publication::open(const std::string& path, OutputRole role, const st
 }
 
 detail::TempFile::Result Publication::publish(bool replace) {
-    if (replace && role_ != OutputRole::DepthFrame && !kind_marker_holds(final_, role_))
+    if (replace && output_role(role_).replace == ReplacePolicy::OwnKind && !kind_marker_holds(final_, role_))
         throw ConfigError(key_ + ": " + final_ + " appeared while writing and is not a depthbatch " +
                           output_role_name(role_) + ": not replaced");
     return tmp_->publish(replace);
@@ -252,7 +202,7 @@ void OutputGuard::check(const std::string& path, OutputRole role, const std::str
         throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
     // Depth frames that exist follow output.overwrite (run_job's frame selection: exit 6, or replaced only when
     // they are depthbatch frames); every other role replaces only its own kind.
-    if (role != OutputRole::DepthFrame && !kind_marker_holds(path, role))
+    if (output_role(role).replace == ReplacePolicy::OwnKind && !kind_marker_holds(path, role))
         throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
                           ": not replaced (delete it or choose another path)");
 }
@@ -269,9 +219,14 @@ void OutputGuard::preflight(const std::vector<int>& frames) const {
 }
 
 Publication OutputGuard::open(const std::string& path, OutputRole role, const std::string& key) const {
-    check(path, role, key);
-    return Publication::open(path, role, key);
+    const std::string k = key.empty() ? output_role(role).key : key;
+    check(path, role, k);
+    Publication pub = Publication::open(path, role, k);
+    note_open(path, role);
+    return pub;
 }
+
+OutputGuard OutputGuard::for_job(const JobConfig& job) { return for_job(job, shot_frames(job.input)); }
 
 OutputGuard OutputGuard::for_job(const JobConfig& job, const std::vector<int>& shot, const std::string& model_path) {
     OutputGuard g;
@@ -282,24 +237,20 @@ OutputGuard OutputGuard::for_job(const JobConfig& job, const std::vector<int>& s
     frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
     g.protect_frames(plates, frames, "plate frame");
     g.protect(job.job_file, "the job file");
-    if (!model_path.empty() && model_path != "default") g.protect(model_path, "the model");
+    // The model: the loaded one's path, else job.model.path ("default": the prepared model the job would load).
+    std::string model = model_path.empty() || model_path == "default" ? job.model.path : model_path;
+    if (model == "default") model = DepthModel::default_model_path();
+    g.protect(model, "the model");
     // The OCIO config in force (color.config, else $OCIO, else the shipped one) and the camera's .chan: inputs.
     g.protect(ColorTransform::resolve_config_path(job.color.config),
               job.color.config.empty() ? "the OCIO config in force" : "the OCIO config (color.config)");
     g.protect(job.camera.chan, "the camera's .chan file (camera.chan)");
-    // Outputs: the depth frames first (the role every other output must keep clear of).
-    g.add_output_frames(FrameSequence(job.output.path), shot, OutputRole::DepthFrame, "output.path");
-    if (!job.output.preview.path.empty())
-        g.add_output_frames(FrameSequence(job.output.preview.path), shot, OutputRole::Preview, "output.preview");
-    g.add_output(job.pipeline.summary, OutputRole::Summary, "pipeline.summary");
-    if (job.depth.normalize == Normalization::Sequence)
-        g.add_output(job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file,
-                     OutputRole::StatsSidecar, "depth.stats_file");
-    if (!job.pipeline.review.empty()) {
-        g.add_output(job.pipeline.review, OutputRole::ReviewSheet, "pipeline.review");
-        g.add_output(fs::path(job.pipeline.review).replace_extension(".html").string(), OutputRole::ReviewSheet,
-                     "pipeline.review");
-    }
+    // Outputs, in the table's order: the depth frames first (the role every other output must keep clear of).
+    for (const OutputRoleRow& row : output_roles())
+        for (const std::string& path : row.job_paths(job)) {
+            if (row.per_frame) g.add_output_frames(FrameSequence(path), shot, row.role, row.key);
+            else g.add_output(path, row.role, row.key);
+        }
     return g;
 }
 

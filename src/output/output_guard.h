@@ -10,20 +10,24 @@
 //   - a path that is another role's output (a preview pattern equal to output.path, a summary named like a
 //     depth frame);
 //   - an existing file that is not of the kind being written (a summary replaces only a depthbatch summary, a
-//     preview only a depthbatch preview...): every writer marks what it writes (kind_marker_holds below);
+//     preview only a depthbatch preview...): every writer marks what it writes (kind_marker_holds, the role
+//     table in output_roles.h);
 //   - a path the file system cannot hold (longer than PATH_MAX, a name longer than NAME_MAX).
 // "Is" means the same file, whatever the spelling: patterns (####, %04d, $F4, @) are expanded frame by frame,
 // `..` and symbolic links are resolved on the file system (the folder's canonical path), and hard links are
 // caught by device and inode. Refusals are ConfigError (exit 2) naming the job key (or flag) and both roles.
 //
-// Writers do not take a path and a bool: they open a Publication (OutputGuard::open or Publication::open),
-// write its temporary and publish() it, which applies the role's policy (OpenEXR's single temp-file write policy
-// is the model): depth frames are linked into place without ever replacing (unless output.overwrite, handled by
-// the EXR writer), other roles replace only a file of their own kind (the marker is checked again at publication).
+// Writers never take a path: they receive a Publication that OutputGuard::open made (the raw open is private to
+// the guard), write its temporary and publish() it, which applies the role's policy (OpenEXR's single temp-file
+// write policy is the model): depth frames are linked into place without ever replacing (unless
+// output.overwrite, handled by the EXR writer), other roles replace only a file of their own kind (the marker is
+// checked again at publication).
 #pragma once
 
 #include "atomic_file.h"
+#include "output_roles.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,68 +39,58 @@ namespace depthbatch {
 struct JobConfig;
 class FrameSequence;
 
-/// What a written file is. Each role has its own kind marker (what it writes so that it can recognise its own
-/// files later) and its own replacement policy.
-enum class OutputRole {
-    DepthFrame,    ///< output.path: an OpenEXR depth frame (replaced only per output.overwrite, and only an EXR)
-    Preview,       ///< output.preview: 8-bit image, ImageDescription "depthbatch preview"
-    Summary,       ///< pipeline.summary: JSON, "schema": "depthbatch-summary/N"
-    StatsSidecar,  ///< depth.stats_file: JSON, "what": "depthbatch sequence statistics..."
-    ReviewSheet,   ///< pipeline.review / review --out: PNG (Software "depthbatch review") + HTML (generator meta)
-    FarmFile,      ///< submit --out: listed in the folder's .depthbatch-submit manifest
-};
-
-/// Name of a role for messages ("depth frame", "preview", ...).
-const char* output_role_name(OutputRole role);
-
-/// The text each role writes to mark its files (ImageDescription of a preview, PNG Software of a review sheet,
-/// the HTML generator meta, the summary schema prefix, the sidecar's "what" prefix).
-namespace output_marker {
-inline constexpr const char* preview = "depthbatch preview";
-inline constexpr const char* review = "depthbatch review";
-inline constexpr const char* summary_schema = "depthbatch-summary/";
-inline constexpr const char* stats = "depthbatch sequence statistics";
-inline constexpr const char* farm_manifest = ".depthbatch-submit";
-}  // namespace output_marker
-
-/// Whether the existing file at `path` is of `role`'s kind (so that writing `role` there may replace it). An
-/// empty file is of every kind (nothing to lose). A path that does not exist: true. Never throws.
-bool kind_marker_holds(const std::string& path, OutputRole role);
-
 /// Throws ConfigError naming `key` when `path` cannot exist on this file system: longer than PATH_MAX - 1
 /// bytes, or a component longer than NAME_MAX bytes.
 void check_path_fits(const std::string& path, const std::string& key);
 
-/// A file written under a temporary name beside its final path and published by role (see the file comment).
+/// A file written under a temporary name beside its final path and published by its role's policy (see the file
+/// comment). Only OutputGuard::open makes one: a writer receives it, writes temp_path() and publish()es it.
 class Publication {
 public:
-    /// Open a publication for `path` in `role`; `key` names the job key or flag in messages. Checks the path fits
-    /// and that an existing file there is of the role's kind (ConfigError otherwise). Creates the folder.
-    static Publication open(const std::string& path, OutputRole role, const std::string& key);
+    Publication(Publication&&) = default;
+    Publication& operator=(Publication&&) = default;
 
     const std::string& temp_path() const { return tmp_->path(); }
     const std::string& final_path() const { return final_; }
-    /// Move the temporary into place. replace = true: rename over a file there, which for every role but
-    /// DepthFrame must be of the role's kind (checked again here: ConfigError otherwise; depth frames are
-    /// checked by the guard before the render and by the EXR writer's overwrite policy). replace = false: link,
-    /// never replacing (Exists / Identical when a file is there: detail::TempFile::publish). RenderError when
-    /// the move fails.
+    OutputRole role() const { return role_; }
+    /// The job key or flag that set the path, for messages.
+    const std::string& key() const { return key_; }
+    /// A second hidden temporary beside the final path, for a writer that converts a staging file into
+    /// temp_path() (the EXR writer's OpenEXR-only attributes); made on first call, removed with the publication.
+    const std::string& scratch_path();
+    /// Move the temporary into place. replace = true: rename over a file there, which for a role of
+    /// ReplacePolicy::OwnKind must be of the role's kind (checked again here: ConfigError otherwise; depth frames
+    /// are checked by the guard before the render and by the EXR writer's overwrite policy). replace = false:
+    /// link, never replacing (Exists / Identical when a file is there: detail::TempFile::publish). RenderError
+    /// when the move fails.
     detail::TempFile::Result publish(bool replace = true);
 
 private:
+    friend class OutputGuard;
+    /// The raw open, for OutputGuard::open only: checks the path fits and that an existing file there is of the
+    /// role's kind (ConfigError otherwise), creates the folder (RenderError when it cannot).
+    static Publication open(const std::string& path, OutputRole role, const std::string& key);
     Publication(const std::string& path, OutputRole role, std::string key);
     std::string final_, key_;
     OutputRole role_;
-    std::unique_ptr<detail::TempFile> tmp_;
+    std::unique_ptr<detail::TempFile> tmp_, scratch_;
 };
 
 /// The protected inputs and every output of one job (see the file comment). Built once, read-only after.
 class OutputGuard {
 public:
-    /// The guard of `job`: plates (frames `shot` and those on disk), the job file, the model (`model_path`, ""
-    /// when unknown), color.config; outputs: output.path and output.preview for `shot`, pipeline.summary,
-    /// the statistics sidecar (depth.normalize: sequence), pipeline.review (PNG and HTML).
-    static OutputGuard for_job(const JobConfig& job, const std::vector<int>& shot, const std::string& model_path);
+    /// An empty guard: no inputs, no outputs (open() still checks the path, the folder and the role's marker).
+    /// For a writer used outside a job (tests, tools).
+    OutputGuard() = default;
+
+    /// The guard of `job`, the one place a job's guard is built: plates (frames `shot` and those on disk), the
+    /// job file, the model (`model_path`; "" or "default": job.model.path, "default" resolved to
+    /// DepthModel::default_model_path()), the OCIO config in force, the camera's .chan; outputs: every role's
+    /// job_paths (output_roles.h), per-frame roles for `shot`.
+    static OutputGuard for_job(const JobConfig& job, const std::vector<int>& shot, const std::string& model_path = "");
+    /// The same for the shot of `job` (shot_frames(job.input)): the guard of a command that renders nothing
+    /// (review, submit, a failure summary).
+    static OutputGuard for_job(const JobConfig& job);
 
     /// An input of the job that nothing may write over (`what` names it in messages: "the job file").
     void protect(const std::string& path, const std::string& what);
@@ -116,8 +110,9 @@ public:
     /// (the frames this run writes); previews for `frames` too. Called before frame 1.
     void preflight(const std::vector<int>& frames) const;
 
-    /// check(), then Publication::open.
-    Publication open(const std::string& path, OutputRole role, const std::string& key) const;
+    /// The door: check(), then open the Publication a writer writes (see Publication). `key` "": the role's
+    /// key from the table. Every file depthbatch writes is opened here (tests/integration/output_door_test.cpp).
+    Publication open(const std::string& path, OutputRole role, const std::string& key = "") const;
 
 private:
     struct Entry {
@@ -138,5 +133,15 @@ private:
     std::map<std::pair<unsigned long, unsigned long>, Entry> by_inode_;  ///< (st_dev, st_ino) of existing files
     std::vector<Output> outputs_;
 };
+
+namespace detail {
+/// Debug hook: called with every publication OutputGuard::open makes (final path, role), from any thread (the
+/// caller serialises nothing). Set by tests; nullptr: none. Returns the previous observer.
+using OpenObserver = std::function<void(const std::string& final_path, OutputRole role)>;
+OpenObserver set_open_observer(OpenObserver observer);
+/// The environment variable of the same hook in the binary: when DEPTHBATCH_TRACE_OUTPUTS names a file, every
+/// open appends a line "ROLE-NAME<TAB>FINAL-PATH" to it (tests/integration/output_door_test.cpp).
+inline constexpr const char* kTraceOutputsEnv = "DEPTHBATCH_TRACE_OUTPUTS";
+}  // namespace detail
 
 }  // namespace depthbatch

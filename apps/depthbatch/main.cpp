@@ -96,6 +96,98 @@ int render_job(const JobConfig& job, ProgressStyle style, bool verbose, bool qui
     return code(report.exit_code);
 }
 
+/// The command line as parsed: each command's flags, and which command was given (a subcommand's CLI::App).
+struct Cli {
+    std::string job_path, progress_style = "auto", stats_job, review_job, review_out, validate_job_path, info_model;
+    JobFlags flags, validate_flags;
+    SubmitFlags submit_flags;
+    std::vector<std::string> stats_sets, review_summaries, review_sets;
+    bool quiet = false, verbose = false, validate_deep = false;
+    CLI::App *stats = nullptr, *submit = nullptr, *review = nullptr, *validate = nullptr, *info = nullptr;
+};
+
+/// Every flag and subcommand of `app`, bound to `c`.
+void add_flags(CLI::App& app, Cli& c) {
+    app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
+    app.add_flag_callback("--help-job", [] { std::cout << job_keys_help(); throw CLI::Success(); },
+                          "Print every job file key with its default and what it does, and exit");
+    app.require_subcommand(0, 1);
+    app.add_option("job", c.job_path, "Job file (.yaml, .yml or .toml)");
+    auto* render = app.add_option_group("Render", "Override the job");
+    render->add_option("--frames", c.flags.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
+    render->add_option("--device", c.flags.device, "auto, cpu, cuda or cuda:N (model.device)");
+    render->add_option("--output", c.flags.output_path, "Output path pattern (output.path), relative to the current folder");
+    render->add_option("--set", c.flags.sets, "Override any job key: --set model.size=518 (repeatable)")->allow_extra_args(false);
+    auto* ow = render->add_flag("--overwrite", c.flags.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
+    render->add_flag("--skip-existing", c.flags.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
+        ->excludes(ow);
+    render->add_option("--threads", c.flags.threads, "Worker threads for the pipeline and LibTorch (0 = all cores, up to 1024)");
+    auto* frames_opt = render->get_option("--frames");
+    render->add_option("--range", c.flags.range, "Only the job's frames from FIRST to LAST, e.g. 1001-1010 (an engine's "
+                                                "<STARTFRAME>-<ENDFRAME>)")->excludes(frames_opt);
+    render->add_option("--chunk", c.flags.chunk, "The I-th of N contiguous chunks of the frames, I/N counted from 1 "
+                                                "(a farm task: --chunk $SLURM_ARRAY_TASK_ID/8)");
+    render->add_option("--summary", c.flags.summary, "Write the JSON summary here (pipeline.summary)");
+    render->add_option("--grace", c.flags.grace, "Seconds a stop request (SIGTERM) may take before frames in flight "
+                                                "are abandoned (pipeline.grace_s, default 20)");
+    app.add_option("--progress", c.progress_style,
+                   "auto (default: the farm engine's dialect from its environment, else a bar on a terminal, else "
+                   "lines), lines, deadline, tractor, openjd, bar or none (docs/farm.md \"On the farm\")")
+        ->check(CLI::IsMember({"auto", "lines", "deadline", "tractor", "openjd", "bar", "none"}));
+    app.add_flag("-q,--quiet", c.quiet, "Only warnings, errors and the closing summary (an engine's progress line stays)");
+    app.add_flag("-v,--verbose", c.verbose, "Debug output, with each frame's stage timings");
+    c.stats = app.add_subcommand("stats", "Compute (or check) the sequence statistics sidecar of a job with "
+                                               "depth.normalize: sequence, once, before farm chunks run");
+    c.stats->add_option("job", c.stats_job, "Job file")->required();
+    c.stats->add_option("--set", c.stats_sets, "Override any job key (repeatable)")->allow_extra_args(false);
+    c.submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
+                                                 "Slurm, submit them (docs/farm.md \"On the farm\")");
+    c.submit->add_option("job", c.submit_flags.job, "Job file")->required();
+    c.submit->add_option("--engine", c.submit_flags.engine, "slurm (the default: writes the scripts and submits them with sbatch), openjd, deadline, opencue or tractor (write files only)")
+        ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
+    c.submit->add_option("--out", c.submit_flags.out, "Folder for the engine's files and Slurm's logs (default: JOB.farm "
+                                                   "beside the job file)");
+    c.submit->add_option("--chunk-size", c.submit_flags.chunk_size, "Frames per task (default 10; a video model's shot: the smallest multiple of its window stride within 1.3x the whole render's windows)");
+    c.submit->add_option("--partition", c.submit_flags.partition, "Slurm partition");
+    c.submit->add_option("--gpus-per-task", c.submit_flags.gpus, "GPUs each task asks the engine for (default: 1 when "
+                                                             "model.device is cuda or cuda:N, else 0); the task runs on "
+                                                             "the first GPU the engine gives it");
+    c.submit->add_option("--target-runtime", c.submit_flags.target_runtime, "OpenJD targetRuntimeSeconds for adaptive chunks "
+                                                                         "(default 0: fixed chunks)");
+    c.submit->add_option("--set", c.submit_flags.sets, "Override any job key, on every task (repeatable)")->allow_extra_args(false);
+    c.submit->add_flag("--dry-run", c.submit_flags.dry_run, "Print the files; write and submit nothing");
+    c.review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
+                                                 "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
+    c.review->add_option("job", c.review_job, "Job file")->required();
+    c.review->add_option("--out", c.review_out, "The PNG, or its .html: either names the pair (S.png and S.html); default: the job's pipeline.review, "
+                                            "else OUTPUT_FOLDER/JOB.review.png");
+    c.review->add_option("--summary", c.review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
+                                                       "are marked (repeatable)")->allow_extra_args(false);
+    c.review->add_option("--set", c.review_sets, "Override any job key (repeatable)")->allow_extra_args(false);
+    c.validate = app.add_subcommand("validate", "Check a job without rendering: the job, the model (one forward at the "
+                                                     "processing size), every plate, output folders and every path it writes; "
+                                                     "prints the plan and exits with the code the render would give");
+    c.validate->add_option("job", c.validate_job_path, "Job file")->required();
+    c.validate->add_option("--frames", c.validate_flags.frames, "Only these frames (as for a render)");
+    c.validate->add_option("--range", c.validate_flags.range, "Only the job's frames from FIRST to LAST");
+    c.validate->add_option("--chunk", c.validate_flags.chunk, "The I-th of N chunks");
+    c.validate->add_option("--set", c.validate_flags.sets, "Override any job key (repeatable)")->allow_extra_args(false);
+    c.validate->add_option("--output", c.validate_flags.output_path, "Output path pattern (output.path)");
+    c.validate->add_option("--summary", c.validate_flags.summary, "The JSON summary path (pipeline.summary)");
+    c.validate->add_option("--device", c.validate_flags.device, "auto, cpu, cuda or cuda:N");
+    auto* vow = c.validate->add_flag("--overwrite", c.validate_flags.overwrite, "As a render with --overwrite");
+    c.validate->add_flag("--skip-existing", c.validate_flags.skip_existing, "As a render with --skip-existing")->excludes(vow);
+    c.validate->add_flag("--deep", c.validate_deep, "Also decode every plate of the run in full (slower; finds damaged pixel data)");
+    render->add_flag("--dry-run", c.flags.dry_run, "Check the job as `depthbatch validate` does; render nothing");
+    c.info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
+    c.info->add_option("model", c.info_model, "TorchScript model file")->required();
+    // -q / -v anywhere: `depthbatch submit JOB -q` as well as `depthbatch -q submit JOB`.
+    for (CLI::App* sub : app.get_subcommands({})) {
+        sub->add_flag("-q,--quiet", c.quiet, "Only warnings and errors");
+        sub->add_flag("-v,--verbose", c.verbose, "Debug output");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,104 +197,8 @@ int main(int argc, char** argv) {
     CLI::App app{"depthbatch: render depth passes (OpenEXR depth.Z) for image sequences with a depth model.\n"
                  "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
                  "5 render failure, 6 outputs exist, 7 partial (pipeline.on_error: continue), 130 interrupted."};
-    app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
-    app.add_flag_callback("--help-job", [] { std::cout << job_keys_help(); throw CLI::Success(); },
-                          "Print every job file key with its default and what it does, and exit");
-    app.require_subcommand(0, 1);
-
-    std::string job_path;
-    JobFlags flags;
-    bool quiet = false, verbose = false;
-    app.add_option("job", job_path, "Job file (.yaml, .yml or .toml)");
-    auto* render = app.add_option_group("Render", "Override the job");
-    render->add_option("--frames", flags.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
-    render->add_option("--device", flags.device, "auto, cpu, cuda or cuda:N (model.device)");
-    render->add_option("--output", flags.output_path, "Output path pattern (output.path), relative to the current folder");
-    render->add_option("--set", flags.sets, "Override any job key: --set model.size=518 (repeatable)")->allow_extra_args(false);
-    auto* ow = render->add_flag("--overwrite", flags.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
-    render->add_flag("--skip-existing", flags.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
-        ->excludes(ow);
-    render->add_option("--threads", flags.threads, "Worker threads for the pipeline and LibTorch (0 = all cores, up to 1024)");
-    auto* frames_opt = render->get_option("--frames");
-    render->add_option("--range", flags.range, "Only the job's frames from FIRST to LAST, e.g. 1001-1010 (an engine's "
-                                                "<STARTFRAME>-<ENDFRAME>)")->excludes(frames_opt);
-    render->add_option("--chunk", flags.chunk, "The I-th of N contiguous chunks of the frames, I/N counted from 1 "
-                                                "(a farm task: --chunk $SLURM_ARRAY_TASK_ID/8)");
-    render->add_option("--summary", flags.summary, "Write the JSON summary here (pipeline.summary)");
-    render->add_option("--grace", flags.grace, "Seconds a stop request (SIGTERM) may take before frames in flight "
-                                                "are abandoned (pipeline.grace_s, default 20)");
-    std::string progress_style = "auto";
-    app.add_option("--progress", progress_style,
-                   "auto (default: the farm engine's dialect from its environment, else a bar on a terminal, else "
-                   "lines), lines, deadline, tractor, openjd, bar or none (docs/farm.md \"On the farm\")")
-        ->check(CLI::IsMember({"auto", "lines", "deadline", "tractor", "openjd", "bar", "none"}));
-    app.add_flag("-q,--quiet", quiet, "Only warnings, errors and the closing summary (an engine's progress line stays)");
-    app.add_flag("-v,--verbose", verbose, "Debug output, with each frame's stage timings");
-
-    std::string stats_job;
-    std::vector<std::string> stats_sets;
-    auto* stats = app.add_subcommand("stats", "Compute (or check) the sequence statistics sidecar of a job with "
-                                               "depth.normalize: sequence, once, before farm chunks run");
-    stats->add_option("job", stats_job, "Job file")->required();
-    stats->add_option("--set", stats_sets, "Override any job key (repeatable)")->allow_extra_args(false);
-
-    SubmitFlags submit_flags;
-    auto* submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
-                                                 "Slurm, submit them (docs/farm.md \"On the farm\")");
-    submit->add_option("job", submit_flags.job, "Job file")->required();
-    submit->add_option("--engine", submit_flags.engine, "slurm (the default: writes the scripts and submits them with sbatch), openjd, deadline, opencue or tractor (write files only)")
-        ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
-    submit->add_option("--out", submit_flags.out, "Folder for the engine's files and Slurm's logs (default: JOB.farm "
-                                                   "beside the job file)");
-    submit->add_option("--chunk-size", submit_flags.chunk_size, "Frames per task (default 10; a video model's shot: the smallest multiple of its window stride within 1.3x the whole render's windows)");
-    submit->add_option("--partition", submit_flags.partition, "Slurm partition");
-    submit->add_option("--gpus-per-task", submit_flags.gpus, "GPUs each task asks the engine for (default: 1 when "
-                                                             "model.device is cuda or cuda:N, else 0); the task runs on "
-                                                             "the first GPU the engine gives it");
-    submit->add_option("--target-runtime", submit_flags.target_runtime, "OpenJD targetRuntimeSeconds for adaptive chunks "
-                                                                         "(default 0: fixed chunks)");
-    submit->add_option("--set", submit_flags.sets, "Override any job key, on every task (repeatable)")->allow_extra_args(false);
-    submit->add_flag("--dry-run", submit_flags.dry_run, "Print the files; write and submit nothing");
-
-    std::string review_job, review_out;
-    std::vector<std::string> review_summaries, review_sets;
-    auto* review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
-                                                 "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
-    review->add_option("job", review_job, "Job file")->required();
-    review->add_option("--out", review_out, "The PNG, or its .html: either names the pair (S.png and S.html); default: the job's pipeline.review, "
-                                            "else OUTPUT_FOLDER/JOB.review.png");
-    review->add_option("--summary", review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
-                                                       "are marked (repeatable)")->allow_extra_args(false);
-    review->add_option("--set", review_sets, "Override any job key (repeatable)")->allow_extra_args(false);
-
-    std::string validate_job_path;
-    JobFlags validate_flags;
-    auto* validate = app.add_subcommand("validate", "Check a job without rendering: the job, the model (one forward at the "
-                                                     "processing size), every plate, output folders and every path it writes; "
-                                                     "prints the plan and exits with the code the render would give");
-    validate->add_option("job", validate_job_path, "Job file")->required();
-    validate->add_option("--frames", validate_flags.frames, "Only these frames (as for a render)");
-    validate->add_option("--range", validate_flags.range, "Only the job's frames from FIRST to LAST");
-    validate->add_option("--chunk", validate_flags.chunk, "The I-th of N chunks");
-    validate->add_option("--set", validate_flags.sets, "Override any job key (repeatable)")->allow_extra_args(false);
-    validate->add_option("--output", validate_flags.output_path, "Output path pattern (output.path)");
-    validate->add_option("--summary", validate_flags.summary, "The JSON summary path (pipeline.summary)");
-    validate->add_option("--device", validate_flags.device, "auto, cpu, cuda or cuda:N");
-    auto* vow = validate->add_flag("--overwrite", validate_flags.overwrite, "As a render with --overwrite");
-    validate->add_flag("--skip-existing", validate_flags.skip_existing, "As a render with --skip-existing")->excludes(vow);
-    bool validate_deep = false;
-    validate->add_flag("--deep", validate_deep, "Also decode every plate of the run in full (slower; finds damaged pixel data)");
-    render->add_flag("--dry-run", flags.dry_run, "Check the job as `depthbatch validate` does; render nothing");
-
-    std::string info_model;
-    auto* info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
-    info->add_option("model", info_model, "TorchScript model file")->required();
-
-    // -q / -v anywhere: `depthbatch submit JOB -q` as well as `depthbatch -q submit JOB`.
-    for (CLI::App* sub : app.get_subcommands({})) {
-        sub->add_flag("-q,--quiet", quiet, "Only warnings and errors");
-        sub->add_flag("-v,--verbose", verbose, "Debug output");
-    }
+    Cli c;
+    add_flags(app, c);
     try {
         // `--summary=` (an unset variable): CLI11 would take the next argument as its value (job_flags.h).
         if (const std::string bare = flag_with_empty_equals(argc, argv); !bare.empty())
@@ -212,8 +208,8 @@ int main(int argc, char** argv) {
         const int rc = app.exit(e);
         return rc == 0 ? 0 : code(ExitCode::Config);
     }
-    set_log_level(quiet ? LogLevel::Warning : verbose ? LogLevel::Debug : LogLevel::Info);
-    const ProgressChoice progress_choice = progress_from_flag(progress_style, quiet, std::getenv, ::isatty(STDOUT_FILENO) != 0);
+    set_log_level(c.quiet ? LogLevel::Warning : c.verbose ? LogLevel::Debug : LogLevel::Info);
+    const ProgressChoice progress_choice = progress_from_flag(c.progress_style, c.quiet, std::getenv, ::isatty(STDOUT_FILENO) != 0);
     const ProgressStyle style = progress_choice.style;
     log_debug("progress: ", progress_style_name(style), " (", progress_choice.reason, ")");
     if (!progress_choice.warning.empty()) log_warning(progress_choice.warning);
@@ -221,29 +217,29 @@ int main(int argc, char** argv) {
     std::optional<JobConfig> job;
     try {
         refuse_empty_values(app);
-        if (*info) return describe_model(std::cout, info_model), 0;
-        if (*stats) return run_stats(stats_job, stats_sets, std::cout), 0;
-        if (*submit) return run_submit(submit_flags, std::cout);
-        if (*validate) {
-            validate_flags.frames_given = validate->count("--frames") > 0;
-            return run_validate(load_job_with_flags(validate_job_path, validate_flags), validate_deep, std::cout);
+        if (*c.info) return describe_model(std::cout, c.info_model), 0;
+        if (*c.stats) return run_stats(c.stats_job, c.stats_sets, std::cout), 0;
+        if (*c.submit) return run_submit(c.submit_flags, std::cout);
+        if (*c.validate) {
+            c.validate_flags.frames_given = c.validate->count("--frames") > 0;
+            return run_validate(load_job_with_flags(c.validate_job_path, c.validate_flags), c.validate_deep, std::cout);
         }
-        if (*review) return run_review(load_job(review_job, review_sets), review_out, review_summaries, std::cout), 0;
-        if (job_path.empty())
+        if (*c.review) return run_review(load_job(c.review_job, c.review_sets), c.review_out, c.review_summaries, std::cout), 0;
+        if (c.job_path.empty())
             return std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n", code(ExitCode::Config);
-        flags.frames_given = app.count("--frames") > 0;
-        job = load_job_with_flags(job_path, flags);
-        if (flags.dry_run) return run_validate(*job, false, std::cout);
-        const int rc = render_job(*job, style, verbose, quiet);
+        c.flags.frames_given = app.count("--frames") > 0;
+        job = load_job_with_flags(c.job_path, c.flags);
+        if (c.flags.dry_run) return run_validate(*job, false, std::cout);
+        const int rc = render_job(*job, style, c.verbose, c.quiet);
         // Every output is closed and published, the summary written: skip the process teardown (LibTorch's and
         // TBB's static destructors and thread pools, ~0.1 s of every render; farm chunks are often 1-10 frames).
         std::cout.flush(), std::cerr.flush(), std::fflush(nullptr);
         std::_Exit(rc);
-    } catch (const std::exception& e) {   // a Error has its exit code; anything else is a render failure
+    } catch (const std::exception& e) {   // an Error has its exit code; anything else is a render failure
         const auto* error = dynamic_cast<const Error*>(&e);
         const std::string what = error ? e.what() : std::string("unexpected: ") + e.what();
         log_error(what);
-        if (job && !flags.dry_run) write_failure_summary(*job, error ? error->code() : ExitCode::Render, what);
+        if (job && !c.flags.dry_run) write_failure_summary(*job, error ? error->code() : ExitCode::Render, what);
         report_task_failure(std::cout, style, what);   // a dry run writes no summary (above) either
         return code(error ? error->code() : ExitCode::Render);
     }

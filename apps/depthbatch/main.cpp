@@ -137,36 +137,36 @@ void add_flags(CLI::App& app, Cli& c) {
     app.add_flag("-q,--quiet", c.quiet, "Only warnings, errors and the closing summary (an engine's progress line stays)");
     app.add_flag("-v,--verbose", c.verbose, "Debug output, with each frame's stage timings");
     c.stats = app.add_subcommand("stats", "Compute (or check) the sequence statistics sidecar of a job with "
-                                               "depth.normalize: sequence, once, before farm chunks run");
+                                           "depth.normalize: sequence, once, before farm chunks run");
     c.stats->add_option("job", c.stats_job, "Job file")->required();
     c.stats->add_option("--set", c.stats_sets, "Override any job key (repeatable)")->allow_extra_args(false);
     c.submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
-                                                 "Slurm, submit them (docs/farm.md \"On the farm\")");
+                                             "Slurm, submit them (docs/farm.md \"On the farm\")");
     c.submit->add_option("job", c.submit_flags.job, "Job file")->required();
     c.submit->add_option("--engine", c.submit_flags.engine, "slurm (the default: writes the scripts and submits them with sbatch), openjd, deadline, opencue or tractor (write files only)")
         ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
     c.submit->add_option("--out", c.submit_flags.out, "Folder for the engine's files and Slurm's logs (default: JOB.farm "
-                                                   "beside the job file)");
+                                                     "beside the job file)");
     c.submit->add_option("--chunk-size", c.submit_flags.chunk_size, "Frames per task (default 10; a video model's shot: the smallest multiple of its window stride within 1.3x the whole render's windows)");
     c.submit->add_option("--partition", c.submit_flags.partition, "Slurm partition");
     c.submit->add_option("--gpus-per-task", c.submit_flags.gpus, "GPUs each task asks the engine for (default: 1 when "
-                                                             "model.device is cuda or cuda:N, else 0); the task runs on "
-                                                             "the first GPU the engine gives it");
+                                                               "model.device is cuda or cuda:N, else 0); the task runs on "
+                                                               "the first GPU the engine gives it");
     c.submit->add_option("--target-runtime", c.submit_flags.target_runtime, "OpenJD targetRuntimeSeconds for adaptive chunks "
-                                                                         "(default 0: fixed chunks)");
+                                                                           "(default 0: fixed chunks)");
     c.submit->add_option("--set", c.submit_flags.sets, "Override any job key, on every task (repeatable)")->allow_extra_args(false);
     c.submit->add_flag("--dry-run", c.submit_flags.dry_run, "Print the files; write and submit nothing");
     c.review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
-                                                 "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
+                                             "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
     c.review->add_option("job", c.review_job, "Job file")->required();
     c.review->add_option("--out", c.review_out, "The PNG, or its .html: either names the pair (S.png and S.html); default: the job's pipeline.review, "
-                                            "else OUTPUT_FOLDER/JOB.review.png");
+                                              "else OUTPUT_FOLDER/JOB.review.png");
     c.review->add_option("--summary", c.review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
-                                                       "are marked (repeatable)")->allow_extra_args(false);
+                                                         "are marked (repeatable)")->allow_extra_args(false);
     c.review->add_option("--set", c.review_sets, "Override any job key (repeatable)")->allow_extra_args(false);
     c.validate = app.add_subcommand("validate", "Check a job without rendering: the job, the model (one forward at the "
-                                                     "processing size), every plate, output folders and every path it writes; "
-                                                     "prints the plan and exits with the code the render would give");
+                                                 "processing size), every plate, output folders and every path it writes; "
+                                                 "prints the plan and exits with the code the render would give");
     c.validate->add_option("job", c.validate_job_path, "Job file")->required();
     c.validate->add_option("--frames", c.validate_flags.frames, "Only these frames (as for a render)");
     c.validate->add_option("--range", c.validate_flags.range, "Only the job's frames from FIRST to LAST");

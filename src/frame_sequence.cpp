@@ -1,6 +1,7 @@
 #include "depthbatch/frame_sequence.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/log.h"
 #include "depthbatch/plate.h"
 
 #include <algorithm>
@@ -77,6 +78,27 @@ std::vector<int> frames_in_range(const std::vector<int>& frames, int first, int 
     for (int f : frames)
         if (f >= first && f <= last) out.push_back(f);
     return out;
+}
+
+std::pair<int, int> parse_frame_range(const std::string& text) {
+    // Decimal integers as written ("010" is 10), like every other number the user gives.
+    static const std::regex range_re(R"(^\s*(-?\d{1,9})\s*-\s*(-?\d{1,9})\s*$)");
+    std::smatch m;
+    if (!std::regex_match(text, m, range_re))
+        throw ConfigError("--range '" + printable(text) + "': expected FIRST-LAST, e.g. 1001-1010 (an engine's "
+                          "<STARTFRAME>-<ENDFRAME>)");
+    const std::pair<int, int> range{std::stoi(m[1]), std::stoi(m[2])};
+    if (range.second < range.first) throw ConfigError("--range '" + text + "' ends before it starts");
+    return range;
+}
+
+Chunk parse_chunk(const std::string& text) {
+    static const std::regex chunk_re(R"(^\s*(\d{1,9})\s*/\s*(\d{1,9})\s*$)");
+    std::smatch m;
+    if (!std::regex_match(text, m, chunk_re) || std::stoi(m[1]) < 1 || std::stoi(m[1]) > std::stoi(m[2]))
+        throw ConfigError("--chunk '" + printable(text) + "': expected I/N with 1 <= I <= N, e.g. 3/8 (the 3rd "
+                          "of 8 chunks; an unset $SLURM_ARRAY_TASK_ID gives '/8')");
+    return {std::stoi(m[1]), std::stoi(m[2])};
 }
 
 std::string format_frame_spec(const std::vector<int>& frames) {

@@ -67,6 +67,14 @@ ProgressStyle progress_style_from_name(const std::string& name) {
     throw ConfigError("--progress '" + printable(name) + "': expected auto, lines, deadline, tractor, openjd, bar or none");
 }
 
+ProgressChoice progress_from_flag(const std::string& name, bool quiet,
+                                  const std::function<const char*(const char*)>& getenv, bool stdout_is_tty) {
+    ProgressChoice c = name == "auto" ? choose_progress_style(getenv, stdout_is_tty)
+                                      : ProgressChoice{progress_style_from_name(name), "--progress " + name, ""};
+    if (quiet && c.style == ProgressStyle::Bar) c.style = ProgressStyle::None;
+    return c;
+}
+
 ProgressChoice choose_progress_style(const std::function<const char*(const char*)>& getenv, bool stdout_is_tty) {
     const auto set = [&](const char* name) {
         const char* v = getenv(name);
@@ -245,6 +253,21 @@ std::vector<int> ProgressReporter::todo() const {
 int ProgressReporter::skipped() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return skipped_;
+}
+
+ProgressLogScope::ProgressLogScope(ProgressReporter& progress, ProgressStyle style, std::ostream& log, bool verbose,
+                                   bool quiet)
+    : progress_(progress), level_(quiet ? LogLevel::Warning : log_level()) {
+    if (style == ProgressStyle::Bar) {   // log lines go above the bar; per-frame lines only with -v
+        set_log_stream(&progress.log_stream(log));
+        if (!verbose) set_log_level(LogLevel::Warning);
+    }
+}
+
+ProgressLogScope::~ProgressLogScope() {
+    progress_.finish();
+    set_log_stream(nullptr);
+    set_log_level(level_);
 }
 
 }  // namespace depthbatch

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace depthbatch {
@@ -31,6 +32,21 @@ std::vector<int> chunk_frames(const std::vector<int>& frames, int index, int cou
 /// The frames of `frames` from `first` to `last` inclusive (`--range`: a farm engine's <STARTFRAME> and
 /// <ENDFRAME>, which bound a chunk of the job's frame list without naming its step or holes).
 std::vector<int> frames_in_range(const std::vector<int>& frames, int first, int last);
+
+/// `--range FIRST-LAST` as written: two decimal integers of up to 9 digits ("010" is 10, never octal), either may
+/// be negative ("-10--1"), spaces allowed around each. Returns {first, last}, for frames_in_range. Throws
+/// ConfigError "--range 'TEXT': expected FIRST-LAST, e.g. 1001-1010 (an engine's <STARTFRAME>-<ENDFRAME>)" for
+/// anything else, and "--range 'TEXT' ends before it starts" when last < first.
+std::pair<int, int> parse_frame_range(const std::string& text);
+
+/// `--chunk I/N` as written (a farm task's share, chunk_frames): two decimal integers of up to 9 digits, spaces
+/// allowed around each, with 1 <= I <= N. Throws ConfigError "--chunk 'TEXT': expected I/N with 1 <= I <= N, e.g.
+/// 3/8 (the 3rd of 8 chunks; an unset $SLURM_ARRAY_TASK_ID gives '/8')" otherwise ("0/8", "9/8", "/8", "3/8x").
+struct Chunk {
+    int index = 0;   ///< I, from 1
+    int count = 0;   ///< N
+};
+Chunk parse_chunk(const std::string& text);
 
 /// Format frames back as a compact spec ("1001-1010x3,1020"), for logs and metadata.
 std::string format_frame_spec(const std::vector<int>& frames);

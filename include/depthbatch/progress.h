@@ -17,6 +17,7 @@
 // No Debian-packaged C++ progress-bar library exists (checked: no libindicators), so this is those few lines.
 #pragma once
 
+#include "depthbatch/log.h"
 #include "depthbatch/run_job.h"
 
 #include <chrono>
@@ -56,6 +57,12 @@ struct ProgressChoice {
 ///   otherwise                                 lines (Slurm, OpenCue and a shell pipe read no progress dialect)
 /// A DEPTHBATCH_PROGRESS that names no dialect (or "auto") is ignored, with the reason saying so.
 ProgressChoice choose_progress_style(const std::function<const char*(const char*)>& getenv, bool stdout_is_tty);
+
+/// The `--progress NAME` flag: "auto" is choose_progress_style(getenv, stdout_is_tty); another name is that dialect
+/// (reason "--progress NAME"; progress_style_from_name throws for an unknown one). With `quiet` a bar becomes None
+/// (-q on a terminal: only warnings, errors and the closing summary).
+ProgressChoice progress_from_flag(const std::string& name, bool quiet,
+                                  const std::function<const char*(const char*)>& getenv, bool stdout_is_tty);
 
 /// Bar when `fd` is a terminal (isatty), else Lines (the environment is not consulted).
 ProgressStyle progress_style_for(int fd);
@@ -113,6 +120,21 @@ private:
     bool reader_gone_ = false;      ///< writing to out_ failed (EPIPE): said once, nothing more is printed
     std::unique_ptr<std::streambuf> log_buf_;
     std::unique_ptr<std::ostream> log_stream_;
+};
+
+/// The log while a render shows `progress`: under a bar the log goes through progress.log_stream(`log`) (lines
+/// above the bar), and without `verbose` only warnings and errors (no per-frame lines). On destruction:
+/// progress.finish(), the log's stream back to stderr and its level back to what it was (Warning with `quiet`).
+class ProgressLogScope {
+public:
+    ProgressLogScope(ProgressReporter& progress, ProgressStyle style, std::ostream& log, bool verbose, bool quiet);
+    ~ProgressLogScope();
+    ProgressLogScope(const ProgressLogScope&) = delete;
+    ProgressLogScope& operator=(const ProgressLogScope&) = delete;
+
+private:
+    ProgressReporter& progress_;
+    LogLevel level_;
 };
 
 }  // namespace depthbatch

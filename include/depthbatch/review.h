@@ -15,6 +15,8 @@
 
 #include "depthbatch/job_config.h"
 
+#include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -46,5 +48,25 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
 /// Where `depthbatch review JOB` writes by default: OUTPUT_FOLDER/JOB.review.png (the job file's stem, in the
 /// folder of output.path).
 std::string default_review_path(const JobConfig& job);
+
+/// Where `depthbatch review JOB [--out OUT]` writes, and the name its errors give that choice: `out_flag` resolved
+/// against `cwd` with key "review --out"; else the job's pipeline.review ("pipeline.review"); else
+/// default_review_path ("review (default path)").
+struct ReviewTarget {
+    std::string out, key;
+};
+ReviewTarget review_target(const JobConfig& job, const std::string& out_flag, const std::filesystem::path& cwd);
+
+/// `depthbatch review JOB [--out OUT] [--summary S]...`: the sheet at review_target (its ending checked before
+/// anything is read), `summary_flags` resolved against the current folder, then "wrote PNG and HTML (WHAT IT
+/// HOLDS)" on `out`. Throws as write_review does.
+void run_review(const JobConfig& job, const std::string& out_flag, const std::vector<std::string>& summary_flags,
+                std::ostream& out);
+
+/// After a render that was not interrupted, the job's pipeline.review sheet (with its pipeline.summary marked):
+/// logs "review: PNG and HTML (WHAT IT HOLDS)", or a warning "pipeline.review: WHY" when it cannot be made (the
+/// sheet is a convenience: it never changes the job's exit code). Nothing without pipeline.review. Never throws
+/// an Error.
+void review_after_render(const JobConfig& job);
 
 }  // namespace depthbatch

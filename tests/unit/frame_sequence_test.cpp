@@ -420,3 +420,30 @@ TEST(FramesInRange, OnlyTheJobsFramesInsideTheRange) {
     EXPECT_EQ(frames_in_range(parse_frame_spec("1001-1010"), 1009, 1012), Frames({1009, 1010}));
     EXPECT_EQ(frames_in_range(parse_frame_spec("1001-1010"), 900, 1000), Frames());
 }
+
+// --chunk I/N and --range FIRST-LAST as written (issue 33 §5: parsed by the library, not by the app's own regexes).
+TEST(ParseChunk, ThirdOfEightOfAHundredFramesIsItsExactShare) {
+    const depthbatch::Chunk c = depthbatch::parse_chunk("3/8");
+    EXPECT_EQ(c.index, 3);
+    EXPECT_EQ(c.count, 8);
+    // 100 frames in 8 chunks: chunk 3 is frames[25, 37) of the shot, 1026-1037.
+    EXPECT_EQ(depthbatch::chunk_frames(parse_frame_spec("1001-1100"), c.index, c.count), parse_frame_spec("1026-1037"));
+    EXPECT_EQ(depthbatch::parse_chunk(" 010 / 12 ").index, 10);   // decimal as written, never octal
+}
+
+TEST(ParseChunk, ZeroOverOrMissingIndexIsAConfigErrorNamingTheFlag) {
+    const std::string expected_tail = "': expected I/N with 1 <= I <= N, e.g. 3/8 (the 3rd of 8 chunks; an unset "
+                                      "$SLURM_ARRAY_TASK_ID gives '/8')";
+    for (const std::string text : {"0/8", "9/8", "/8", "3/8x", "1234567890/2000000000"})
+        EXPECT_EQ(expect_error<ConfigError>([&] { depthbatch::parse_chunk(text); }, text), "--chunk '" + text + expected_tail);
+}
+
+TEST(ParseFrameRange, FirstAndLastAsWrittenOrAnErrorNamingTheFlag) {
+    EXPECT_EQ(depthbatch::parse_frame_range("1005-1010"), std::make_pair(1005, 1010));
+    EXPECT_EQ(depthbatch::parse_frame_range(" 010 - 012 "), std::make_pair(10, 12));
+    EXPECT_EQ(depthbatch::parse_frame_range("-5--1"), std::make_pair(-5, -1));
+    EXPECT_EQ(depthbatch::frames_in_range(parse_frame_spec("1001-1100x3"), 1005, 1012), (Frames{1007, 1010}));
+    EXPECT_EQ(expect_error<ConfigError>([] { depthbatch::parse_frame_range("abc"); }),
+              "--range 'abc': expected FIRST-LAST, e.g. 1001-1010 (an engine's <STARTFRAME>-<ENDFRAME>)");
+    EXPECT_EQ(expect_error<ConfigError>([] { depthbatch::parse_frame_range("10-1"); }), "--range '10-1' ends before it starts");
+}

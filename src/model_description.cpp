@@ -49,7 +49,7 @@ void describe_model(std::ostream& out, const DepthModel& model) {
 }
 
 void describe_model(std::ostream& out, const std::string& model_path) {
-    JobConfig::Model options;
+    ModelSettings options;
     options.path = model_path;
     options.device = ModelDevice::cpu();
     std::unique_ptr<DepthModel> model;

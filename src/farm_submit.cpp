@@ -3,7 +3,7 @@
 #include "depthbatch/video_window_stage.h"
 
 #include "farm/farm_engines.h"
-#include "output/output_guard.h"
+#include "output/job_outputs.h"
 #include "subprocess.h"
 
 #include "depthbatch/error.h"
@@ -167,7 +167,7 @@ std::vector<std::string> write_farm_files(const JobConfig& job, const std::vecto
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         throw ConfigError("submit --out: " + o.out_dir + " exists and is not a folder");
-    const OutputGuard guard = OutputGuard::for_job(job);
+    const OutputGuard guard = job_output_guard(job);
     // Every file is checked before the first is written: a refusal leaves the folder as it was.
     for (const auto& [name, text] : files) guard.check((dir / name).string(), OutputRole::FarmFile, "submit --out");
     guard.check((dir / output_marker::farm_manifest).string(), OutputRole::FarmFile, "submit --out");

@@ -2,6 +2,7 @@
 // frames with their warm-up, the job's metadata; the phases every run goes through (open_run), and validate_job,
 // which runs them and stops before the first frame. The plan from the first frame is first_frame_plan.cpp.
 #include "job_context.h"
+#include "output/job_outputs.h"
 
 #include "depthbatch/log.h"
 #include "output/atomic_file.h"
@@ -89,7 +90,7 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
         else if (job.input.scene == Scene::Unknown) log_info(what, " (input.scene: indoor or outdoor says what the plate shows)");
     }
     ctx->normalizer.emplace(job.depth, contract.kind);
-    ctx->guard = OutputGuard::for_job(job, ctx->shot, ctx->model->path());
+    ctx->guard = job_output_guard(job, ctx->shot, ctx->model->path());
     if (!job.output.preview.path.empty()) {
         ctx->preview.emplace(job.output.preview.path);   // a pattern without a frame token: ConfigError here
         try {

@@ -1,6 +1,7 @@
 // The job's report (job_context.h): each finished frame's log line and counts, the closing figures, and the JSON
 // summary (docs/farm.md "Summary JSON"), written through the output guard.
 #include "job_context.h"
+#include "output/job_outputs.h"
 
 #include "depthbatch/log.h"
 
@@ -92,7 +93,7 @@ void write_failure_summary(const JobConfig& job, ExitCode code, const std::strin
     // render that made them; it stays.
     if (code == ExitCode::OutputExists) return;
     try {
-        Publication out = OutputGuard::for_job(job).open(job.pipeline.summary, OutputRole::Summary);
+        Publication out = job_output_guard(job).open(job.pipeline.summary, OutputRole::Summary);
         JobReport report;
         report.job_file = job.job_file;
         report.exit_code = code;
@@ -117,7 +118,7 @@ JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult
                    " s) ran out: the frames in flight were abandoned";
     if (!job.pipeline.summary.empty()) {
         try {
-            Publication out = OutputGuard::for_job(job).open(job.pipeline.summary, OutputRole::Summary);
+            Publication out = job_output_guard(job).open(job.pipeline.summary, OutputRole::Summary);
             write_summary_json(report, out);
         } catch (const std::exception& e) {
             log_error("pipeline.summary not written: ", e.what());

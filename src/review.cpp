@@ -1,7 +1,7 @@
 #include "depthbatch/review.h"
 
 #include "output/atomic_file.h"
-#include "output/output_guard.h"
+#include "output/job_outputs.h"
 #include "review_tools.h"
 #include "subprocess.h"
 
@@ -106,10 +106,6 @@ nlohmann::json manifest_path_value(const std::string& path) {
 }
 }  // namespace
 
-std::string default_review_path(const JobConfig& job) {
-    return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png")).string();
-}
-
 std::string write_review(const JobConfig& job, const std::string& out, const std::vector<std::string>& summaries,
                   const std::string& key) {
     const ReviewPaths paths = review_paths(out, key);   // before anything is read, drawn or made
@@ -120,7 +116,7 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
     if (frames.empty()) throw InputError("review: no frames on disk match input.path '" + job.input.path + "'");
     // The sheet and its page go through the job's output guard: never over a plate, the job, the model or another
     // output, and only over an earlier review sheet. Checked before anything is made.
-    const OutputGuard guard = OutputGuard::for_job(job, frames);
+    const OutputGuard guard = job_output_guard(job, frames);
     guard.check(png, OutputRole::ReviewSheet, key);
     guard.check(html, OutputRole::ReviewSheet, key);
     if (std::none_of(frames.begin(), frames.end(), [&](int f) { return fs::exists(depths.path(f)); }))

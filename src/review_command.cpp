@@ -1,6 +1,8 @@
 // depthbatch — the review sheet from the command line and after a render: see review.h.
 #include "depthbatch/review.h"
 
+#include "output/job_outputs.h"
+
 #include "depthbatch/error.h"
 #include "depthbatch/install_layout.h"
 #include "depthbatch/log.h"

@@ -6,7 +6,7 @@
 //   of the classes of error.h; each maps to one process exit code (ExitCode: 2 config, 3 plate, 4 model,
 //   5 render, 6 outputs exist, 7 partial, 130 interrupted; docs/errors.md). Messages are whole sentences that
 //   name the file, frame or key, and never hold raw control characters (log.h: printable). Work on one frame
-//   inside the pipeline does not throw across it: it becomes a FrameResult (run_job.h) with the same classes.
+//   inside the pipeline does not throw across it: it becomes a FrameResult (frame_result.h) with the same classes.
 //   A function that fails leaves nothing behind: every file is written to a temporary beside its final path
 //   and published atomically (src/output/output_guard.h), or removed.
 //
@@ -63,6 +63,7 @@
 #include "depthbatch/model_data.h"
 #include "depthbatch/gpu_device.h"
 #include "depthbatch/depth_model.h"
+#include "depthbatch/frame_result.h"
 #include "depthbatch/frame_record.h"
 #include "depthbatch/scale_shift.h"
 #include "depthbatch/model_description.h"

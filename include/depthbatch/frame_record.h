@@ -15,10 +15,10 @@
 
 #include "depthbatch/camera.h"
 #include "depthbatch/error.h"
+#include "depthbatch/frame_result.h"
 #include "depthbatch/model_data.h"
 #include "depthbatch/plate.h"
 #include "depthbatch/reformat.h"
-#include "depthbatch/run_job.h"
 #include "depthbatch/tiling.h"
 
 #include <chrono>

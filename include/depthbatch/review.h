@@ -45,13 +45,9 @@ ReviewPaths review_paths(const std::string& out, const std::string& key);
 std::string write_review(const JobConfig& job, const std::string& out, const std::vector<std::string>& summaries = {},
                   const std::string& key = "pipeline.review");
 
-/// Where `depthbatch review JOB` writes by default: OUTPUT_FOLDER/JOB.review.png (the job file's stem, in the
-/// folder of output.path).
-std::string default_review_path(const JobConfig& job);
-
 /// Where `depthbatch review JOB [--out OUT]` writes, and the name its errors give that choice: `out_flag` resolved
 /// against `cwd` with key "review --out"; else the job's pipeline.review ("pipeline.review"); else
-/// default_review_path ("review (default path)").
+/// OUTPUT_FOLDER/JOB.review.png, the job file's stem in the folder of output.path ("review (default path)").
 struct ReviewTarget {
     std::string out, key;
 };

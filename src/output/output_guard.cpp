@@ -1,12 +1,8 @@
 #include "output_guard.h"
 
-#include "depthbatch/color_transform.h"
-#include "depthbatch/depth_model.h"
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
-#include "depthbatch/job_config.h"
 #include "depthbatch/log.h"
-#include "depthbatch/sequence_stats.h"
 
 #include <algorithm>
 #include <climits>
@@ -224,34 +220,6 @@ Publication OutputGuard::open(const std::string& path, OutputRole role, const st
     Publication pub = Publication::open(path, role, k);
     note_open(path, role);
     return pub;
-}
-
-OutputGuard OutputGuard::for_job(const JobConfig& job) { return for_job(job, shot_frames(job.input)); }
-
-OutputGuard OutputGuard::for_job(const JobConfig& job, const std::vector<int>& shot, const std::string& model_path) {
-    OutputGuard g;
-    const FrameSequence plates(job.input.path);
-    std::vector<int> frames = shot;
-    for (int f : plates.frames_on_disk()) frames.push_back(f);
-    std::sort(frames.begin(), frames.end());
-    frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
-    g.protect_frames(plates, frames, "plate frame");
-    g.protect(job.job_file, "the job file");
-    // The model: the loaded one's path, else job.model.path ("default": the prepared model the job would load).
-    std::string model = model_path.empty() || model_path == "default" ? job.model.path : model_path;
-    if (model == "default") model = DepthModel::default_model_path();
-    g.protect(model, "the model");
-    // The OCIO config in force (color.config, else $OCIO, else the shipped one) and the camera's .chan: inputs.
-    g.protect(ColorTransform::resolve_config_path(job.color.config),
-              job.color.config.empty() ? "the OCIO config in force" : "the OCIO config (color.config)");
-    g.protect(job.camera.chan, "the camera's .chan file (camera.chan)");
-    // Outputs, in the table's order: the depth frames first (the role every other output must keep clear of).
-    for (const OutputRoleRow& row : output_roles())
-        for (const std::string& path : row.job_paths(job)) {
-            if (row.per_frame) g.add_output_frames(FrameSequence(path), shot, row.role, row.key);
-            else g.add_output(path, row.role, row.key);
-        }
-    return g;
 }
 
 }  // namespace depthbatch

@@ -36,7 +36,6 @@
 
 namespace depthbatch {
 
-struct JobConfig;
 class FrameSequence;
 
 /// Throws ConfigError naming `key` when `path` cannot exist on this file system: longer than PATH_MAX - 1
@@ -83,14 +82,7 @@ public:
     /// For a writer used outside a job (tests, tools).
     OutputGuard() = default;
 
-    /// The guard of `job`, the one place a job's guard is built: plates (frames `shot` and those on disk), the
-    /// job file, the model (`model_path`; "" or "default": job.model.path, "default" resolved to
-    /// DepthModel::default_model_path()), the OCIO config in force, the camera's .chan; outputs: every role's
-    /// job_paths (output_roles.h), per-frame roles for `shot`.
-    static OutputGuard for_job(const JobConfig& job, const std::vector<int>& shot, const std::string& model_path = "");
-    /// The same for the shot of `job` (shot_frames(job.input)): the guard of a command that renders nothing
-    /// (review, submit, a failure summary).
-    static OutputGuard for_job(const JobConfig& job);
+    // A job's guard is built in one place, job_output_guard (job_outputs.h), from the calls below.
 
     /// An input of the job that nothing may write over (`what` names it in messages: "the job file").
     void protect(const std::string& path, const std::string& what);

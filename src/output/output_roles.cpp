@@ -1,9 +1,5 @@
 #include "output_roles.h"
 
-#include "depthbatch/job_config.h"
-#include "depthbatch/review.h"
-#include "depthbatch/sequence_stats.h"
-
 #include <OpenImageIO/imageio.h>
 
 #include <algorithm>
@@ -79,37 +75,18 @@ bool farm_listed(const std::string& path) {
     return farm_manifest(p.parent_path()).count(p.filename().string()) > 0;
 }
 
-// ---- the paths a job writes, and the defaults ----
-
-std::vector<std::string> one_or_none(const std::string& path) {
-    return path.empty() ? std::vector<std::string>{} : std::vector<std::string>{path};
-}
-std::vector<std::string> no_paths(const JobConfig&) { return {}; }
-std::vector<std::string> depth_paths(const JobConfig& job) { return one_or_none(job.output.path); }
-std::vector<std::string> preview_paths(const JobConfig& job) { return one_or_none(job.output.preview.path); }
-std::vector<std::string> summary_paths(const JobConfig& job) { return one_or_none(job.pipeline.summary); }
-std::string stats_default(const JobConfig& job) { return default_stats_path(job.output.path); }
-std::vector<std::string> stats_paths(const JobConfig& job) {
-    if (job.depth.normalize != Normalization::Sequence) return {};
-    return {job.depth.stats_file.empty() ? stats_default(job) : job.depth.stats_file};
-}
-std::vector<std::string> review_sheet_paths(const JobConfig& job) {   // the PNG and its page
-    if (job.pipeline.review.empty()) return {};
-    return {job.pipeline.review, fs::path(job.pipeline.review).replace_extension(".html").string()};
-}
-
 }  // namespace
 
 const std::vector<OutputRoleRow>& output_roles() {
     using P = ReplacePolicy;
-    // role                      name                           key                 per_frame replace          marker          job paths           default path
+    // role                      name                           key                 per_frame replace          marker
     static const std::vector<OutputRoleRow> rows = {
-        {OutputRole::DepthFrame,   "depth frame",                 "output.path",      true,  P::OutputOverwrite, exr_magic,      depth_paths,        nullptr},
-        {OutputRole::Preview,      "preview",                     "output.preview",   true,  P::OwnKind,         preview_marked, preview_paths,      nullptr},
-        {OutputRole::Summary,      "JSON summary",                "pipeline.summary", false, P::OwnKind,         summary_marked, summary_paths,      nullptr},
-        {OutputRole::StatsSidecar, "sequence statistics sidecar", "depth.stats_file", false, P::OwnKind,         stats_marked,   stats_paths,        stats_default},
-        {OutputRole::ReviewSheet,  "review sheet",                "pipeline.review",  false, P::OwnKind,         review_marked,  review_sheet_paths, default_review_path},
-        {OutputRole::FarmFile,     "farm file",                   "submit --out",     false, P::OwnKind,         farm_listed,    no_paths,           nullptr},
+        {OutputRole::DepthFrame,   "depth frame",                 "output.path",      true,  P::OutputOverwrite, exr_magic},
+        {OutputRole::Preview,      "preview",                     "output.preview",   true,  P::OwnKind,         preview_marked},
+        {OutputRole::Summary,      "JSON summary",                "pipeline.summary", false, P::OwnKind,         summary_marked},
+        {OutputRole::StatsSidecar, "sequence statistics sidecar", "depth.stats_file", false, P::OwnKind,         stats_marked},
+        {OutputRole::ReviewSheet,  "review sheet",                "pipeline.review",  false, P::OwnKind,         review_marked},
+        {OutputRole::FarmFile,     "farm file",                   "submit --out",     false, P::OwnKind,         farm_listed},
     };
     return rows;
 }
@@ -122,11 +99,6 @@ const OutputRoleRow& output_role(OutputRole role) {
 }
 
 const char* output_role_name(OutputRole role) { return output_role(role).name; }
-
-std::string job_output_path(const JobConfig& job, OutputRole role) {
-    const std::vector<std::string> paths = output_role(role).job_paths(job);
-    return paths.empty() ? "" : paths.front();
-}
 
 bool kind_marker_holds(const std::string& path, OutputRole role) {
     std::error_code ec;

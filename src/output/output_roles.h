@@ -1,20 +1,20 @@
 // depthbatch (internal) — the table of output roles: what every kind of file depthbatch writes is, in one place.
 //
 // One row per OutputRole: its name in messages, the job key (or flag) that sets its path, whether that path is a
-// frame pattern, the paths a job writes in it (and the default when the job names none), how a file of its kind is
-// recognised (its marker) and whether it may replace an existing file. The guard (output_guard.h), the
-// publication and every message read this table; nothing else switches on a role.
+// frame pattern, how a file of its kind is recognised (its marker) and whether it may replace an existing file.
+// The guard (output_guard.h), the publication and every message read this table; nothing else switches on a role.
+// Where a job puts each role's files (its paths, the defaults) is the floor above: job_outputs.h, which knows the
+// job; this table and the writers below it do not.
 //
-// A new output role is one enum value and one row here (output_roles.cpp), plus its writer, which opens its file
-// through OutputGuard::open and writes the Publication it gets.
+// A new output role is one enum value and one row here (output_roles.cpp), one row in job_outputs.cpp when a job
+// key sets its path, plus its writer, which opens its file through OutputGuard::open and writes the Publication
+// it gets.
 #pragma once
 
 #include <string>
 #include <vector>
 
 namespace depthbatch {
-
-struct JobConfig;
 
 /// What a written file is. Each role has its own kind marker (what it writes so that it can recognise its own
 /// files later) and its own replacement policy (the table's row).
@@ -46,12 +46,7 @@ struct OutputRoleRow {
     ReplacePolicy replace;
     /// Whether the existing, non-empty regular file at `path` is of this kind (the role's marker). Never throws.
     bool (*marker_holds)(const std::string& path);
-    /// The paths (patterns when per_frame) `job` writes in this role; empty when the job writes none (a role set
-    /// only by a flag, or switched off).
-    std::vector<std::string> (*job_paths)(const JobConfig& job);
-    /// The path used when the job names none, or nullptr (no default: the role is off, or the command's flag).
-    std::string (*default_path)(const JobConfig& job);
-};
+    };
 
 /// Every role, in OutputRole order.
 const std::vector<OutputRoleRow>& output_roles();
@@ -60,10 +55,6 @@ const OutputRoleRow& output_role(OutputRole role);
 
 /// Name of a role for messages ("depth frame", "preview", ...).
 const char* output_role_name(OutputRole role);
-
-/// The first path `job` writes in `role` ("" when none): e.g. the statistics sidecar (depth.stats_file, else
-/// default_stats_path of output.path, when depth.normalize is sequence).
-std::string job_output_path(const JobConfig& job, OutputRole role);
 
 /// The text each role writes to mark its files (ImageDescription of a preview, PNG Software of a review sheet,
 /// the HTML generator meta, the summary schema prefix, the sidecar's "what" prefix).

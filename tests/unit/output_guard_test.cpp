@@ -1,7 +1,7 @@
 // Unit tests for src/output/output_guard.h: every spelling of a path that is an input of the job (patterns, `..`,
 // symbolic and hard links) is refused for every role, roles never write over one another, an existing file is
 // replaced only by its own kind, and names that cannot exist are refused before anything is written.
-#include "output/output_guard.h"
+#include "output/job_outputs.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
@@ -42,7 +42,7 @@ JobConfig job_in(const fs::path& dir, const std::string& extra = "") {
     return load_job((dir / "job.yaml").string());
 }
 
-OutputGuard guard_for(const JobConfig& job) { return OutputGuard::for_job(job, job.input.frames, job.model.path); }
+OutputGuard guard_for(const JobConfig& job) { return job_output_guard(job, job.input.frames, job.model.path); }
 
 /// Every role of the table (src/output/output_roles.h).
 std::vector<OutputRole> all_roles() {
@@ -254,8 +254,8 @@ TEST(OutputRoles, OneRowPerRoleAndTheGuardRegistersEveryRowsPaths) {
     JobConfig job = job_in(t.path, "depth: {convention: normalized, normalize: sequence}\n"
                                    "pipeline: {summary: s.json, review: sheet/r.png}\n");
     EXPECT_EQ(job_output_path(job, OutputRole::StatsSidecar), (t / "out/d.stats.json").string());
-    EXPECT_EQ(output_role(OutputRole::StatsSidecar).job_paths(job), std::vector<std::string>{(t / "out/d.stats.json").string()});
-    EXPECT_EQ(output_role(OutputRole::ReviewSheet).job_paths(job),
+    EXPECT_EQ(job_output_paths(job, OutputRole::StatsSidecar), std::vector<std::string>{(t / "out/d.stats.json").string()});
+    EXPECT_EQ(job_output_paths(job, OutputRole::ReviewSheet),
               (std::vector<std::string>{(t / "sheet/r.png").string(), (t / "sheet/r.html").string()}));
     EXPECT_EQ(job_output_path(job, OutputRole::FarmFile), "");
     // Every row's paths are outputs of the job's guard: another role may not write there.
@@ -302,7 +302,7 @@ TEST(OutputGuard, TheDefaultModelIsAnInputOfEveryCommandsGuard) {
     job.model.path = "default";
     write_text(t / "prepared.pt", "model");
     ::setenv("DEPTHBATCH_DEFAULT_MODEL", (t / "prepared.pt").string().c_str(), 1);
-    const OutputGuard g = OutputGuard::for_job(job);
+    const OutputGuard g = job_output_guard(job);
     ::unsetenv("DEPTHBATCH_DEFAULT_MODEL");
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "prepared.pt").string(), OutputRole::FarmFile, "submit --out"); }),
                          "is the model"));

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from typing import Any, Dict
@@ -137,7 +138,11 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
     tmp_dir = tempfile.mkdtemp(prefix=".export-", dir=os.path.dirname(final))
     tmp = os.path.join(tmp_dir, os.path.basename(final))
     try:
-        module.save(tmp, _extra_files={EXTRA_FILE: text})
+        raw_dir = os.path.join(tmp_dir, "raw")
+        os.mkdir(raw_dir)
+        raw = os.path.join(raw_dir, os.path.basename(final))
+        module.save(raw, _extra_files={EXTRA_FILE: text})
+        _reproducible_archive(raw, tmp)
         files = {EXTRA_FILE: ""}
         loaded = torch.jit.load(tmp, map_location="cpu", _extra_files=files)
         if json.loads(files[EXTRA_FILE]) != json.loads(text):
@@ -155,6 +160,56 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     return diff
+
+
+_FINAL_LINE = re.compile(rb"^  \w+ : Final\[.*\] = .*$")
+
+
+def _sorted_final_constants(code: bytes) -> bytes:
+    """`code` (a serialized TorchScript class) with each run of `  name : Final[T] = value` lines sorted.
+
+    TorchScript writes a class's constants in the iteration order of the module's `__constants__` set, which
+    changes with Python's string hash seed (PYTHONHASHSEED): the same export made two files. Their order means
+    nothing to the loader (constants are looked up by name)."""
+    lines = code.split(b"\n")
+    out, run = [], []
+    for line in lines + [b""]:
+        if _FINAL_LINE.match(line):
+            run.append(line)
+            continue
+        out.extend(sorted(run))
+        run = []
+        out.append(line)
+    return b"\n".join(out[:-1])
+
+
+def _reproducible_archive(src: str, dst: str) -> None:
+    """Copy the TorchScript archive `src` to `dst` so that the same weights exported by the same torch give the same
+    bytes on any machine, in any folder, under any hash seed.
+
+    Two exports differed, and so did their sha256 — the depthbatch/model_sha256 that `--skip-existing` compares (a
+    farm whose machines exported or installed the model in different folders saw each other's frames as "written
+    by another model"):
+    - the `.debug_pkl` records hold the original Python source ranges with the absolute paths of the exporting
+      machine's files (the checkout, the venv's site-packages). They are left out: LibTorch loads an archive
+      without them (they are optional), and a TorchScript error still shows the serialized code's traceback, only
+      not the original Python lines;
+    - class constants come in hash-seed order (_sorted_final_constants).
+    Written with torch's own archive writer (record alignment; serialization_id, byteorder and version as
+    torch.jit.save writes them, version kept)."""
+    reader = torch._C.PyTorchFileReader(src)
+    writer = torch._C.PyTorchFileWriter(dst)
+    writer.set_min_version(int(reader.get_record("version").decode().strip()))
+    for name in reader.get_all_records():
+        # version, byteorder and .data/serialization_id are the writer's own: it writes them itself.
+        if name.endswith(".debug_pkl") or name in ("version", ".data/version", "byteorder", ".data/serialization_id"):
+            continue
+        data = reader.get_record(name)
+        if name.startswith("code/") and name.endswith(".py"):
+            data = _sorted_final_constants(data)
+        writer.write_record(name, data, len(data))
+    writer.write_end_of_file()
+    del writer
 
 
 def read_contract(path: str) -> Dict[str, Any]:

@@ -16,7 +16,7 @@ TEST(DescribeModel, DefaultModelsContractLinesAsInfoPrintsThem) {
     depthbatch::describe_model(out, path);
     const std::string expected =
         "model        " + path + "\n"
-        "sha256       0cf01451823c0b664b31b25e3e956ff0e0b1125dd0d2a51253085dd7efea3efa\n"
+        "sha256       38445e48fa93a37ef915e492c3873fa8fae3d6e9e337bd6bcb5f31aa03487e48\n"
         "name         fastdepth-nyu\n"
         "contract     embedded depthbatch.json\n"
         "input        RGB [0,1] in 'sRGB', multiple of 32 px, size 224x224 (w x h), any size\n"

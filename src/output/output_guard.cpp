@@ -66,6 +66,18 @@ void note_open(const std::string& path, OutputRole role) {
     }
 }
 
+// A folder at `path`, or a file there that is not this role's own kind (ReplacePolicy::OwnKind: its marker does not
+// hold), is refused: ConfigError naming `key`. Depth frames that exist follow output.overwrite instead (run_job's
+// frame selection: exit 6, or replaced only when they are depthbatch frames).
+void refuse_folder_or_foreign_file(const std::string& path, OutputRole role, const std::string& key) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
+    if (output_role(role).replace == ReplacePolicy::OwnKind && !kind_marker_holds(path, role))
+        throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
+                          ": not replaced (delete it or choose another path)");
+}
+
 }  // namespace
 
 detail::OpenObserver detail::set_open_observer(OpenObserver observer) {
@@ -97,12 +109,8 @@ const std::string& Publication::scratch_path() {
 
 Publication Publication::open(const std::string& path, OutputRole role, const std::string& key) {
     check_path_fits(path, key);
+    refuse_folder_or_foreign_file(path, role, key);
     std::error_code ec;
-    if (fs::is_directory(path, ec))
-        throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
-    if (output_role(role).replace == ReplacePolicy::OwnKind && !kind_marker_holds(path, role))
-        throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
-                          ": not replaced (delete it or choose another path)");
     const fs::path folder = fs::path(path).parent_path();
     if (!folder.empty()) fs::create_directories(folder, ec);
     if (ec) throw RenderError(key + ": cannot create the folder " + folder.string() + ": " + ec.message());
@@ -193,14 +201,7 @@ void OutputGuard::check(const std::string& path, OutputRole role, const std::str
         if (e->role != role)
             throw ConfigError(key + ": " + path + " is also " + e->what + ": refusing to write one output over another");
     }
-    std::error_code ec;
-    if (fs::is_directory(path, ec))
-        throw ConfigError(key + ": " + path + " is a folder; give a file path for the " + output_role_name(role));
-    // Depth frames that exist follow output.overwrite (run_job's frame selection: exit 6, or replaced only when
-    // they are depthbatch frames); every other role replaces only its own kind.
-    if (output_role(role).replace == ReplacePolicy::OwnKind && !kind_marker_holds(path, role))
-        throw ConfigError(key + ": " + path + " exists and is not a depthbatch " + output_role_name(role) +
-                          ": not replaced (delete it or choose another path)");
+    refuse_folder_or_foreign_file(path, role, key);
 }
 
 void OutputGuard::preflight(const std::vector<int>& frames) const {

@@ -463,7 +463,16 @@ void VideoWindowStage::end_segment(SegmentEnd why, const std::vector<int>& gap) 
     if (s.partial) {
         // The plan's frames all arrived: its windows ran as they did. Anything else cut them.
         if (why == SegmentEnd::End) s.run_partial(false);
-        s.abandon_partial(nullptr);   // what is still held (a stop, a gap, a size change) lacks its windows
+        if (why == SegmentEnd::SizeChange) {
+            // A whole render restarts its windows at a size change; the chunk's plan (windows counted from the
+            // shot's first frame, at one size) cannot: the frames it held fail, saying so.
+            const RenderError e("not written: the model input size changes inside the video windows that make it "
+                                "(the plate's data window changes size; a chunk runs only its own windows, planned "
+                                "at one size): render this shot whole, without --chunk or --frames");
+            s.abandon_partial(&e);
+        } else {
+            s.abandon_partial(nullptr);   // what is still held (a stop, a gap) lacks its windows
+        }
         s.reset_segment();
         if (why == SegmentEnd::Gap) {
             s.start = SegmentEnd::Gap;

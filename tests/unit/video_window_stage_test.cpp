@@ -500,6 +500,36 @@ TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
         if (!f.abandoned && f.shot_pos >= 100) EXPECT_EQ(f.depth.data, whole[static_cast<size_t>(f.shot_pos)]) << f.shot_pos;
 }
 
+// A size change inside a chunk's windows (issue 34's closing note: it was reported as "a failed frame cut the video
+// windows"): the frames the chunk's windows held fail, naming the size change and what to do.
+TEST(VideoWindowPlan, ASizeChangeInAChunkFailsWhatItHeldNamingTheSizeChange) {
+    StageChain chain;
+    chain.add(std::make_unique<VideoWindowStage>(vda(TemporalWindowing::Align::None), 1, input_only_forward()));
+    const auto positions = chain.plan_partial(300, 100, 149);
+    ASSERT_TRUE(positions);
+    std::vector<FrameRecord> out;
+    for (int p : *positions) {
+        FrameRecord f = frame_at(p);
+        if (p >= 130) f.input.width = 1, f.input.chw.resize(3);   // the plate changes size at position 130
+        chain.push(std::move(f));
+        for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
+    }
+    chain.end_segment(SegmentEnd::End);
+    for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
+    int failed = 0;
+    for (const FrameRecord& f : out) {
+        EXPECT_FALSE(f.abandoned) << f.shot_pos;
+        if (!f.failed()) continue;
+        ++failed;
+        EXPECT_LT(f.shot_pos, 130) << "the frames held when the size changed";
+        EXPECT_EQ(f.result.message, "frame " + std::to_string(f.frame) +
+                                        ": not written: the model input size changes inside the video windows that make "
+                                        "it (the plate's data window changes size; a chunk runs only its own windows, "
+                                        "planned at one size): render this shot whole, without --chunk or --frames");
+    }
+    EXPECT_GT(failed, 0);
+}
+
 TEST(VideoWindowPlan, TheDefaultChunkSizeKeepsTheWindowsWithinTheOverhead) {
     const TemporalWindowing metric = vda(TemporalWindowing::Align::None), relative = vda();
     for (int n : {400, 2000}) {

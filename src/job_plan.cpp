@@ -378,6 +378,9 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
                      ? "window 0, which holds the shot's first frame, and " + std::to_string(kRelativeContextWindows) +
                            " windows before, for the scale/shift chain"
                      : std::string("the windows' own inputs"),
+                 ctx.job.depth.stabilize ? ", and " + std::to_string(stabilize_radius(ctx.job)) +
+                                               " frames each side for depth.stabilize"
+                                         : std::string(),
                  ")");
         log_info(plan.size() - todo.size(), " warm-up frames (inferred, not written)");
         return plan;

@@ -86,7 +86,12 @@ public:
     std::vector<FrameRecord> flush(SegmentEnd why);
     /// Sums over the stages.
     int context_frames() const;
-    /// The one temporal stage's plan_partial (nullopt when no stage, or more than one stage, combines frames).
+    /// A partial render of shot positions first .. last (0 <= first <= last < shot_size): the positions to push, from
+    /// the stage that plans its own context (needs_segment_start: a video model's windows), asked for first - C ..
+    /// last + C (clipped to the shot), C the summed context_frames() of the stages after it (the stabilizer's
+    /// radius). Frames it gives out beyond those then pass the stages after it, which see first - C .. last + C as a
+    /// whole render's frames around first .. last. nullopt when no stage plans its context, when two do, when a stage
+    /// with context comes before it, or when the planner runs the whole shot: the driver plans from context_frames().
     std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last);
     /// Any stage's needs_segment_start().
     bool needs_segment_start() const;
@@ -107,6 +112,11 @@ private:
     bool open_ = false;
     int width_ = 0, height_ = 0;
     std::vector<int> size_changes_;
+    // plan_partial: frames outside positions pass_first_ .. pass_last_ leave the chain at stage pass_from_ (no stage
+    // when it is kNoPass).
+    static constexpr size_t kNoPass = static_cast<size_t>(-1);
+    size_t pass_from_ = kNoPass;
+    int pass_first_ = 0, pass_last_ = 0;
 };
 
 /// Per-batch inference: frames of one size are collected `batch` at a time and handed to the model. Synchronous

@@ -31,7 +31,9 @@ void StageChain::push(FrameRecord frame) {
 }
 
 void StageChain::feed(size_t stage, FrameRecord frame) {
-    if (stage == stages_.size()) {
+    // A partial render's frames the stages after the planner do not need (plan_partial) go past them.
+    const bool past = stage == pass_from_ && (frame.shot_pos < pass_first_ || frame.shot_pos > pass_last_);
+    if (stage == stages_.size() || past) {
         out_.push_back(std::move(frame));
         return;
     }
@@ -74,13 +76,32 @@ int StageChain::context_frames() const {
 }
 
 std::optional<std::vector<int>> StageChain::plan_partial(int shot_size, int first, int last) {
-    SequenceStage* temporal = nullptr;
-    for (const auto& s : stages_)
-        if (s->context_frames() > 0 || s->needs_segment_start()) {
-            if (temporal) return std::nullopt;   // two stages combining frames: planned from their context
-            temporal = s.get();
+    pass_from_ = kNoPass;
+    // The stage that plans its context itself (a video model's windows: it needs its segment's start), and the
+    // bounded context each side of the stages after it (the stabilizer's radius).
+    size_t planner = stages_.size();
+    int after = 0;
+    for (size_t k = 0; k < stages_.size(); ++k) {
+        const SequenceStage& s = *stages_[k];
+        if (s.needs_segment_start()) {
+            if (planner != stages_.size()) return std::nullopt;   // two such stages: planned from their context
+            planner = k;
+        } else if (s.context_frames() > 0) {
+            if (planner == stages_.size()) return std::nullopt;   // a stage before it: planned from the context
+            after += s.context_frames();
         }
-    return temporal ? temporal->plan_partial(shot_size, first, last) : std::nullopt;
+    }
+    if (planner == stages_.size()) return std::nullopt;
+    // The stages after the planner need its frames first - after .. last + after: it plans those. What else it gives
+    // out (the inputs of its windows alone) passes them by (feed), so they see those frames as a segment of their own,
+    // as a whole render's frames around first .. last.
+    const int from = std::max(0, first - after), to = std::min(shot_size - 1, last + after);
+    auto positions = stages_[planner]->plan_partial(shot_size, from, to);
+    if (positions && after > 0) {
+        pass_from_ = planner + 1;
+        pass_first_ = from, pass_last_ = to;
+    }
+    return positions;
 }
 
 bool StageChain::needs_segment_start() const {

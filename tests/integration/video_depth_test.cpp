@@ -257,14 +257,14 @@ struct ChunkRun {
     double within = 0;         ///< largest mean frame-to-frame change between two frames of one chunk
     std::vector<int> warmup;   ///< each chunk's warm-up frames
 };
-ChunkRun render_in_chunks(const TempDir& dir, bool metric, int n) {
+ChunkRun render_in_chunks(const TempDir& dir, bool metric, int n, const std::string& more_job = "") {
     write_probe_video_model(dir.path / "video.pt", metric);
     std::vector<int> shot;
     for (int f = 1001; f <= 1000 + n; ++f) shot.push_back(f);
     write_plates(dir.path, shot);
     write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-" + std::to_string(1000 + n) + "}\n"
                                      "model: {path: video.pt, size: plate}\n"
-                                     "output: {path: whole/d.####.exr}\n");
+                                     "output: {path: whole/d.####.exr}\n" + more_job);
     ChunkRun out;
     auto r = run_cli({(dir.path / "job.yaml").string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -308,6 +308,16 @@ TEST(VideoDepth, ChunksOfAMetricShotEqualTheWholeRender) {
     ASSERT_EQ(run.warmup.size(), 4u);
     for (size_t k = 1; k < 4; ++k) EXPECT_LT(run.warmup[k], 2 * 32) << "chunk " << k + 1;
     EXPECT_LE(run.boundary, run.within) << "no chunk boundary shows";
+}
+
+// A video model with depth.stabilize (issue 34: such a chunk rendered from the shot's first frame): each chunk runs
+// its windows for its frames and the stabilizer's radius on each side, and equals the whole render.
+TEST(VideoDepth, ChunksOfAStabilizedMetricShotEqualTheWholeRenderWithBoundedWarmUp) {
+    TempDir dir;
+    const ChunkRun run = render_in_chunks(dir, true, 200, "depth: {stabilize: true, stabilize_radius: 3}\n");
+    EXPECT_LE(run.error, 1e-6) << "every frame as the whole render's";
+    ASSERT_EQ(run.warmup.size(), 4u);
+    for (size_t k = 1; k < 4; ++k) EXPECT_LT(run.warmup[k], 2 * 32 + 2 * 3) << "chunk " << k + 1;
 }
 
 // A plate missing inside a chunk's windows (pipeline.on_error: continue): the chunk's frames its windows held are

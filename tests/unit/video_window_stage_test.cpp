@@ -433,11 +433,18 @@ TEST(VideoWindowPlan, ARelativeChunkIsAnchoredOnTheShotsFirstFrame) {
     for (const auto& [pos, d] : part)
         for (size_t i = 0; i < d.size(); ++i) worst = std::max(worst, std::abs(double(d[i]) - whole[static_cast<size_t>(pos)][i]));
     EXPECT_LT(worst / (hi - lo), 0.005) << "within 0.5% of the depth span";
-    // Two stages that combine frames: planned from their context (the shot from its start), not by the video stage.
+    // With the stabilizer after it (radius 2): the video stage plans frames 298-351, not the shot from its start.
     StageChain two;
     two.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
     two.add(std::make_unique<StabilizerStage>(2, n));
-    EXPECT_FALSE(two.plan_partial(n, 300, 349));
+    const auto two_positions = two.plan_partial(n, 300, 349);
+    ASSERT_TRUE(two_positions);
+    EXPECT_EQ(*two_positions, plan_video_windows(t, n, 298, 351).positions);
+    // A stabilizer before a video stage is not planned by it: the driver plans from the context.
+    StageChain reversed;
+    reversed.add(std::make_unique<StabilizerStage>(2, n));
+    reversed.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
+    EXPECT_FALSE(reversed.plan_partial(n, 300, 349));
     // A chunk inside the first windows runs windows 0 .. its own, no more: frames 40-60 need windows 0-2 (60 is
     // cross-faded by window 2), fed frames 0-75; its frames equal the whole render's exactly (the same chain).
     int early_windows = 0;
@@ -502,6 +509,51 @@ TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
 
 // A size change inside a chunk's windows (issue 34's closing note: it was reported as "a failed frame cut the video
 // windows"): the frames the chunk's windows held fail, naming the size change and what to do.
+// A video model with depth.stabilize (issue 34: such a chunk rendered from the shot's first frame): the chain asks the
+// video stage for the chunk's frames and the stabilizer's radius on each side, and the frames the video stage gives out
+// beyond those pass the stabilizer. Every written frame equals the whole render's bit for bit; what is fed is bounded
+// wherever the chunk sits.
+TEST(VideoWindowPlan, AChunkWithTheStabilizerEqualsTheWholeRenderWithoutStartingAtTheShotsFirstFrame) {
+    const TemporalWindowing t = vda(TemporalWindowing::Align::None);
+    const int n = 300, radius = 3;
+    auto make = [&](StageChain& chain) {
+        chain.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
+        chain.add(std::make_unique<StabilizerStage>(radius, n));
+    };
+    auto render = [&](StageChain& chain, const std::vector<int>& positions) {
+        std::vector<FrameRecord> out;
+        for (int p : positions) {
+            chain.push(frame_at(p));
+            for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+        }
+        chain.end_segment(SegmentEnd::End);
+        for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+        EXPECT_EQ(out.size(), positions.size()) << "every frame pushed comes out once";
+        std::map<int, std::vector<float>> depth;
+        for (const FrameRecord& f : out) {
+            EXPECT_FALSE(f.abandoned || f.failed()) << f.shot_pos;
+            EXPECT_TRUE(f.lacked.empty()) << f.shot_pos;
+            depth[f.shot_pos] = f.depth.data;
+        }
+        return depth;
+    };
+    StageChain whole_chain;
+    make(whole_chain);
+    const auto whole = render(whole_chain, range(0, n - 1));
+    for (auto [first, last] : std::vector<std::pair<int, int>>{{100, 149}, {150, 199}, {250, 299}, {0, 40}, {60, 61}, {287, 287}}) {
+        StageChain chain;
+        make(chain);
+        const auto positions = chain.plan_partial(n, first, last);
+        ASSERT_TRUE(positions) << first << "-" << last;
+        for (int p = std::max(0, first - radius); p <= std::min(n - 1, last + radius); ++p)
+            EXPECT_TRUE(std::binary_search(positions->begin(), positions->end(), p)) << "the stabilizer's context " << p;
+        EXPECT_LT(positions->size(), static_cast<size_t>(last - first + 1 + 2 * radius + 2 * 32)) << first << "-" << last;
+        const auto part = render(chain, *positions);
+        for (int p = first; p <= last; ++p)
+            EXPECT_EQ(part.at(p), whole.at(p)) << "frame " << p << " of chunk " << first << "-" << last;
+    }
+}
+
 TEST(VideoWindowPlan, ASizeChangeInAChunkFailsWhatItHeldNamingTheSizeChange) {
     StageChain chain;
     chain.add(std::make_unique<VideoWindowStage>(vda(TemporalWindowing::Align::None), 1, input_only_forward()));

@@ -142,6 +142,8 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
         os.mkdir(raw_dir)
         raw = os.path.join(raw_dir, os.path.basename(final))
         module.save(raw, _extra_files={EXTRA_FILE: text})
+        if check_floor:   # on the file as torch.jit.save wrote it: its debug info names the Python line that calls
+            check_module(torch.jit.load(raw, map_location="cpu"), path)
         _reproducible_archive(raw, tmp)
         files = {EXTRA_FILE: ""}
         loaded = torch.jit.load(tmp, map_location="cpu", _extra_files=files)
@@ -154,8 +156,6 @@ def save_scripted(module: torch.jit.ScriptModule, path: str, contract: Dict[str,
             diff = max((x - y).abs().max().item() for x, y in zip(a, b))
         if not diff <= tol:
             raise RuntimeError(f"{path}: reloaded module differs by {diff} (> {tol})")
-        if check_floor:
-            check_module(loaded, path)
         os.replace(tmp, final)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
@@ -195,14 +195,18 @@ def _reproducible_archive(src: str, dst: str) -> None:
       without them (they are optional), and a TorchScript error still shows the serialized code's traceback, only
       not the original Python lines;
     - class constants come in hash-seed order (_sorted_final_constants).
-    Written with torch's own archive writer (record alignment; serialization_id, byteorder and version as
-    torch.jit.save writes them, version kept)."""
+    Written with torch's own archive writer (record alignment; serialization_id and byteorder as torch.jit.save
+    writes them; the version record copied)."""
     reader = torch._C.PyTorchFileReader(src)
     writer = torch._C.PyTorchFileWriter(dst)
-    writer.set_min_version(int(reader.get_record("version").decode().strip()))
-    for name in reader.get_all_records():
-        # version, byteorder and .data/serialization_id are the writer's own: it writes them itself.
-        if name.endswith(".debug_pkl") or name in ("version", ".data/version", "byteorder", ".data/serialization_id"):
+    names = reader.get_all_records()
+    # The format version is `version` or `.data/version` (torch.jit.save writes the latter from version 10 on, e.g.
+    # Depth Anything's exports): copied under its own name, so the writer adds none of its own.
+    version = next(n for n in ("version", ".data/version") if n in names)
+    writer.set_min_version(int(reader.get_record(version).decode().strip()))
+    for name in names:
+        # byteorder and .data/serialization_id are the writer's own: it writes them itself.
+        if name.endswith(".debug_pkl") or name in ("byteorder", ".data/serialization_id"):
             continue
         data = reader.get_record(name)
         if name.startswith("code/") and name.endswith(".py"):

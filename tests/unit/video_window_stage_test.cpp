@@ -341,6 +341,19 @@ std::vector<std::vector<float>> whole_render(const TemporalWindowing& t, int n) 
     return depth;
 }
 
+/// Push frame_at(p) for each of `positions` through `chain`, then end the segment: every frame out, in the order
+/// they came out.
+std::vector<FrameRecord> push_all(StageChain& chain, const std::vector<int>& positions) {
+    std::vector<FrameRecord> out;
+    for (int p : positions) {
+        chain.push(frame_at(p));
+        for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    }
+    chain.end_segment(SegmentEnd::End);
+    for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    return out;
+}
+
 /// A partial render of positions first .. last: the frames it writes, by position; the windows it ran; what it fed.
 std::map<int, std::vector<float>> partial_render(const TemporalWindowing& t, int n, int first, int last, int* windows,
                                                  std::vector<int>* fed = nullptr) {
@@ -350,13 +363,7 @@ std::map<int, std::vector<float>> partial_render(const TemporalWindowing& t, int
     const auto positions = chain.plan_partial(n, first, last);
     std::vector<int> all = positions ? *positions : range(0, n - 1);
     if (fed) *fed = all;
-    std::vector<FrameRecord> out;
-    for (int p : all) {
-        chain.push(frame_at(p));
-        for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
-    }
-    chain.end_segment(SegmentEnd::End);
-    for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+    const std::vector<FrameRecord> out = push_all(chain, all);
     std::map<int, std::vector<float>> written;
     EXPECT_EQ(out.size(), all.size()) << "every frame pushed comes out once";
     for (size_t i = 0; i < out.size(); ++i) {
@@ -507,8 +514,6 @@ TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
         if (!f.abandoned && f.shot_pos >= 100) EXPECT_EQ(f.depth.data, whole[static_cast<size_t>(f.shot_pos)]) << f.shot_pos;
 }
 
-// A size change inside a chunk's windows (issue 34's closing note: it was reported as "a failed frame cut the video
-// windows"): the frames the chunk's windows held fail, naming the size change and what to do.
 // A video model with depth.stabilize (issue 34: such a chunk rendered from the shot's first frame): the chain asks the
 // video stage for the chunk's frames and the stabilizer's radius on each side, and the frames the video stage gives out
 // beyond those pass the stabilizer. Every written frame equals the whole render's bit for bit; what is fed is bounded
@@ -521,13 +526,7 @@ TEST(VideoWindowPlan, AChunkWithTheStabilizerEqualsTheWholeRenderWithoutStarting
         chain.add(std::make_unique<StabilizerStage>(radius, n));
     };
     auto render = [&](StageChain& chain, const std::vector<int>& positions) {
-        std::vector<FrameRecord> out;
-        for (int p : positions) {
-            chain.push(frame_at(p));
-            for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
-        }
-        chain.end_segment(SegmentEnd::End);
-        for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
+        const std::vector<FrameRecord> out = push_all(chain, positions);
         EXPECT_EQ(out.size(), positions.size()) << "every frame pushed comes out once";
         std::map<int, std::vector<float>> depth;
         for (const FrameRecord& f : out) {
@@ -554,6 +553,8 @@ TEST(VideoWindowPlan, AChunkWithTheStabilizerEqualsTheWholeRenderWithoutStarting
     }
 }
 
+// A size change inside a chunk's windows (issue 34's closing note: it was reported as "a failed frame cut the video
+// windows"): the frames the chunk's windows held fail, naming the size change and what to do.
 TEST(VideoWindowPlan, ASizeChangeInAChunkFailsWhatItHeldNamingTheSizeChange) {
     StageChain chain;
     chain.add(std::make_unique<VideoWindowStage>(vda(TemporalWindowing::Align::None), 1, input_only_forward()));

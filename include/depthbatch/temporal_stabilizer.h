@@ -21,6 +21,11 @@
 //    colour is within 0.03 of frame i's in *both* frames of the pair (static content). Taking pairs keeps the
 //    mean centred, so a pixel whose depth changes steadily keeps its value at frame i; moving content, whose
 //    colour changes, keeps its own depth.
+// 3. The bound. The pair fits are guarded (scale_shift.h: identity where a fit is not pinned: identical frames, flat
+//    or constant content, too few samples), and the maps of step 2 are checked: if any neighbour's raw range, brought
+//    into frame i, leaves [lo - M, hi + M] (lo, hi: the least and greatest raw value of the frames i-r..i+r,
+//    M = kFitRangeMargin (0.25) x (hi - lo)), the window is averaged without alignment. So every stabilized value lies
+//    in [lo - M, hi + M] of its own raw window, by construction (tests: TemporalStabilizerBound.*).
 // The result for frame i depends only on frames i-R..i+R, so a chunk renders R frames before its first and
 // after its last frame as warm-up (inferred, not written) and gets bit-identical output to a whole-shot render.
 // Cost per frame: one fit on <= 20,000 samples and (2R+1) multiply-adds per model-output pixel.
@@ -53,6 +58,8 @@ public:
     void flush();
 
     int radius() const { return radius_; }
+    /// Frames finished so far whose window's fits would have left the bound (below) and were averaged unaligned.
+    int unaligned_frames() const { return unaligned_; }
     /// Frames a chunk needs on each side of the frames it writes for bit-identical output.
     int warmup_frames() const { return radius_; }
 
@@ -64,11 +71,13 @@ private:
         std::vector<float> fit_raw;    ///< subsampled raw and mean RGB, for the pair fit
         std::vector<float> fit_rgb;
         Affine to_previous;            ///< A_j: this frame's values -> the previous frame's (identity for the first)
+        double lo = 0, hi = 0;         ///< min and max of the finite raw values
         bool done = false;
     };
     void finish(size_t index, int r);
 
     int radius_;
+    int unaligned_ = 0;
     std::deque<Frame> frames_;         ///< the current segment: R finished frames of context, then pending ones
     std::vector<std::pair<int, DepthImage>> ready_;
 };

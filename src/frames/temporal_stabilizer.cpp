@@ -51,6 +51,10 @@ void TemporalStabilizer::push(int id, DepthImage raw, const ModelInput& input) {
         for (size_t i = 0; i < mask.size(); ++i) mask[i] = std::abs(f.fit_rgb[i] - prev.fit_rgb[i]) < kColourChange;
         f.to_previous = robust_affine_fit(f.fit_raw, prev.fit_raw, mask);
     }
+    f.lo = INFINITY, f.hi = -INFINITY;
+    for (float v : raw.data)
+        if (std::isfinite(v)) f.lo = std::min<double>(f.lo, v), f.hi = std::max<double>(f.hi, v);
+    if (f.lo > f.hi) f.lo = f.hi = 0;   // no finite value: nothing to bound
     f.raw = std::move(raw);
     frames_.push_back(std::move(f));
     // Frame i is final once frame i + R is here; its window reaches back at most R frames.
@@ -89,6 +93,19 @@ void TemporalStabilizer::finish(size_t i, int r) {
     // Neighbour k into frame i's stabilized scale: G_i o T_{k->i} = G_i o T_{i->k}^-1.
     std::vector<Affine> into(t.size());
     for (size_t k = 0; k < t.size(); ++k) into[k] = compose(g, inverse(t[k]));
+    // The bound: every neighbour's range, brought into frame i, stays within the window's raw range widened by
+    // kFitRangeMargin of its span; else the window is averaged unaligned (identity maps). The output, a mean of such
+    // values, then never leaves [lo - margin, hi + margin] whatever the fits did.
+    const size_t first = i - static_cast<size_t>(r);
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < into.size(); ++k) lo = std::min(lo, frames_[first + k].lo), hi = std::max(hi, frames_[first + k].hi);
+    bool bounded = true;
+    for (size_t k = 0; k < into.size() && bounded; ++k)
+        bounded = affine_stays_in_range(into[k], frames_[first + k].lo, frames_[first + k].hi, lo, hi, kFitRangeMargin);
+    if (!bounded) {
+        std::fill(into.begin(), into.end(), Affine{});
+        ++unaligned_;
+    }
 
     DepthImage out;
     out.width = cur.raw.width;

@@ -222,6 +222,7 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
         meta.push_back({"depthbatch/source", w.result.input_path});
         meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
         if (!w.plate_identity.empty()) meta.push_back({"depthbatch/plate_identity", w.plate_identity});
+        if (!w.context_plates.empty()) meta.push_back({"depthbatch/context_plates", w.context_plates});
         if (!w.lacked.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut()});
         if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
         if (w.camera) {

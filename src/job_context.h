@@ -9,6 +9,7 @@
 //   job_report.cpp    each frame's line and place in the report, the closing figures, the JSON summary
 #pragma once
 
+#include "frames/context_plates.h"
 #include "output/output_guard.h"
 #include "pass_plan.h"
 
@@ -132,7 +133,7 @@ std::string auto_kind(const JobContext& ctx, const PlateInfo& plate);
 /// (a float TIFF among 16-bit ones, an EXR declaring ACEScg among untagged ones). Nothing otherwise.
 void check_auto_kind(const JobContext& ctx, const PlateInfo& plate);
 /// The job's sequence statistics (sidecar reused or computed).
-SequenceStats sequence_stats(const JobContext& ctx);
+SequenceStats sequence_stats(const JobContext& ctx, bool recompute = false);
 /// Which of `frames` to render (see FrameSelection); throws for missing plates, existing or foreign outputs.
 FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames);
 /// The output folders can be written (checked before any frame is read); `sweep`: remove stale temporaries.
@@ -142,6 +143,8 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
 void sweep_stale_temporaries(const JobContext& ctx, const std::vector<int>& frames);
 /// depth.stabilize_radius R: R frames on each side (at least 1).
 int stabilize_radius(const JobConfig& job);
+/// What makes the job's frames depend on other frames' plates: the video model's windows, the stabilizer's radius.
+TemporalReach temporal_reach(const JobContext& ctx);
 /// A run of a job, opened through the phases every run goes through before its frames flow, for the render and
 /// for validate (and --dry-run) alike (open_run).
 struct OpenedRun {

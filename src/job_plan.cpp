@@ -168,10 +168,11 @@ static std::pair<SequenceStats, std::string> wanted_sequence_stats(const JobCont
         }
     }
     want.sample_frames = sample_frames(sampled_from, job.depth.stats_frames);
+    for (int f : want.sample_frames) want.sample_plates.push_back(plate_identity(ctx.input.path(f)));
     return {want, job_output_path(job, OutputRole::StatsSidecar)};
 }
 
-SequenceStats sequence_stats(const JobContext& ctx) {
+SequenceStats sequence_stats(const JobContext& ctx, bool recompute) {
     const JobConfig& job = ctx.job;
     auto [want, path] = wanted_sequence_stats(ctx);
     log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
@@ -186,34 +187,66 @@ SequenceStats sequence_stats(const JobContext& ctx) {
         if (w.failed()) throw Error(w.result.status, "sequence statistics: " + w.result.message);
         return std::move(w.depth.data);
     };
-    return reuse_or_compute_sequence_stats(ctx.guard, path, want, job.output.overwrite == OverwritePolicy::Overwrite, frame_values);
+    return reuse_or_compute_sequence_stats(ctx.guard, path, want, job.output.overwrite == OverwritePolicy::Overwrite,
+                                           recompute, recompute_stats_command(job.job_file), frame_values);
 }
 
 
 // ---- the phases of run_job, in order --------------------------------------------------------------
 
-/// Beyond settings and model: the plate the output was made from was re-delivered since (size or modification
-/// time differ from depthbatch/plate_identity), or its stabilizer window was cut by frames that failed or were
-/// missing and whose plates exist now (depthbatch/temporal_context). "" when neither.
-std::string why_plate_or_context_changed(const JobContext& ctx, const std::string& out, const std::string& plate) {
+/// What --skip-existing compares a frame's recorded inputs with, each read once however many frames name it: the
+/// plates' identities now, the sequence statistics sidecar in force.
+struct InputsNow {
+    const JobContext& ctx;
+    std::map<int, std::string> identities;
+    std::optional<std::optional<std::string>> stats;   ///< the sidecar's identity (nullopt inside: no sidecar)
+    std::string plate(int frame) {
+        auto it = identities.find(frame);
+        if (it == identities.end()) it = identities.emplace(frame, plate_identity(ctx.input.path(frame))).first;
+        return it->second;
+    }
+    const std::optional<std::string>& stats_identity() {
+        if (!stats) {
+            const auto have = read_sequence_stats(job_output_path(ctx.job, OutputRole::StatsSidecar));
+            stats = have ? std::optional<std::string>(have->identity()) : std::nullopt;
+        }
+        return *stats;
+    }
+};
+
+/// Beyond settings and model, the inputs the frame records changed since it was made: its plate was re-delivered
+/// (size or modification time differ from depthbatch/plate_identity); its stabilizer window was cut by frames that
+/// failed or were missing and whose plates exist now (depthbatch/temporal_context); a plate its stabilizer or video
+/// windows read changed (depthbatch/context_plates); the sequence statistics sidecar in force is another than the
+/// one it was normalized with (depthbatch/stats_sha256). "" when none did.
+std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame) {
     const std::string was = exr_text_attribute(out, "depthbatch/plate_identity");
     if (!was.empty()) {   // outputs of depthbatch 0.2 recorded none: nothing to compare
-        const std::string now = plate_identity(plate);
-        if (now != was) return "made from a plate that has changed since (" + was + "; now " + now + ")";
+        const std::string is = now.plate(frame);
+        if (is != was) return "made from a plate that has changed since (" + was + "; now " + is + ")";
     }
-    const std::string context = exr_text_attribute(out, "depthbatch/temporal_context");
-    if (context.rfind("cut: ", 0) == 0) {
+    const std::string cut = exr_text_attribute(out, "depthbatch/temporal_context");
+    if (cut.rfind("cut: ", 0) == 0) {
         std::vector<int> lacked;
         try {
-            lacked = parse_frame_spec(context.substr(5));
+            lacked = parse_frame_spec(cut.substr(5));
         } catch (const ConfigError&) {
-            return "stabilized with a cut window (" + context + ")";
+            return "stabilized with a cut window (" + cut + ")";
         }
         std::vector<int> back;
         for (int f : lacked)
-            if (fs::is_regular_file(ctx.input.path(f))) back.push_back(f);
+            if (!now.plate(f).empty()) back.push_back(f);
         if (!back.empty())
             return "stabilized without frames " + format_frame_spec(back) + ", whose plates exist now";
+    }
+    if (const std::string context = exr_text_attribute(out, "depthbatch/context_plates"); !context.empty())
+        if (std::string why = context_plates_changed(context, [&now](int f) { return now.plate(f); }); !why.empty())
+            return why;
+    if (const std::string stats = exr_text_attribute(out, "depthbatch/stats_sha256"); !stats.empty()) {
+        const std::string path = job_output_path(now.ctx.job, OutputRole::StatsSidecar);
+        const std::optional<std::string>& in_force = now.stats_identity();
+        if (!in_force) return "normalized with sequence statistics whose sidecar " + path + " is gone (this run computes it again)";
+        if (*in_force != stats) return "normalized with other sequence statistics than " + path + " holds now (recomputed since)";
     }
     return "";
 }
@@ -222,6 +255,19 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
     const JobConfig& job = ctx.job;
     std::vector<std::string> missing, existing, foreign, others;
     FrameSelection sel;
+    InputsNow now{ctx, {}, {}};
+    const auto identity_now = [&now](int frame) { return now.plate(frame); };
+    // A statistics sidecar whose sample plates were re-delivered since is stale: every frame normalized with it
+    // would be kept, so it is refused here, before anything is kept or rendered, with the command that fixes it.
+    if (job.depth.normalize == Normalization::Sequence && job.output.overwrite == OverwritePolicy::Skip) {
+        const std::string path = job_output_path(job, OutputRole::StatsSidecar);
+        if (const auto have = read_sequence_stats(path))
+            if (const std::vector<int> changed = changed_sample_plates(*have, identity_now); !changed.empty())
+                throw OutputExistsError(path + ": the plates of sample frames " + format_frame_spec(changed) +
+                                        " have changed since these sequence statistics were taken; recompute them "
+                                        "with `" + recompute_stats_command(job.job_file) + "`, then render with "
+                                        "--skip-existing: the frames normalized with the old statistics render again");
+    }
     for (int f : frames) {
         const std::string in = ctx.input.path(f), out = ctx.output.path(f);
         if (!fs::is_regular_file(in)) {
@@ -262,7 +308,7 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
                         continue;
                     }
                 }
-                if (why.empty()) why = why_plate_or_context_changed(ctx, out, in);
+                if (why.empty()) why = why_inputs_changed(now, out, f);
                 if (why.empty()) {
                     sel.skipped.push_back({f, out, "complete, same settings and model"});
                     continue;
@@ -343,6 +389,13 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
 
 /// depth.stabilize_radius R: R frames on each side, a centred window of 2R + 1 frames.
 int stabilize_radius(const JobConfig& job) { return job.depth.stabilize_radius; }
+
+TemporalReach temporal_reach(const JobContext& ctx) {
+    TemporalReach reach;
+    if (ctx.contract().multi_frame()) reach.video = &ctx.contract().temporal;
+    if (ctx.job.depth.stabilize) reach.stabilize_radius = stabilize_radius(ctx.job);
+    return reach;
+}
 
 std::string rerender_reason(const FrameSelection& sel, int frame) {
     const auto it = sel.rerender.find(frame);
@@ -431,6 +484,7 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     }
     if (seq.range) {
         meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(seq.stats.sample_frames)});
+        meta.push_back({"depthbatch/stats_sha256", seq.stats.identity()});
         meta.push_back({"depthbatch/stats_percentiles",
                         std::to_string(seq.stats.percentile_low) + "," + std::to_string(seq.stats.percentile_high)});
     }
@@ -472,10 +526,10 @@ detail::OpenedRun detail::open_run(const JobConfig& job, const std::function<voi
     return run;
 }
 
-SequenceStats job_sequence_stats(const JobConfig& job) {
+SequenceStats job_sequence_stats(const JobConfig& job, bool recompute) {
     auto ctx = open_job(job);
     plan_from_first_frame(*ctx, ctx->shot.front());
-    return sequence_stats(*ctx);
+    return sequence_stats(*ctx, recompute);
 }
 
 
@@ -549,8 +603,10 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
             const std::string diff = have->mismatch(want);
             if (diff.empty()) state = " (exists, made for this job: reused)";
             else if (job.output.overwrite != OverwritePolicy::Overwrite)
-                throw OutputExistsError(path + ": sequence statistics made for another job (" + diff +
-                                        " differs); delete it or pass --overwrite to recompute");
+                throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); "
+                                        "recompute them with `" + recompute_stats_command(job.job_file) +
+                                        "`, then render with --skip-existing: the frames normalized with the old "
+                                        "statistics render again");
             else state = " (made for another job: " + diff + " differs; recomputed, --overwrite)";
         }
         line("stats", path + state);

@@ -61,7 +61,8 @@ public:
                   const Metadata& job_meta, StageChain& chain, JobObserver* observer, const std::atomic<bool>* cancel,
                   JobReport& report)
         : ctx_(ctx), plan_(plan), seq_(seq), job_meta_(job_meta), chain_(chain), observer_(observer), cancel_(cancel),
-          report_(report), stop_on_error_(ctx.job.pipeline.on_error == OnError::Stop) {}
+          report_(report), stop_on_error_(ctx.job.pipeline.on_error == OnError::Stop), reach_(temporal_reach(ctx)),
+          identity_(ctx.shot.size()) {}
 
     /// The source: the next model.batch planned frames' records; nullptr once the plan is done, or stopped.
     Records* take() {
@@ -91,7 +92,10 @@ public:
     void through_chain(Records& b) {
         const auto t_in = Clock::now();
         if (idle_since_) report_.infer_wait_ms += std::chrono::duration<double, std::milli>(t_in - *idle_since_).count();
-        for (FrameRecord& f : b) chain_.push(std::move(f));
+        for (FrameRecord& f : b) {
+            if (f.shot_pos >= 0 && static_cast<size_t>(f.shot_pos) < identity_.size()) identity_[f.shot_pos] = f.plate_identity;
+            chain_.push(std::move(f));
+        }
         b = settle(chain_.pop_ready());
         idle_since_ = Clock::now();
     }
@@ -127,6 +131,7 @@ private:
     /// plan_partial), and fails.
     Records settle(std::vector<FrameRecord> out) {
         for (FrameRecord& f : out) {
+            if (reach_.any() && f.write && !f.failed()) f.context_plates = context_plates_of(f.shot_pos);
             if (f.abandoned && f.write && !f.failed()) {
                 if (stopping()) {
                     f.write = false;
@@ -140,6 +145,17 @@ private:
             if (f.failed() && stop_on_error_) stop_ = true;
         }
         return out;
+    }
+
+    /// The context_plates value of the frame at shot position `pos` (context_plates.h): the identities of its
+    /// context's plates as they were read by this render; a plate it did not read (none should be) as it is now.
+    std::string context_plates_of(int pos) const {
+        std::vector<int> frames;
+        for (int p : context_positions(reach_, static_cast<int>(ctx_.shot.size()), pos)) frames.push_back(ctx_.shot[static_cast<size_t>(p)]);
+        return context_plates_value(frames, [this](int frame) {
+            const size_t p = static_cast<size_t>(std::lower_bound(ctx_.shot.begin(), ctx_.shot.end(), frame) - ctx_.shot.begin());
+            return identity_[p] ? *identity_[p] : plate_identity(ctx_.input.path(frame));
+        });
     }
 
     const JobContext& ctx_;
@@ -156,6 +172,8 @@ private:
     std::optional<Clock::time_point> idle_since_;      ///< the chain step's last exit (report.infer_wait_ms)
     std::mutex report_mutex_;
     std::vector<int> abandoned_;
+    const TemporalReach reach_;
+    std::vector<std::optional<std::string>> identity_;   ///< each shot position's plate identity as read (serial step)
 };
 
 void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,

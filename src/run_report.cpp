@@ -88,12 +88,12 @@ int run_validate(const JobConfig& job, bool deep, std::ostream& out) {
     return static_cast<int>(v.exit_code);
 }
 
-void run_stats(const std::string& job_path, const std::vector<std::string>& sets, std::ostream& out) {
+void run_stats(const std::string& job_path, const std::vector<std::string>& sets, std::ostream& out, bool overwrite) {
     const JobConfig job = load_job(job_path, sets);
     if (job.depth.normalize != Normalization::Sequence)
         throw ConfigError(job_path + ": depth.normalize is '" + option_name(job.depth.normalize) +
                           "'; sequence statistics are only used with depth.normalize: sequence");
-    const SequenceStats s = job_sequence_stats(job);
+    const SequenceStats s = job_sequence_stats(job, overwrite);
     out << "range " << s.low << " " << s.high << " (percentiles " << s.percentile_low << "/" << s.percentile_high
         << " of " << s.values << " values over frames " << format_frame_spec(s.sample_frames) << ")\n";
 }

@@ -4,6 +4,7 @@
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/log.h"
+#include "depthbatch/sha256.h"
 
 #include "output/atomic_file.h"
 #include "output/output_guard.h"
@@ -35,12 +36,38 @@ std::string SequenceStats::mismatch(const SequenceStats& o) const {
     if (sample_frames != o.sample_frames)
         return "the sample (depth.stats_frames: frames " + format_frame_spec(o.sample_frames) + " now, " +
                format_frame_spec(sample_frames) + " when it was made, with plates missing or another count)";
+    // A sample plate re-delivered since (0.3's sidecars recorded no identities: nothing to compare).
+    if (!sample_plates.empty() && !o.sample_plates.empty() && sample_plates != o.sample_plates) {
+        std::vector<int> changed;
+        for (size_t i = 0; i < sample_frames.size() && i < sample_plates.size() && i < o.sample_plates.size(); ++i)
+            if (sample_plates[i] != o.sample_plates[i]) changed.push_back(sample_frames[i]);
+        return "the sample's plates (frames " + format_frame_spec(changed) + " changed since the statistics were taken)";
+    }
     // A sidecar of depthbatch 0.2 has no "; settings" digest: the rest agreeing, it stands (as it did then).
     const bool older_sidecar = processing.find("; settings ") == std::string::npos &&
                                o.processing.rfind(processing + "; settings ", 0) == 0;
     if (processing != o.processing && !older_sidecar)
         return "processing ('" + o.processing + "' vs '" + processing + "')";
     return "";
+}
+
+std::string SequenceStats::identity() const {
+    const nlohmann::json j = {model_sha256, input_pattern, shot_frames, processing, percentile_low, percentile_high,
+                              sample_frames, sample_plates, low, high, values};
+    return sha256_text(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::string recompute_stats_command(const std::string& job_file) {
+    std::string quoted = "'";
+    for (char c : job_file) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return "depthbatch stats " + quoted + "' --overwrite";
+}
+
+std::vector<int> changed_sample_plates(const SequenceStats& stats, const std::function<std::string(int)>& identity_now) {
+    std::vector<int> changed;
+    for (size_t i = 0; i < stats.sample_frames.size() && i < stats.sample_plates.size(); ++i)
+        if (identity_now(stats.sample_frames[i]) != stats.sample_plates[i]) changed.push_back(stats.sample_frames[i]);
+    return changed;
 }
 
 std::vector<int> sample_frames(const std::vector<int>& shot, int count) {
@@ -77,12 +104,14 @@ std::optional<SequenceStats> read_sequence_stats(const std::string& path) {
         s.percentile_low = j.at("percentiles").at(0);
         s.percentile_high = j.at("percentiles").at(1);
         s.sample_frames = j.at("sample_frames").get<std::vector<int>>();
+        if (j.contains("sample_plates")) s.sample_plates = j.at("sample_plates").get<std::vector<std::string>>();
         s.low = j.at("low");
         s.high = j.at("high");
         s.values = j.at("values");
         return s;
     } catch (const nlohmann::json::exception& e) {
-        throw ConfigError(path + ": not a depthbatch sequence statistics file (" + e.what() + "); delete it");
+        throw ConfigError(path + ": not a depthbatch sequence statistics file (" + e.what() +
+                          "); move it away, or set depth.stats_file to another path");
     }
 }
 
@@ -97,6 +126,7 @@ bool write_sequence_stats(Publication& pub, const SequenceStats& s, bool replace
         {"processing", s.processing},
         {"percentiles", {s.percentile_low, s.percentile_high}},
         {"sample_frames", s.sample_frames},
+        {"sample_plates", s.sample_plates},
         {"low", s.low},
         {"high", s.high},
         {"values", s.values},
@@ -110,17 +140,19 @@ bool write_sequence_stats(Publication& pub, const SequenceStats& s, bool replace
 }
 
 SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const std::string& path, SequenceStats want,
-                                              bool replace,
+                                              bool replace, bool force, const std::string& recompute,
                                               const std::function<std::vector<float>(int frame)>& frame_values) {
-    if (auto have = read_sequence_stats(path)) {
+    if (force) replace = true;
+    if (auto have = force ? std::nullopt : read_sequence_stats(path)) {
         const std::string diff = have->mismatch(want);
         if (diff.empty()) {
             log_info("sequence statistics from ", path, ": range [", have->low, ", ", have->high, "]");
             return *have;
         }
         if (!replace)
-            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff +
-                                    " differs); delete it or pass --overwrite to recompute");
+            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); "
+                                    "recompute them with `" + recompute + "`, then render with --skip-existing: the "
+                                    "frames normalized with the old statistics render again");
         log_warning(path, ": made for another job (", diff, " differs): recomputing");
     }
     log_info("sequence statistics: ", want.sample_frames.size(), " frames (", format_frame_spec(want.sample_frames), ")");
@@ -138,7 +170,8 @@ SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const st
             log_info("sequence statistics: another task wrote ", path, " first; using it");
             return *theirs;
         }
-        throw OutputExistsError(path + ": another task wrote different sequence statistics; delete it and re-run");
+        throw OutputExistsError(path + ": another task wrote different sequence statistics; recompute them with `" +
+                                recompute + "`, then render with --skip-existing");
     }
     log_info("sequence statistics written to ", path, ": range [", want.low, ", ", want.high, "]");
     return want;

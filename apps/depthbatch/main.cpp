@@ -102,7 +102,7 @@ struct Cli {
     JobFlags flags, validate_flags;
     SubmitFlags submit_flags;
     std::vector<std::string> stats_sets, review_summaries, review_sets;
-    bool quiet = false, verbose = false, validate_deep = false;
+    bool quiet = false, verbose = false, validate_deep = false, stats_overwrite = false;
     CLI::App *stats = nullptr, *submit = nullptr, *review = nullptr, *validate = nullptr, *info = nullptr;
 };
 
@@ -140,6 +140,8 @@ void add_flags(CLI::App& app, Cli& c) {
                                            "depth.normalize: sequence, once, before farm chunks run");
     c.stats->add_option("job", c.stats_job, "Job file")->required();
     c.stats->add_option("--set", c.stats_sets, "Override any job key (repeatable)")->allow_extra_args(false);
+    c.stats->add_flag("--overwrite", c.stats_overwrite, "Recompute the sidecar and replace it, whatever it holds (a "
+                                                        "sample plate re-delivered); then render with --skip-existing");
     c.submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
                                              "Slurm, submit them (docs/farm.md \"On the farm\")");
     c.submit->add_option("job", c.submit_flags.job, "Job file")->required();
@@ -218,7 +220,7 @@ int main(int argc, char** argv) {
     try {
         refuse_empty_values(app);
         if (*c.info) return describe_model(std::cout, c.info_model), 0;
-        if (*c.stats) return run_stats(c.stats_job, c.stats_sets, std::cout), 0;
+        if (*c.stats) return run_stats(c.stats_job, c.stats_sets, std::cout, c.stats_overwrite), 0;
         if (*c.submit) return run_submit(c.submit_flags, std::cout);
         if (*c.validate) {
             c.validate_flags.frames_given = c.validate->count("--frames") > 0;

@@ -67,6 +67,8 @@ struct FrameRecord {
     // ---- the plate side: what prepare makes and finish writes from ---------------------------------------------
     std::optional<Plate> plate;   ///< the plate as read (dropped once written; never kept for warm-up frames)
     std::string plate_identity;   ///< plate_identity() of the plate as read (EXR depthbatch/plate_identity)
+    std::string context_plates;   ///< the other plates its depth was made from (EXR depthbatch/context_plates:
+                                  ///< "frames SPEC, sha256 HEX" over their identities as read; "" for none)
     ReformatPlan plan;            ///< the plate -> the model's size, and back (restore)
     std::optional<UpsampleGuide> guide;   ///< the plate's luma, for depth.upsample guided / edge_hard
     std::optional<PlateCamera> camera;    ///< the frame's camera (camera.h) when the job states one

@@ -121,8 +121,9 @@ int abandon_frames_in_flight();
 
 /// The sequence statistics of `job` (depth.normalize: sequence): the sidecar's if it exists and matches
 /// the job, else computed over sample_frames() and written (see sequence_stats.h). `depthbatch stats`
-/// calls this alone. Throws like run_job; OutputExistsError for a sidecar made for another job.
-SequenceStats job_sequence_stats(const JobConfig& job);
+/// calls this alone. Throws like run_job; OutputExistsError for a sidecar made for another job. `recompute`
+/// (`depthbatch stats --overwrite`): computed and written whatever sidecar exists.
+SequenceStats job_sequence_stats(const JobConfig& job, bool recompute = false);
 
 /// What `depthbatch validate JOB` (or a render with --dry-run) found without rendering anything.
 struct ValidationResult {

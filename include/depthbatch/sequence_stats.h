@@ -25,12 +25,20 @@ struct SequenceStats {
     std::string processing;          ///< model input size and colour path, e.g. "384x224 sRGB->sRGB fp32"
     double percentile_low = 2, percentile_high = 98;
     std::vector<int> sample_frames;
+    /// plate_identity() of each sample frame's plate when the statistics were taken (parallel to sample_frames;
+    /// empty in a sidecar of depthbatch 0.3 and older, which recorded none): a re-delivered sample plate makes the
+    /// sidecar another job's (mismatch).
+    std::vector<std::string> sample_plates;
     // The result: percentiles of the raw model output over every pixel of the sampled frames.
     double low = 0, high = 0;
     long long values = 0;            ///< finite values the percentiles were taken over
 
     /// "" when `other` was made for the same job inputs, else which field differs.
     std::string mismatch(const SequenceStats& other) const;
+    /// The sha256 of everything above (inputs and result), in a fixed text: what each frame normalized with these
+    /// statistics records (EXR depthbatch/stats_sha256), so that --skip-existing renders it again once the sidecar
+    /// in force is another (recomputed after a sample plate was re-delivered, deleted, made for other settings).
+    std::string identity() const;
 };
 
 /// At most `count` frames of `shot` (sorted), evenly spaced, always including the first and the last.
@@ -39,6 +47,13 @@ std::vector<int> sample_frames(const std::vector<int>& shot, int count);
 /// The sidecar path for an output pattern: "<folder>/<name with the frame token removed>.stats.json",
 /// e.g. depth/shot_depth.####.exr -> depth/shot_depth.stats.json.
 std::string default_stats_path(const std::string& output_pattern);
+
+/// The command that recomputes a job's sidecar, for messages: "depthbatch stats 'JOB' --overwrite".
+std::string recompute_stats_command(const std::string& job_file);
+
+/// The sample frames of `stats` whose plate has changed since it was taken (`identity_now(frame)`: plate_identity()
+/// now), ascending; empty when it recorded none.
+std::vector<int> changed_sample_plates(const SequenceStats& stats, const std::function<std::string(int frame)>& identity_now);
 
 /// Read a sidecar; nullopt if it does not exist. Throws ConfigError if it exists but is not ours.
 std::optional<SequenceStats> read_sequence_stats(const std::string& path);
@@ -52,14 +67,15 @@ class OutputGuard;
 bool write_sequence_stats(Publication& out, const SequenceStats& stats, bool replace);
 
 /// The sidecar policy (this file's header) in one place. The sidecar at `path` is used when it was made for
-/// the same job inputs as `want` (mismatch() is ""). One made for another job throws OutputExistsError,
-/// unless `replace`: then it is recomputed. Otherwise the percentiles want.percentile_low/high of every
+/// the same job inputs as `want` (mismatch() is ""). One made for another job throws OutputExistsError, naming
+/// `recompute` (the command that fixes it, recompute_stats_command), unless `replace`: then it is recomputed.
+/// `force` (depthbatch stats --overwrite): recomputed and replaced whatever the sidecar holds. Otherwise the percentiles want.percentile_low/high of every
 /// finite value that `frame_values(f)` returns for the frames f of want.sample_frames (the raw model output,
 /// any units) are taken and written atomically; when another task wrote a sidecar first, theirs is used if
 /// it matches, else OutputExistsError. Returns the statistics in force. Throws what frame_values throws, and
 /// RenderError when the sidecar cannot be written. The sidecar is written through `guard` (OutputGuard::open).
 SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const std::string& path, SequenceStats want,
-                                              bool replace,
+                                              bool replace, bool force, const std::string& recompute,
                                               const std::function<std::vector<float>(int frame)>& frame_values);
 
 }  // namespace depthbatch

@@ -170,6 +170,13 @@ OpenedRun open_run(const JobConfig& job, const std::function<void(const std::str
 /// The frames the pipeline computes, with the chain's warm-up: context_frames() on each side, and from the shot's
 /// first frame when it needs_segment_start() (see PlannedFrame).
 std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, StageChain& chain);
+/// The plates of `plan`'s context frames (write false: warm-up a chunk reads, not its own frames) that are missing,
+/// with what reads them, as messages ("frame 1070: plate missing: PATH (context of frames 1081-1120: the video
+/// windows)"). Under pipeline.on_error: stop throws InputError (exit 3) listing them, as select_frames does for the
+/// run's own plates; under continue returns the frames (the render goes on, marking or failing what they cut, and
+/// exits Partial). The render and validate call it alike.
+std::vector<int> check_context_plates(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
+                                      std::vector<std::string>* messages = nullptr);
 /// The range depth.normalize: sequence uses.
 SequenceRange sequence_range(const JobContext& ctx);
 /// What every EXR of the job carries in its metadata; `stages`: the stage chain's entries.

@@ -451,6 +451,28 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
     return plan;
 }
 
+std::vector<int> check_context_plates(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
+                                      std::vector<std::string>* messages) {
+    std::vector<int> written, missing;
+    for (const PlannedFrame& p : plan) {
+        if (p.write) written.push_back(p.frame);
+        else if (!fs::is_regular_file(ctx.input.path(p.frame))) missing.push_back(p.frame);
+    }
+    if (missing.empty() || written.empty()) return missing;
+    const std::string what = ctx.contract().multi_frame() ? "the video windows" : "depth.stabilize's window";
+    std::vector<std::string> lines;
+    for (int f : missing)
+        lines.push_back("frame " + std::to_string(f) + ": plate missing: " + ctx.input.path(f) + " (not a frame of this run: " +
+                        what + " of frames " + format_frame_spec(written) + " read it as context)");
+    if (ctx.job.pipeline.on_error == OnError::Stop)
+        throw InputError(std::to_string(missing.size()) + " plate(s) this run reads as context are missing (" + what +
+                         "; the frames they cut would differ from a whole render):" + list_some(lines) +
+                         "\n  deliver them, or set pipeline.on_error: continue to render the frames anyway (those whose "
+                         "windows read them are marked depthbatch/temporal_context, or not written, and the run exits 7)");
+    if (messages) *messages = lines;
+    return missing;
+}
+
 SequenceRange sequence_range(const JobContext& ctx) {
     SequenceRange r;
     if (!ctx.normalizer->needs_sequence_range()) return r;
@@ -562,7 +584,12 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     if (job.depth.stabilize || c.multi_frame()) {
         plates.clear();
         StageChain chain = make_stage_chain(*ctx);
-        for (const PlannedFrame& p : plan_frames(*ctx, sel, chain)) plates.push_back(p.frame);
+        const std::vector<PlannedFrame> plan = plan_frames(*ctx, sel, chain);
+        for (const PlannedFrame& p : plan) plates.push_back(p.frame);
+        // Context plates (a chunk's warm-up), as the render checks them: exit 3 under stop, Partial under continue.
+        std::vector<std::string> context_lines;
+        if (!check_context_plates(*ctx, plan, &context_lines).empty()) v.exit_code = ExitCode::Partial;
+        for (const std::string& l : context_lines) v.warnings.push_back(l);
     }
     for (int f : plates) {
         const std::string path = ctx->input.path(f);

@@ -69,7 +69,8 @@ void close_report(JobReport& report, const JobContext& ctx, const std::atomic<bo
                            " frames not rendered; re-run with --skip-existing";
         }
     }
-    else if (job.pipeline.on_error == OnError::Continue && report.failed > 0) report.exit_code = ExitCode::Partial;
+    else if (job.pipeline.on_error == OnError::Continue && (report.failed > 0 || !report.context_failed.empty()))
+        report.exit_code = ExitCode::Partial;
     report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
     if (job.pipeline.summary.empty()) return;
     try {   // the frames are published: a summary that cannot be written never turns the render into a failure
@@ -170,6 +171,7 @@ void write_summary_json(const JobReport& r, Publication& pub) {
         {"frames_requested", {{"count", r.requested.size()}, {"spec", r.requested.empty() ? "" : format_frame_spec(r.requested)}}},
         {"rendered", r.rendered}, {"skipped", r.skipped}, {"failed", r.failed},
         {"failed_frames", failed}, {"skipped_frames", skipped},
+        {"context_failed", r.context_failed},
         {"wall_s", r.wall_s}, {"render_s", r.render_s}, {"frames_per_s", r.wall_s > 0 ? r.rendered / r.wall_s : 0.0},
         {"worker_threads", r.worker_threads}, {"torch_threads", r.torch_threads},
         {"frames_in_flight", r.frames_in_flight}, {"stage_totals", stages(r.totals)},

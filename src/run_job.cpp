@@ -111,6 +111,16 @@ public:
             if (!f.write && std::any_of(report_.frames.begin(), report_.frames.end(),
                                         [&](const FrameResult& r) { return r.frame == f.frame; }))
                 continue;
+            // A frame this run reads only as context is not one of its frames: never counted (progress stays within
+            // N/N), said once; what it cut is marked or fails on its own.
+            if (!f.write) {
+                if (std::find(report_.context_failed.begin(), report_.context_failed.end(), f.frame) == report_.context_failed.end()) {
+                    report_.context_failed.push_back(f.frame);
+                    log_warning(f.result.message, " (not a frame of this run: it is read as context by the frames around it)");
+                }
+                if (stop_on_error_ && report_.exit_code == ExitCode::Ok) report_.exit_code = f.result.status;
+                continue;
+            }
             record_frame(ctx_, f, report_);
             if (observer_) observer_->on_frame_done(f.result);
         }
@@ -262,6 +272,9 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     const SequenceRange seq = sequence_range(*ctx);
     StageChain chain = make_stage_chain(*ctx);
     const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain);
+    std::vector<std::string> context_lines;
+    report.context_failed = check_context_plates(*ctx, plan, &context_lines);
+    for (const std::string& line : context_lines) log_warning(line);
     watch.on_phase("rendering");
     watch.on_start(counted, report.skipped);
     report_missing();

@@ -74,9 +74,19 @@ void log_run_summary(const JobConfig& job, const JobReport& report) {
                   undone.empty() ? "none" : format_frame_spec(undone),
                   "; no partial files were left; re-run with --skip-existing to finish");
     }
-    if (report.exit_code == ExitCode::Partial)
-        log_error("partial: ", report.failed, " frames failed (", format_frame_spec(failed_frames(report)),
-                  "), the rest were rendered");
+    if (report.exit_code == ExitCode::Partial) {
+        std::vector<int> context = report.context_failed;
+        std::sort(context.begin(), context.end());
+        const std::string also = context.empty() ? std::string()
+                                                 : "; context plates " + format_frame_spec(context) +
+                                                       " (read, not owned, by this run) missing or failed: the frames "
+                                                       "whose windows read them are marked or not written";
+        if (report.failed > 0)
+            log_error("partial: ", report.failed, " frames failed (", format_frame_spec(failed_frames(report)),
+                      "), the rest were rendered", also);
+        else
+            log_error("partial: every frame of this run was rendered", also);
+    }
 }
 
 int run_validate(const JobConfig& job, bool deep, std::ostream& out) {

@@ -48,6 +48,10 @@ struct JobReport {
     std::vector<FrameResult> frames;  ///< every frame started (or found missing under on_error: continue), in order
     std::vector<SkippedFrame> skipped_frames;
     int rendered = 0, skipped = 0, failed = 0;
+    /// Frames this run read only as context (a chunk's warm-up: its stabilizer window, its video windows), not its
+    /// own, whose plate was missing or failed: never counted as its frames (progress, rendered/failed), said in the
+    /// log; the frames whose windows read them are marked or not written, and the run exits Partial.
+    std::vector<int> context_failed;
     std::string model_name, model_path, model_sha256, settings_sha256;
     std::string error;                ///< the message of a failure that stopped the job before it rendered
     double wall_s = 0;                ///< the whole job: model load, planning, statistics and rendering

@@ -519,3 +519,52 @@ TEST(VideoDepthParity, AShotHeldOnTwosStabilizedStaysWithinItsRawWindowsRange) {
         std::cout << "held on twos, radius " << radius << ": worst excess over the raw window's range " << worst << " of its span\n";
     }
 }
+
+// Issue 41 §3: chunks own their frames. Chunk 3/3 of 1001-1120 (1081-1120) reads plate 1070 only as context (its
+// windows and the relative chain's). With 1070 missing: under on_error: continue the chunk says so as context, counts
+// only its own 40 frames (never 41/40), lists 1070 in the summary's context_failed, and exits 7, as `validate --chunk
+// 3/3` predicts; under on_error: stop both exit 3 before anything is written, naming 1070 as context.
+TEST(VideoDepth, AChunkReportsAMissingContextPlateAsContextAndValidatePredictsIt) {
+    TempDir dir;
+    write_probe_video_model(dir.path / "video.pt");
+    std::vector<int> shot;
+    for (int f = 1001; f <= 1120; ++f)
+        if (f != 1070) shot.push_back(f);
+    write_plates(dir.path, shot);
+    for (const char* on_error : {"continue", "stop"}) {
+        SCOPED_TRACE(on_error);
+        const fs::path job = write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-1120}\n"
+                                                              "model: {path: video.pt, size: plate}\n"
+                                                              "output: {path: d/d.####.exr}\npipeline: {on_error: " +
+                                                                  std::string(on_error) + "}\n");
+        const bool stop = std::string(on_error) == "stop";
+        const int want = exit_status(stop ? depthbatch::ExitCode::Input : depthbatch::ExitCode::Partial);
+        auto v = run_cli({"validate", job.string(), "--chunk", "3/3"});
+        EXPECT_EQ(v.exit_code, want) << v.output;
+        EXPECT_TRUE(contains(v.output, "frame 1070: plate missing")) << v.output;
+        EXPECT_TRUE(contains(v.output, "not a frame of this run: the video windows of frames 1081-1120 read it as context")) << v.output;
+        const auto r = run_cli({job.string(), "--chunk", "3/3", "--progress", "lines", "--summary", (dir.path / "s.json").string()});
+        EXPECT_EQ(r.exit_code, want) << r.output;
+        if (stop) {
+            EXPECT_FALSE(fs::exists(dir.path / "d")) << "nothing is written before the refusal";
+            continue;
+        }
+        int most = 0;
+        std::istringstream text(r.output);
+        for (std::string l; std::getline(text, l);) {
+            std::smatch m;
+            if (std::regex_search(l, m, std::regex("^frame ([0-9]+) (rendered|failed) ([0-9]+)/([0-9]+)"))) {
+                EXPECT_EQ(std::stoi(m[4]), 40) << l;
+                EXPECT_LE(std::stoi(m[3]), 40) << l;
+                EXPECT_GE(std::stoi(m[1]), 1081) << "only the chunk's own frames are counted: " << l;
+                most = std::max(most, std::stoi(m[3]));
+            }
+        }
+        EXPECT_EQ(most, 40) << r.output;
+        const auto s = read_json(dir.path / "s.json");
+        EXPECT_EQ(s["context_failed"], nlohmann::json({1070})) << s.dump();
+        EXPECT_EQ(s["rendered"].get<int>() + s["failed"].get<int>(), 40) << s.dump();
+        EXPECT_TRUE(contains(r.output, "context plates 1070 (read, not owned, by this run) missing or failed")) << r.output;
+        fs::remove_all(dir.path / "d");
+    }
+}

@@ -13,7 +13,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -106,6 +108,51 @@ struct Cli {
     CLI::App *stats = nullptr, *submit = nullptr, *review = nullptr, *validate = nullptr, *info = nullptr;
 };
 
+/// The flags that pick and override what a run of a job does, bound to `f`: the render's (an option group of the
+/// main app) and `validate`'s are made by this one function, so no combination is valid for one and not the other
+/// (issue 41 §4; tests: Cli.ValidateAndTheRenderAcceptTheSameFlags).
+void add_run_flags(CLI::App& to, JobFlags& f) {
+    auto* frames = to.add_option("--frames", f.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
+    to.add_option("--device", f.device, "auto, cpu, cuda or cuda:N (model.device)");
+    to.add_option("--output", f.output_path, "Output path pattern (output.path), relative to the current folder");
+    to.add_option("--set", f.sets, "Override any job key: --set model.size=518 (repeatable)")->allow_extra_args(false);
+    auto* ow = to.add_flag("--overwrite", f.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
+    to.add_flag("--skip-existing", f.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
+        ->excludes(ow);
+    to.add_option("--threads", f.threads, "Worker threads for the pipeline and LibTorch (0 = all cores, up to 1024)");
+    to.add_option("--range", f.range, "Only the job's frames from FIRST to LAST, e.g. 1001-1010 (an engine's "
+                                      "<STARTFRAME>-<ENDFRAME>)")->excludes(frames);
+    to.add_option("--chunk", f.chunk, "The I-th of N contiguous chunks of the frames, I/N counted from 1 "
+                                      "(a farm task: --chunk $SLURM_ARRAY_TASK_ID/8)");
+    to.add_option("--summary", f.summary, "Write the JSON summary here (pipeline.summary)");
+    to.add_option("--grace", f.grace, "Seconds a stop request (SIGTERM) may take before frames in flight "
+                                      "are abandoned (pipeline.grace_s, default 20)");
+}
+
+/// For CLI11's "The following arguments were not expected: --precision fp16": the job key a flag names, as
+/// " (a job key: --set model.precision=VALUE)"; "" when the message names none.
+std::string job_key_hint(const std::string& message) {
+    std::string hints;
+    for (size_t at = message.find("--"); at != std::string::npos; at = message.find("--", at + 2)) {
+        size_t end = at + 2;
+        while (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_' || message[end] == '-'))
+            ++end;
+        std::string name = message.substr(at + 2, end - at - 2);
+        std::replace(name.begin(), name.end(), '-', '_');
+        if (name.empty()) continue;
+        for (const JobKey& k : job_keys()) {
+            const std::string key = k.key;
+            if (key.size() > name.size() && key.compare(key.size() - name.size(), name.size(), name) == 0 &&
+                key[key.size() - name.size() - 1] == '.' && hints.find(key) == std::string::npos) {
+                hints += std::string(hints.empty() ? " (" : "; ") + "--" + message.substr(at + 2, end - at - 2) +
+                         " is a job key: --set " + key + "=VALUE";
+                break;
+            }
+        }
+    }
+    return hints.empty() ? hints : hints + ")";
+}
+
 /// Every flag and subcommand of `app`, bound to `c`.
 void add_flags(CLI::App& app, Cli& c) {
     app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
@@ -114,22 +161,7 @@ void add_flags(CLI::App& app, Cli& c) {
     app.require_subcommand(0, 1);
     app.add_option("job", c.job_path, "Job file (.yaml, .yml or .toml)");
     auto* render = app.add_option_group("Render", "Override the job");
-    render->add_option("--frames", c.flags.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
-    render->add_option("--device", c.flags.device, "auto, cpu, cuda or cuda:N (model.device)");
-    render->add_option("--output", c.flags.output_path, "Output path pattern (output.path), relative to the current folder");
-    render->add_option("--set", c.flags.sets, "Override any job key: --set model.size=518 (repeatable)")->allow_extra_args(false);
-    auto* ow = render->add_flag("--overwrite", c.flags.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
-    render->add_flag("--skip-existing", c.flags.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
-        ->excludes(ow);
-    render->add_option("--threads", c.flags.threads, "Worker threads for the pipeline and LibTorch (0 = all cores, up to 1024)");
-    auto* frames_opt = render->get_option("--frames");
-    render->add_option("--range", c.flags.range, "Only the job's frames from FIRST to LAST, e.g. 1001-1010 (an engine's "
-                                                "<STARTFRAME>-<ENDFRAME>)")->excludes(frames_opt);
-    render->add_option("--chunk", c.flags.chunk, "The I-th of N contiguous chunks of the frames, I/N counted from 1 "
-                                                "(a farm task: --chunk $SLURM_ARRAY_TASK_ID/8)");
-    render->add_option("--summary", c.flags.summary, "Write the JSON summary here (pipeline.summary)");
-    render->add_option("--grace", c.flags.grace, "Seconds a stop request (SIGTERM) may take before frames in flight "
-                                                "are abandoned (pipeline.grace_s, default 20)");
+    add_run_flags(*render, c.flags);
     app.add_option("--progress", c.progress_style,
                    "auto (default: the farm engine's dialect from its environment, else a bar on a terminal, else "
                    "lines), lines, deadline, tractor, openjd, bar or none (docs/farm.md \"On the farm\")")
@@ -170,15 +202,7 @@ void add_flags(CLI::App& app, Cli& c) {
                                                  "processing size), every plate, output folders and every path it writes; "
                                                  "prints the plan and exits with the code the render would give");
     c.validate->add_option("job", c.validate_job_path, "Job file")->required();
-    c.validate->add_option("--frames", c.validate_flags.frames, "Only these frames (as for a render)");
-    c.validate->add_option("--range", c.validate_flags.range, "Only the job's frames from FIRST to LAST");
-    c.validate->add_option("--chunk", c.validate_flags.chunk, "The I-th of N chunks");
-    c.validate->add_option("--set", c.validate_flags.sets, "Override any job key (repeatable)")->allow_extra_args(false);
-    c.validate->add_option("--output", c.validate_flags.output_path, "Output path pattern (output.path)");
-    c.validate->add_option("--summary", c.validate_flags.summary, "The JSON summary path (pipeline.summary)");
-    c.validate->add_option("--device", c.validate_flags.device, "auto, cpu, cuda or cuda:N");
-    auto* vow = c.validate->add_flag("--overwrite", c.validate_flags.overwrite, "As a render with --overwrite");
-    c.validate->add_flag("--skip-existing", c.validate_flags.skip_existing, "As a render with --skip-existing")->excludes(vow);
+    add_run_flags(*c.validate, c.validate_flags);   // the render's flags, exactly (checked as the render checks them)
     c.validate->add_flag("--deep", c.validate_deep, "Also decode every plate of the run in full (slower; finds damaged pixel data)");
     render->add_flag("--dry-run", c.flags.dry_run, "Check the job as `depthbatch validate` does; render nothing");
     c.info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
@@ -207,8 +231,12 @@ int main(int argc, char** argv) {
             return std::cerr << "depthbatch: error: " << empty_value_error(bare) << "\n", code(ExitCode::Config);
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : code(ExitCode::Config);
+        if (e.get_exit_code() == 0) return app.exit(e);   // --help, --version, --help-job
+        // Every error line carries the one prefix (farm log scrapers match it), and a flag that is a job key's name
+        // says how a job key is set.
+        std::cerr << "depthbatch: error: " << e.what() << job_key_hint(e.what()) << "\n"
+                  << "Run with --help for more information.\n";
+        return code(ExitCode::Config);
     }
     set_log_level(c.quiet ? LogLevel::Warning : c.verbose ? LogLevel::Debug : LogLevel::Info);
     const ProgressChoice progress_choice = progress_from_flag(c.progress_style, c.quiet, std::getenv, ::isatty(STDOUT_FILENO) != 0);

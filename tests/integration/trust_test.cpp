@@ -633,3 +633,81 @@ TEST(Trust, ASkipExistingRunWithNothingToRenderRemovesAKilledRunsTemporaries) {
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(list_dir(s.dir / "out"), expected);
 }
+
+// Issue 41 §4: validate = render, by construction. `validate` and the render's --dry-run take their flags from one
+// function (apps/depthbatch/main.cpp add_run_flags) and check them through the render's own parsing and planning:
+// every flag alone and every pair of flags gives the same exit code both ways (the issue: validate accepted --frames
+// with --range, which the render refuses with exit 2).
+TEST(Trust, ValidateAndTheDryRunAcceptExactlyTheRendersFlags) {
+    Shot s;
+    const std::vector<std::vector<std::string>> flags = {
+        {"--frames", "1001-1002"}, {"--range", "1002-1003"}, {"--chunk", "2/2"}, {"--chunk", "3/2"},
+        {"--device", "cpu"},       {"--output", (s.dir / "o2/d.####.exr").string()},
+        {"--set", "model.size=16"}, {"--overwrite"}, {"--skip-existing"}, {"--threads", "2"},
+        {"--summary", (s.dir / "s.json").string()}, {"--grace", "5"}, {"--frames", "1001-1009"},
+    };
+    auto exit_of = [&](bool validate, const std::vector<std::vector<std::string>>& picked) {
+        std::vector<std::string> args;
+        if (validate) args = {"validate", (s.dir / "job.yaml").string()};
+        else args = {(s.dir / "job.yaml").string(), "--dry-run"};
+        for (const auto& f : picked) args.insert(args.end(), f.begin(), f.end());
+        args.push_back("-q");
+        return run_cli(args);
+    };
+    int combinations = 0;
+    for (size_t i = 0; i < flags.size(); ++i)
+        for (size_t j = i; j < flags.size(); ++j) {
+            std::vector<std::vector<std::string>> picked = {flags[i]};
+            if (j != i) picked.push_back(flags[j]);
+            const auto v = exit_of(true, picked), d = exit_of(false, picked);
+            std::string what;
+            for (const auto& f : picked) what += f[0] + " ";
+            EXPECT_EQ(v.exit_code, d.exit_code) << what << "\nvalidate:\n" << v.output << "\n--dry-run:\n" << d.output;
+            ++combinations;
+        }
+    EXPECT_EQ(combinations, 91);
+    // The issue's pair is refused both ways, naming both flags.
+    const auto v = exit_of(true, {flags[0], flags[1]});
+    EXPECT_EQ(v.exit_code, exit_status(depthbatch::ExitCode::Config)) << v.output;
+    EXPECT_TRUE(contains(v.output, "--range")) << v.output;
+    s.expect_untouched("validate and dry runs");
+    EXPECT_FALSE(fs::exists(s.dir / "o2"));
+    EXPECT_FALSE(fs::exists(s.dir / "s.json"));
+}
+
+// Issue 41 §5: a checkpoint saved with torch.save (a zip archive too, with weights and no code) is named as what it
+// is, weights to export with tools/export.py, by `info` and by a job's model.path alike (exit 4), not "corrupted".
+TEST(Trust, ATorchSaveCheckpointIsNamedAsWeightsToExport) {
+    Shot s;
+    const fs::path ck = s.dir / "weights.pth";
+    const auto py = run_python({"-c", "import torch, sys; torch.save({'head.weight': torch.zeros(2, 3)}, sys.argv[1])", ck.string()});
+    ASSERT_EQ(py.exit_code, 0) << py.output;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"info", ck.string()},
+          std::vector<std::string>{s.job().string(), "--set", "model.path=" + ck.string(), "-q"}}) {
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Model)) << r.output;
+        EXPECT_TRUE(contains(r.output, ck.string() + ": is a PyTorch checkpoint saved with torch.save (weights, no "
+                                       "TorchScript code)")) << r.output;
+        EXPECT_TRUE(contains(r.output, "python -m tools.export")) << r.output;
+        EXPECT_FALSE(contains(r.output, "corrupt")) << r.output;
+    }
+    EXPECT_FALSE(fs::exists(s.dir / "out"));
+}
+
+// Issue 41 §5: CLI11's errors carry the one `depthbatch: error:` prefix every other error has, and a flag that is the
+// name of a job key says how a job key is set.
+TEST(Trust, FlagErrorsCarryThePrefixAndAJobKeyFlagSaysHowToSetIt) {
+    Shot s;
+    auto r = run_cli({(s.dir / "job.yaml").string(), "--precision", "fp16"});
+    EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "--precision is a job key: --set model.precision=VALUE")) << r.output;
+    r = run_cli({(s.dir / "job.yaml").string(), "--frames", "1001", "--range", "1001-1002"});
+    EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: ")) << r.output;
+    r = run_cli({"--version"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(contains(r.output, "error")) << r.output;
+    EXPECT_FALSE(fs::exists(s.dir / "out"));
+}

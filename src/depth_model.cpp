@@ -71,6 +71,19 @@ void check_model_file(const std::string& path) {
                          "came from)");
     if (head.size() < 4 || head.compare(0, 4, "PK\x03\x04") != 0)
         throw ModelError(path + ": is not a TorchScript file (not a zip archive as torch.jit.save writes)");
+    // torch.save writes a zip archive too (data.pkl and the tensors), but no code: weights, not a model to run.
+    bool checkpoint = false;
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(path);
+        checkpoint = reader.hasRecord("data.pkl") && !reader.hasRecord("constants.pkl");
+    } catch (const std::exception&) {
+        return;   // a damaged archive: torch::jit::load says what is wrong with it
+    }
+    if (checkpoint)
+        throw ModelError(path + ": is a PyTorch checkpoint saved with torch.save (weights, no TorchScript code), not a "
+                         "model depthbatch can run: export it to TorchScript with depthbatch's exporter, e.g. "
+                         "`python -m tools.export depth-anything-v2 --variant vits --checkpoint " + path +
+                         " --out model.pt` (docs/models.md, \"2. Export\")");
 }
 
 /// Contract from the file's depthbatch.json, with the job's model.* keys layered on top.

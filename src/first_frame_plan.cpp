@@ -104,7 +104,8 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     const OIIO::ImageSpec& spec = plate.file_spec;
     ctx.first_frame = frame;
     log_info("plate ", plate.describe());
-    if (ctx.preview && job.output.preview.size > std::max(spec.width, spec.height))   // never enlarged: said, not hidden
+    // Never enlarged: said, not hidden, when the job asked for the size (the default on a small plate says nothing).
+    if (ctx.preview && job.output.preview.size_given && job.output.preview.size > std::max(spec.width, spec.height))
         log_warning("output.preview.size ", job.output.preview.size, " is larger than the plate (", spec.width, "x",
                     spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
                     " px on the long side (they are never enlarged)");

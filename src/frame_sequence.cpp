@@ -126,15 +126,27 @@ FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
     static const std::regex token_re(R"((#+)|(@+)|%(0?(\d+))?d|\$F(\d*))");
     // Only the file name holds the token: '#' or '@' in a folder name ("/shows/a#b/") is left alone.
     const size_t name_start = pattern.rfind('/') == std::string::npos ? 0 : pattern.rfind('/') + 1;
-    const std::string name = pattern.substr(name_start);
-    auto begin = std::sregex_iterator(name.begin(), name.end(), token_re);
-    auto end = std::sregex_iterator();
-    const auto count = std::distance(begin, end);
-    if (count == 0)
+    // A '#' or '@' of the file name's own is written \# or \@ ("take\#2.####.exr"): held as \x01 / \x02 while the
+    // token is looked for, then put back, literal.
+    std::string name;
+    for (size_t i = name_start; i < pattern.size(); ++i) {
+        if (pattern[i] == '\\' && i + 1 < pattern.size() && (pattern[i + 1] == '#' || pattern[i + 1] == '@'))
+            name += pattern[++i] == '#' ? '\x01' : '\x02';
+        else
+            name += pattern[i];
+    }
+    const auto literal = [](std::string s) {
+        for (char& c : s) c = c == '\x01' ? '#' : c == '\x02' ? '@' : c;
+        return s;
+    };
+    std::vector<std::smatch> tokens(std::sregex_iterator(name.begin(), name.end(), token_re), std::sregex_iterator());
+    if (tokens.empty())
         throw ConfigError("path pattern '" + pattern +
                           "' has no frame-number token in its file name (use ####, %04d, $F4 or @@@@)");
-    if (count > 1) throw ConfigError("path pattern '" + pattern + "' has more than one frame-number token");
-    const std::smatch& m = *begin;
+    if (tokens.size() > 1)
+        throw ConfigError("path pattern '" + pattern + "' has more than one frame-number token (a '#' or '@' that "
+                          "belongs to the file name is written \\# or \\@)");
+    const std::smatch& m = tokens.front();
     if (m[1].matched) padding_ = static_cast<int>(m[1].length());
     else if (m[2].matched) padding_ = static_cast<int>(m[2].length());
     else if (m[4].matched || (m[5].matched && m[5].length())) {
@@ -146,8 +158,8 @@ FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
     } else
         padding_ = 0;
     if (padding_ > 16) throw ConfigError("path pattern '" + pattern + "': padding over 16 digits");
-    prefix_ = pattern.substr(0, name_start) + m.prefix().str();
-    suffix_ = m.suffix();
+    prefix_ = pattern.substr(0, name_start) + literal(name.substr(0, static_cast<size_t>(m.position())));
+    suffix_ = literal(name.substr(static_cast<size_t>(m.position() + m.length())));
 }
 
 std::string FrameSequence::path(int frame) const {

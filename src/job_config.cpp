@@ -180,7 +180,7 @@ void read_output(const Reader& r, JobConfig& job) {
                           size = r.sub("output.preview", "size");
         job.output.preview.path = r.path(path);
         r.option(colormap, job.output.preview.colormap);
-        if (r.has(size)) job.output.preview.size = r.integer(size, 64, 16384);
+        if (r.has(size)) job.output.preview.size = r.integer(size, 64, 16384), job.output.preview.size_given = true;
     }
 }
 

@@ -95,9 +95,13 @@ double Reader::number(const std::string& key) const {
 }
 
 bool Reader::boolean(const std::string& key) const {
+    // The YAML spellings users write: YAML 1.2's core schema (true, True, TRUE) and YAML 1.1's yes/on, each in the
+    // three cases the 1.1 type repository lists (yes, Yes, YES); TOML's true/false arrive as "true"/"false".
     const std::string s = str(key);
-    if (s == "true" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "no" || s == "off") return false;
+    static const std::set<std::string> yes = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
+    static const std::set<std::string> no = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+    if (yes.count(s)) return true;
+    if (no.count(s)) return false;
     fail(key, "expected true or false, got '" + s + "'");
 }
 

@@ -244,15 +244,21 @@ const json& section(const json& parent, const char* key, const std::string& orig
 
 /// A string of the contract that reaches the log and the EXR's metadata (name, colorspace, units, provenance):
 /// refused when it holds a control character (C0, DEL or C1: a newline would forge a log line, an ESC drive the
-/// terminal), naming the field and the character.
+/// terminal) or a Unicode line separator or bidirectional control (U+2028, U+2029: a line break to many readers;
+/// U+202A-U+202E, U+2066-U+2069: they reorder what a terminal shows, as "Trojan Source", CVE-2021-42574),
+/// naming the field and the character.
 void refuse_control_characters(const std::string& value, const std::string& name, const std::string& origin) {
     for (size_t i = 0; i < value.size(); ++i) {
         const unsigned char ch = static_cast<unsigned char>(value[i]);
-        const bool c1 = ch == 0xC2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) >= 0x80 &&
-                        static_cast<unsigned char>(value[i + 1]) <= 0x9F;
-        if (ch >= 0x20 && ch != 0x7F && !c1) continue;
+        const auto at = [&](size_t k) { return i + k < value.size() ? static_cast<unsigned char>(value[i + k]) : 0; };
+        const bool c1 = ch == 0xC2 && at(1) >= 0x80 && at(1) <= 0x9F;
+        // UTF-8 E2 80 A8..AE = U+2028..U+202E; E2 81 A6..A9 = U+2066..U+2069.
+        const bool format = ch == 0xE2 && ((at(1) == 0x80 && at(2) >= 0xA8 && at(2) <= 0xAE) ||
+                                           (at(1) == 0x81 && at(2) >= 0xA6 && at(2) <= 0xA9));
+        if (ch >= 0x20 && ch != 0x7F && !c1 && !format) continue;
         char code[8];
-        std::snprintf(code, sizeof code, "U+%04X", c1 ? static_cast<unsigned char>(value[i + 1]) : ch);
+        const unsigned cp = format ? 0x2000u + ((at(1) & 0x3Fu) << 6) + (at(2) & 0x3Fu) : c1 ? at(1) : ch;
+        std::snprintf(code, sizeof code, "U+%04X", cp);
         throw ModelError(origin + ": depthbatch.json field " + name + " holds a control character (" + code +
                          " at byte " + std::to_string(i) + "): the contract's strings go into the log and every "
                          "EXR's metadata; re-export the model with printable text there");

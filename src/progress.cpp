@@ -3,6 +3,7 @@
 #include "depthbatch/error.h"
 #include "depthbatch/log.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -201,7 +202,11 @@ std::string ProgressReporter::bar_text_locked() const {
     const int total = static_cast<int>(todo_.size());
     const int done = static_cast<int>(finished_.size());
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const double fps = done > 0 && elapsed > 0 ? done / elapsed : 0.0;
+    // The rate and the ETA count rendered frames only: a missing plate or a failed frame is "done" at once and would
+    // make the rate (and so the ETA) look faster than the frames that are left will go.
+    const int rendered = static_cast<int>(std::count_if(finished_.begin(), finished_.end(),
+                                                        [](const FrameResult& r) { return r.status == ExitCode::Ok; }));
+    const double fps = rendered > 0 && elapsed > 0 ? rendered / elapsed : 0.0;
     constexpr int width = 30;
     const int filled = total > 0 ? width * done / total : 0;
     std::ostringstream t;

@@ -126,6 +126,11 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
     std::map<int, std::pair<std::string, std::string>> told;
     for (const std::string& path : summaries) {
         std::ifstream in(path);
+        if (!in) {
+            std::error_code ec;
+            throw ConfigError("review: summary " + path + (fs::exists(path, ec) ? ": cannot be read" : ": not found") +
+                              " (--summary names a render's JSON summary, pipeline.summary); nothing written");
+        }
         nlohmann::json j;
         try {
             in >> j;

@@ -24,6 +24,7 @@ struct PreviewSettings {
     std::string path;               ///< 8-bit preview path pattern (.jpg/.png/.tif), "" = none
     ColormapName colormap = ColormapName::Turbo;
     int size = 960;                 ///< long side in px (never enlarged)
+    bool size_given = false;        ///< the job set size (a plate smaller than the default says nothing)
 };
 
 /// A colour map: 256 sRGB entries in 0-1, entry 0 for the low end.

@@ -3,7 +3,8 @@
 // Patterns accept the field's four spellings of a frame-number token, each meaning the same thing:
 //   "####" (Nuke: one '#' per digit), "%04d" (printf), "$F4" (Houdini; "$F" = unpadded), "@@@@" (one '@'
 //   per digit). Padding is a minimum width: frame 10001 in a 4-digit pattern is "10001" (it grows, it
-//   never wraps), frame -5 is "-005" (printf semantics). A pattern holds exactly one token.
+//   never wraps), frame -5 is "-005" (printf semantics). A pattern holds exactly one token. A '#' or '@' of the
+//   file name's own is written \# or \@ ("take\#2.####.exr" is take#2.1001.exr).
 // Frame specs: comma-separated items "1001", "1001-1100", "1001-1100x2" (every 2nd frame from the first;
 //   "1001-1100:2" is the same, the step as Open Job Description's range expressions and Houdini write it);
 //   negative frames are allowed ("-10--1"). The result is sorted ascending without duplicates, so the

@@ -112,6 +112,21 @@ TEST(Review, JobNeverRenderedExits3AndMakesNothing) {
     EXPECT_EQ(list_dir(dir / "shot"), (std::vector<std::string>{"shot.yaml"}));
 }
 
+// Issue 41 §5: `review --summary` naming a file that is not there says not found (it said "not a depthbatch summary
+// ([json.exception.parse_error.101] ...)"), exit 2, nothing written.
+TEST(Review, ASummaryThatIsNotThereIsNamedNotFound) {
+    TempDir dir;
+    const fs::path job = bedroom(dir.path, "shot");
+    ASSERT_EQ(run_cli({job.string(), "-q"}).exit_code, 0);
+    const auto r = run_cli({"review", job.string(), "--out", (dir / "sheet/s.png").string(), "--summary",
+                            (dir / "no-such.json").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: review: summary " + (dir / "no-such.json").string() + ": not found"))
+        << r.output;
+    EXPECT_FALSE(contains(r.output, "parse_error")) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "sheet"));
+}
+
 // A review that fails says so in one line, review.py's own, never a traceback; -v shows everything it printed.
 TEST(Review, FailureIsOneLineAndVerboseShowsTheTraceback) {
     TempDir dir;
@@ -185,6 +200,14 @@ TEST(Review, ReviewCommandTakesThePipelineReviewPathAndSaysItOnce) {
     EXPECT_TRUE(fs::exists(png)) << r.output;
     EXPECT_FALSE(fs::exists(dir / "out/job.review.png")) << "not the default path beside the output";
     EXPECT_EQ(r.output, "wrote " + png + " and " + (dir / "sheet/s.html").string() + " (3 of 3 frames rendered)\n");
+    // Issue 41 §5: a job that sets no size (the default 960 on a 48 px plate) is told nothing.
+    write_job(dir / "job2.yaml", "input: {path: p.####.exr}\n"
+                                 "output: {path: out2/d.####.exr, preview: {path: prev2/p.####.png}}\n"
+                                 "model: {path: " + model.string() + ", size: plate, device: cpu}\n");
+    r = run_cli({(dir / "job2.yaml").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(contains(r.output, "output.preview.size")) << r.output;
+    EXPECT_EQ(file_spec(dir / "prev2/p.1002.png").width, 48);
 }
 
 // A model's provenance reaches every EXR (issue 26 §4): its contract's license, source, source_sha256 and domain as

@@ -447,3 +447,14 @@ TEST(ParseFrameRange, FirstAndLastAsWrittenOrAnErrorNamingTheFlag) {
               "--range 'abc': expected FIRST-LAST, e.g. 1001-1010 (an engine's <STARTFRAME>-<ENDFRAME>)");
     EXPECT_EQ(expect_error<ConfigError>([] { depthbatch::parse_frame_range("10-1"); }), "--range '10-1' ends before it starts");
 }
+
+// Issue 41 §5: a '#' (or '@') of the file name's own is written \# (or \@) and is then literal; unescaped, a second
+// run is a second token and is refused, saying how to write it.
+TEST(FrameSequence, AHashOfTheFileNamesOwnIsWrittenEscaped) {
+    EXPECT_EQ(FrameSequence("/shots/take\\#2.####.exr").path(1001), "/shots/take#2.1001.exr");
+    EXPECT_EQ(FrameSequence("/shots/a\\@b\\#.%04d.exr").path(7), "/shots/a@b#.0007.exr");
+    EXPECT_EQ(FrameSequence("/sh\\#ots/p.####.exr").path(5), "/sh\\#ots/p.0005.exr") << "folders are left alone";
+    const std::string msg = expect_error<ConfigError>([] { FrameSequence("/shots/take#2.####.exr"); }, "two # runs");
+    EXPECT_NE(msg.find("more than one frame-number token"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("is written \\# or \\@"), std::string::npos) << msg;
+}

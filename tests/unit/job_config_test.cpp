@@ -1503,3 +1503,16 @@ TEST(JobConfig, SetToYamlNullUnsetsTheKeyInYamlAndTomlJobs) {
         }
     }
 }
+
+// Issue 41 §5: `stabilize: True` is what a YAML user expects it to be (YAML 1.2 core: true, True, TRUE; YAML 1.1's
+// yes/on in its three cases); anything else is refused naming the key.
+TEST(JobConfig, BooleansTakeTheSpellingsYamlUsersWrite) {
+    const std::string base = "input: {path: a.####.exr}\noutput: {path: d.####.exr}\nmodel: {path: m.pt}\n";
+    for (const char* yes : {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})
+        EXPECT_TRUE(yaml(base + "depth: {stabilize: " + yes + "}\n").depth.stabilize) << yes;
+    for (const char* no : {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"})
+        EXPECT_FALSE(yaml(base + "depth: {stabilize: " + no + "}\n").depth.stabilize) << no;
+    const std::string msg = job_error(base + "depth: {stabilize: tRUE}\n", "yaml");
+    EXPECT_NE(msg.find("depth.stabilize"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("expected true or false, got 'tRUE'"), std::string::npos) << msg;
+}

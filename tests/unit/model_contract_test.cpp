@@ -461,6 +461,10 @@ TEST(ModelContractErrors, ControlCharactersInItsStringsAreRefusedNamingTheField)
         {with(R"("colorspace": "sRGB")", R"("colorspace": "sRGB\n")"), "field input.colorspace holds a control character (U+000A at byte 4)"},
         {with(R"("license": "MIT")", R"("license": "MIT\u0000")"), "field license holds a control character (U+0000 at byte 3)"},
         {with(R"("license": "MIT")", R"("license": "MIT", "note\nx": "y")"), "field key \"note\\nx\" holds a control character (U+000A at byte 4)"},
+        // Issue 41 §5: a Unicode line separator and the bidirectional overrides ("Trojan Source").
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u2028b")"), "field name holds a control character (U+2028 at byte 1)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "ab\u202ecba")"), "field name holds a control character (U+202E at byte 2)"},
+        {with(R"("license": "MIT")", R"("license": "\u2066MIT")"), "field license holds a control character (U+2066 at byte 0)"},
     };
     for (const auto& [json, expected] : cases) {
         const std::string msg = contract_error(json);

@@ -127,3 +127,22 @@ TEST(Progress, OpenJDTaskFailureSaysWhyOnOneLine) {
         EXPECT_EQ(other.str(), "") << progress_style_name(s);
     }
 }
+
+// Issue 41 §5: the bar's rate and ETA count rendered frames only. Five missing plates are "done" the moment the
+// render starts; before the fix the bar then said tens of thousands of frames/s and an ETA of 00:00 for the five
+// frames still to render.
+TEST(Progress, TheBarsRateAndEtaCountRenderedFramesOnly) {
+    std::ostringstream out;
+    ProgressReporter bar(out, ProgressStyle::Bar);
+    bar.on_start({1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010}, 0);
+    for (int f = 1001; f <= 1005; ++f) {
+        FrameResult r;
+        r.frame = f;
+        r.status = ExitCode::Input;
+        bar.on_frame_done(r);
+    }
+    const std::string text = out.str();
+    const std::string last = text.substr(text.rfind('\r'));
+    EXPECT_NE(last.find("5/10 frames"), std::string::npos) << last;
+    EXPECT_NE(last.find("0.00 frames/s  ETA --:--"), std::string::npos) << last;
+}

@@ -54,17 +54,6 @@ std::set<int> range_set(int a, int b) {
     return s;
 }
 
-/// A video model: [B,T,3,H,W] -> [B,T,H,W], each frame's grey plus half the mean grey of its window, in the VDA
-/// windowing (32 frames, overlap 10, crossfade 8); relative (aligned window to window) or metric.
-fs::path write_probe_video_model(const fs::path& path, bool metric) {
-    return write_probe_model(path,
-                             "def forward(self, x):\n"
-                             "    m = x.mean(dim=2)\n"
-                             "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
-                             std::string(R"({"format": 1, "name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
- "output": {"kind": ")") + (metric ? "metric_depth\", \"units\": \"m" : "relative_inverse_depth") + R"("}, "temporal": {"window": 32, "overlap": 10,
- "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": ")" + (metric ? "none" : "scale_shift") + R"("}, "license": "MIT"})");
-}
 
 /// 8-bit plate 30x20 of frame `f`: a gradient that moves with the frame number (`look` changes the picture).
 void write_plate(const fs::path& path, int f, int look = 0) {

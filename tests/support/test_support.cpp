@@ -57,6 +57,16 @@ fs::path write_p_mean(const fs::path& path, const std::string& kind, int multipl
                              probe_contract(kind, multiple));
 }
 
+fs::path write_probe_video_model(const fs::path& path, bool metric) {
+    return write_probe_model(path,
+                             "def forward(self, x):\n"
+                             "    m = x.mean(dim=2)\n"
+                             "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
+                             std::string(R"({"format": 1, "name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
+ "output": {"kind": ")") + (metric ? "metric_depth\", \"units\": \"m" : "relative_inverse_depth") + R"("}, "temporal": {"window": 32, "overlap": 10,
+ "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": ")" + (metric ? "none" : "scale_shift") + R"("}, "license": "MIT"})");
+}
+
 fs::path write_p_const(const fs::path& path, double c, const std::string& kind) {
     char src[256];
     std::snprintf(src, sizeof src, "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + %.9g\n", c);

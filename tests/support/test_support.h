@@ -75,6 +75,10 @@ std::string probe_contract(const std::string& kind = "metric_depth", int multipl
 fs::path write_p_mean(const fs::path& path, const std::string& kind = "metric_depth", int multiple = 1);
 /// P-const(c): c everywhere, [N,1,H,W].
 fs::path write_p_const(const fs::path& path, double c, const std::string& kind = "metric_depth");
+/// A video model: [B,T,3,H,W] -> [B,T,H,W], each frame's grey plus half the mean grey of its window (so a frame's
+/// depth depends on the frames around it), in the VDA windowing (32 frames, overlap 10, crossfade 8); relative
+/// (align scale_shift) or, `metric`, a metric model (output metric_depth, align none).
+fs::path write_probe_video_model(const fs::path& path, bool metric = false);
 
 /// Write a plate: width x height, `channels` named `names`, pixel type `type` ("half", "float",
 /// "uint8", "uint16"), pixel values from fn(x, y, c) in data-window coordinates. A failed write is a fatal

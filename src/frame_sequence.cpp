@@ -121,24 +121,31 @@ std::string format_frame_spec(const std::vector<int>& frames) {
     return out.str();
 }
 
+std::string hide_escaped_marks(const std::string& text) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() && (text[i + 1] == '#' || text[i + 1] == '@'))
+            out += text[++i] == '#' ? '\x01' : '\x02';
+        else
+            out += text[i];
+    }
+    return out;
+}
+
+std::string restore_escaped_marks(std::string text) {
+    for (char& c : text) c = c == '\x01' ? '#' : c == '\x02' ? '@' : c;
+    return text;
+}
+
 FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
     // One token: runs of '#', runs of '@', %0Nd / %d, $FN / $F.
     static const std::regex token_re(R"((#+)|(@+)|%(0?(\d+))?d|\$F(\d*))");
     // Only the file name holds the token: '#' or '@' in a folder name ("/shows/a#b/") is left alone.
     const size_t name_start = pattern.rfind('/') == std::string::npos ? 0 : pattern.rfind('/') + 1;
-    // A '#' or '@' of the file name's own is written \# or \@ ("take\#2.####.exr"): held as \x01 / \x02 while the
-    // token is looked for, then put back, literal.
-    std::string name;
-    for (size_t i = name_start; i < pattern.size(); ++i) {
-        if (pattern[i] == '\\' && i + 1 < pattern.size() && (pattern[i + 1] == '#' || pattern[i + 1] == '@'))
-            name += pattern[++i] == '#' ? '\x01' : '\x02';
-        else
-            name += pattern[i];
-    }
-    const auto literal = [](std::string s) {
-        for (char& c : s) c = c == '\x01' ? '#' : c == '\x02' ? '@' : c;
-        return s;
-    };
+    // A '#' or '@' of the file name's own is written \# or \@ ("take\#2.####.exr"): held apart while the token is
+    // looked for, then put back, literal.
+    const std::string name = hide_escaped_marks(pattern.substr(name_start));
+    const auto literal = restore_escaped_marks;
     std::vector<std::smatch> tokens(std::sregex_iterator(name.begin(), name.end(), token_re), std::sregex_iterator());
     if (tokens.empty())
         throw ConfigError("path pattern '" + pattern +

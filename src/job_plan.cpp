@@ -188,7 +188,7 @@ SequenceStats sequence_stats(const JobContext& ctx, bool recompute) {
         return std::move(w.depth.data);
     };
     return reuse_or_compute_sequence_stats(ctx.guard, path, want, job.output.overwrite == OverwritePolicy::Overwrite,
-                                           recompute, recompute_stats_command(job.job_file), frame_values);
+                                           recompute, recompute_stats_advice(job.job_file), frame_values);
 }
 
 
@@ -264,9 +264,8 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
         if (const auto have = read_sequence_stats(path))
             if (const std::vector<int> changed = changed_sample_plates(*have, identity_now); !changed.empty())
                 throw OutputExistsError(path + ": the plates of sample frames " + format_frame_spec(changed) +
-                                        " have changed since these sequence statistics were taken; recompute them "
-                                        "with `" + recompute_stats_command(job.job_file) + "`, then render with "
-                                        "--skip-existing: the frames normalized with the old statistics render again");
+                                        " have changed since these sequence statistics were taken; " +
+                                        recompute_stats_advice(job.job_file));
     }
     for (int f : frames) {
         const std::string in = ctx.input.path(f), out = ctx.output.path(f);
@@ -630,10 +629,8 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
             const std::string diff = have->mismatch(want);
             if (diff.empty()) state = " (exists, made for this job: reused)";
             else if (job.output.overwrite != OverwritePolicy::Overwrite)
-                throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); "
-                                        "recompute them with `" + recompute_stats_command(job.job_file) +
-                                        "`, then render with --skip-existing: the frames normalized with the old "
-                                        "statistics render again");
+                throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); " +
+                                        recompute_stats_advice(job.job_file));
             else state = " (made for another job: " + diff + " differs; recomputed, --overwrite)";
         }
         line("stats", path + state);

@@ -57,10 +57,11 @@ std::string SequenceStats::identity() const {
     return sha256_text(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-std::string recompute_stats_command(const std::string& job_file) {
+std::string recompute_stats_advice(const std::string& job_file) {
     std::string quoted = "'";
     for (char c : job_file) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return "depthbatch stats " + quoted + "' --overwrite";
+    return "recompute them with `depthbatch stats " + quoted + "' --overwrite`, then render with --skip-existing: the "
+           "frames normalized with the old statistics render again";
 }
 
 std::vector<int> changed_sample_plates(const SequenceStats& stats, const std::function<std::string(int)>& identity_now) {
@@ -86,7 +87,7 @@ std::vector<int> sample_frames(const std::vector<int>& shot, int count) {
 std::string default_stats_path(const std::string& output_pattern) {
     const fs::path p(output_pattern);
     static const std::regex token(R"([._-]?(#+|@+|%0?\d*d|\$F\d*))");
-    std::string name = std::regex_replace(p.stem().string(), token, "");
+    std::string name = restore_escaped_marks(std::regex_replace(hide_escaped_marks(p.stem().string()), token, ""));
     if (name.empty()) name = "depth";
     return (p.parent_path() / (name + ".stats.json")).string();
 }
@@ -140,7 +141,7 @@ bool write_sequence_stats(Publication& pub, const SequenceStats& s, bool replace
 }
 
 SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const std::string& path, SequenceStats want,
-                                              bool replace, bool force, const std::string& recompute,
+                                              bool replace, bool force, const std::string& advice,
                                               const std::function<std::vector<float>(int frame)>& frame_values) {
     if (force) replace = true;
     if (auto have = force ? std::nullopt : read_sequence_stats(path)) {
@@ -150,9 +151,7 @@ SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const st
             return *have;
         }
         if (!replace)
-            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); "
-                                    "recompute them with `" + recompute + "`, then render with --skip-existing: the "
-                                    "frames normalized with the old statistics render again");
+            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); " + advice);
         log_warning(path, ": made for another job (", diff, " differs): recomputing");
     }
     log_info("sequence statistics: ", want.sample_frames.size(), " frames (", format_frame_spec(want.sample_frames), ")");
@@ -170,8 +169,7 @@ SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const st
             log_info("sequence statistics: another task wrote ", path, " first; using it");
             return *theirs;
         }
-        throw OutputExistsError(path + ": another task wrote different sequence statistics; recompute them with `" +
-                                recompute + "`, then render with --skip-existing");
+        throw OutputExistsError(path + ": another task wrote different sequence statistics; " + advice);
     }
     log_info("sequence statistics written to ", path, ": range [", want.low, ", ", want.high, "]");
     return want;

@@ -110,7 +110,7 @@ struct Cli {
 
 /// The flags that pick and override what a run of a job does, bound to `f`: the render's (an option group of the
 /// main app) and `validate`'s are made by this one function, so no combination is valid for one and not the other
-/// (issue 41 §4; tests: Cli.ValidateAndTheRenderAcceptTheSameFlags).
+/// (issue 41 §4; test: Trust.ValidateAndTheDryRunAcceptExactlyTheRendersFlags).
 void add_run_flags(CLI::App& to, JobFlags& f) {
     auto* frames = to.add_option("--frames", f.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
     to.add_option("--device", f.device, "auto, cpu, cuda or cuda:N (model.device)");
@@ -129,8 +129,8 @@ void add_run_flags(CLI::App& to, JobFlags& f) {
                                       "are abandoned (pipeline.grace_s, default 20)");
 }
 
-/// For CLI11's "The following arguments were not expected: --precision fp16": the job key a flag names, as
-/// " (a job key: --set model.precision=VALUE)"; "" when the message names none.
+/// For CLI11's "The following arguments were not expected: --precision fp16": the job keys the flags it names are
+/// the last part of, as " (--precision is a job key: --set model.precision=VALUE)"; "" when it names none.
 std::string job_key_hint(const std::string& message) {
     std::string hints;
     for (size_t at = message.find("--"); at != std::string::npos; at = message.find("--", at + 2)) {

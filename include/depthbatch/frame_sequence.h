@@ -52,6 +52,12 @@ Chunk parse_chunk(const std::string& text);
 /// Format frames back as a compact spec ("1001-1010x3,1020"), for logs and metadata.
 std::string format_frame_spec(const std::vector<int>& frames);
 
+/// A file name's own '#' and '@', written \# and \@ in a pattern, held apart (as the bytes 0x01 and 0x02) so that a
+/// search for the frame-number token passes them by; restore_escaped_marks puts them back as plain '#' and '@'.
+/// FrameSequence and default_stats_path (sequence_stats.h) read patterns through these.
+std::string hide_escaped_marks(const std::string& text);
+std::string restore_escaped_marks(std::string text);
+
 /// A path pattern with one frame-number token.
 class FrameSequence {
 public:

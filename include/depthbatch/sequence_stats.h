@@ -48,8 +48,10 @@ std::vector<int> sample_frames(const std::vector<int>& shot, int count);
 /// e.g. depth/shot_depth.####.exr -> depth/shot_depth.stats.json.
 std::string default_stats_path(const std::string& output_pattern);
 
-/// The command that recomputes a job's sidecar, for messages: "depthbatch stats 'JOB' --overwrite".
-std::string recompute_stats_command(const std::string& job_file);
+/// What every message about stale statistics tells the user to do, the one spelling of it: "recompute them with
+/// `depthbatch stats 'JOB' --overwrite`, then render with --skip-existing: the frames normalized with the old
+/// statistics render again".
+std::string recompute_stats_advice(const std::string& job_file);
 
 /// The sample frames of `stats` whose plate has changed since it was taken (`identity_now(frame)`: plate_identity()
 /// now), ascending; empty when it recorded none.
@@ -68,14 +70,14 @@ bool write_sequence_stats(Publication& out, const SequenceStats& stats, bool rep
 
 /// The sidecar policy (this file's header) in one place. The sidecar at `path` is used when it was made for
 /// the same job inputs as `want` (mismatch() is ""). One made for another job throws OutputExistsError, naming
-/// `recompute` (the command that fixes it, recompute_stats_command), unless `replace`: then it is recomputed.
+/// `advice` (what fixes it, recompute_stats_advice), unless `replace`: then it is recomputed.
 /// `force` (depthbatch stats --overwrite): recomputed and replaced whatever the sidecar holds. Otherwise the percentiles want.percentile_low/high of every
 /// finite value that `frame_values(f)` returns for the frames f of want.sample_frames (the raw model output,
 /// any units) are taken and written atomically; when another task wrote a sidecar first, theirs is used if
 /// it matches, else OutputExistsError. Returns the statistics in force. Throws what frame_values throws, and
 /// RenderError when the sidecar cannot be written. The sidecar is written through `guard` (OutputGuard::open).
 SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const std::string& path, SequenceStats want,
-                                              bool replace, bool force, const std::string& recompute,
+                                              bool replace, bool force, const std::string& advice,
                                               const std::function<std::vector<float>(int frame)>& frame_values);
 
 }  // namespace depthbatch

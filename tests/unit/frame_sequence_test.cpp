@@ -3,6 +3,7 @@
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/plate.h"
+#include "depthbatch/sequence_stats.h"
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
@@ -457,4 +458,6 @@ TEST(FrameSequence, AHashOfTheFileNamesOwnIsWrittenEscaped) {
     const std::string msg = expect_error<ConfigError>([] { FrameSequence("/shots/take#2.####.exr"); }, "two # runs");
     EXPECT_NE(msg.find("more than one frame-number token"), std::string::npos) << msg;
     EXPECT_NE(msg.find("is written \\# or \\@"), std::string::npos) << msg;
+    // The statistics sidecar named after such a pattern keeps the file name's own '#'.
+    EXPECT_EQ(depthbatch::default_stats_path("/out/take\\#2.####.exr"), "/out/take#2.stats.json");
 }

@@ -238,7 +238,10 @@ void DepthModel::load_on_thread(const ModelSettings& options) {
         std::string exported_torch;
         try {
             if (const auto c = embedded_contract(m->path_)) exported_torch = c->exported_torch;
-        } catch (const std::exception&) {   // unreadable, or a contract this depthbatch refuses: not known
+        } catch (const std::exception&) {
+            // LibTorch's reader refuses the file (a newer file format version) or this depthbatch refuses its contract:
+            // the version as the file records it, read past both.
+            exported_torch = recorded_exporting_torch(m->path_);
         }
         const std::string newer = describe_load_failure(m->path_, e.what(), exported_torch);
         throw ModelError(!newer.empty() ? newer

@@ -2,10 +2,14 @@
 // (describe_load_failure, declared in model_contract.h). docs/models.md "Which LibTorch loads a model".
 #include "depthbatch/model_contract.h"
 
+#include <nlohmann/json.hpp>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <cstdint>
+#include <fstream>
 #include <string>
 
 namespace depthbatch {
@@ -63,6 +67,76 @@ std::string first_schema_op(const std::string& text) {
     return "";
 }
 
+/// The little-endian unsigned integer of `bytes` bytes at `pos` of `data` (ZIP fields are little-endian); 0 when
+/// `data` is too short.
+uint64_t little_endian(const std::string& data, size_t pos, int bytes) {
+    if (pos + bytes > data.size()) return 0;
+    uint64_t value = 0;
+    for (int i = bytes - 1; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(data[pos + i]);
+    return value;
+}
+
+/// `size` bytes of the file `in` from `offset` ("" when the file ends before).
+std::string read_at(std::ifstream& in, uint64_t offset, uint64_t size) {
+    std::string data(size, '\0');
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(data.data(), static_cast<std::streamsize>(size));
+    return in.gcount() == static_cast<std::streamsize>(size) ? data : std::string();
+}
+
+/// The bytes of the first stored (uncompressed) entry of the ZIP file at `path` whose name ends with `suffix`; ""
+/// if there is none. Found the way a ZIP reader finds it (PKWARE APPNOTE.TXT): the end of central directory record
+/// (4.3.16; its ZIP64 form, 4.3.14-15, when the offset is 0xFFFFFFFF), the central directory's file headers (4.3.12;
+/// sizes and offset from the ZIP64 extra field, 4.5.3, when 0xFFFFFFFF), then the local file header (4.3.7), after
+/// which the data starts. torch.jit.save's local headers leave the sizes 0 (a data descriptor follows the data).
+std::string stored_zip_entry(const std::string& path, const std::string& suffix) {
+    constexpr uint64_t kAll = 0xFFFFFFFFu, kMaxDirectory = uint64_t(64) << 20, kMaxEntry = uint64_t(1) << 20;
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) return "";
+    const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+    const uint64_t tail_size = std::min<uint64_t>(file_size, 22 + 65535);   // the record and its longest comment
+    const std::string tail = read_at(in, file_size - tail_size, tail_size);
+    const size_t end = tail.rfind("PK\5\6");
+    if (end == std::string::npos) return "";
+    uint64_t directory = little_endian(tail, end + 16, 4), directory_size = little_endian(tail, end + 12, 4);
+    if (directory == kAll && end >= 20 && tail.compare(end - 20, 4, "PK\6\7") == 0) {
+        const std::string zip64 = read_at(in, little_endian(tail, end - 20 + 8, 8), 56);
+        if (zip64.compare(0, 4, "PK\6\6") != 0) return "";
+        directory_size = little_endian(zip64, 40, 8);
+        directory = little_endian(zip64, 48, 8);
+    }
+    if (directory_size > kMaxDirectory) return "";
+    const std::string headers = read_at(in, directory, directory_size);
+    for (size_t at = 0; at + 46 <= headers.size() && headers.compare(at, 4, "PK\1\2") == 0;) {
+        const uint64_t method = little_endian(headers, at + 10, 2), name_size = little_endian(headers, at + 28, 2),
+                       extra_size = little_endian(headers, at + 30, 2), comment_size = little_endian(headers, at + 32, 2);
+        const std::string name = headers.substr(at + 46, name_size);
+        uint64_t size = little_endian(headers, at + 20, 4), local = little_endian(headers, at + 42, 4);
+        if (method == 0 && name.size() >= suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            const uint64_t uncompressed = little_endian(headers, at + 24, 4);
+            // ZIP64 extra field (id 1): the 8-byte values of the fields that are 0xFFFFFFFF above, in this order.
+            for (size_t x = at + 46 + name_size; x + 4 <= at + 46 + name_size + extra_size;) {
+                const uint64_t id = little_endian(headers, x, 2), length = little_endian(headers, x + 2, 2);
+                if (id == 1) {
+                    size_t field = x + 4;
+                    if (uncompressed == kAll) field += 8;
+                    if (size == kAll) size = little_endian(headers, field, 8), field += 8;
+                    if (local == kAll) local = little_endian(headers, field, 8);
+                }
+                x += 4 + length;
+            }
+            if (size > kMaxEntry) return "";
+            const std::string header = read_at(in, local, 30);
+            if (header.compare(0, 4, "PK\3\4") != 0) return "";
+            return read_at(in, local + 30 + little_endian(header, 26, 2) + little_endian(header, 28, 2), size);
+        }
+        at += 46 + name_size + extra_size + comment_size;
+    }
+    return "";
+}
+
 /// The leading decimal number at `pos` of `text` ("" if none).
 std::string number_at(const std::string& text, size_t pos) {
     size_t end = pos;
@@ -82,6 +156,22 @@ std::string major_minor(const std::string& version) {
 }  // namespace
 
 std::string libtorch_version() { return TORCH_VERSION; }
+
+std::string recorded_exporting_torch(const std::string& path) {
+    try {
+        const nlohmann::json j = nlohmann::json::parse(stored_zip_entry(path, "/extra/depthbatch.json"), nullptr, false);
+        if (!j.is_object() || !j.contains("exported_by") || !j["exported_by"].is_object()) return "";
+        const nlohmann::json& torch = j["exported_by"].value("torch", nlohmann::json());
+        if (!torch.is_string()) return "";
+        const std::string version = torch.get<std::string>();
+        if (version.empty() || version.size() > 64) return "";
+        for (const char c : version)
+            if (c < 0x20 || c > 0x7e) return "";
+        return version;
+    } catch (const std::exception&) {   // an unreadable file: not recorded
+        return "";
+    }
+}
 
 std::string describe_load_failure(const std::string& path, const std::string& libtorch_error,
                                   const std::string& exported_torch) {

@@ -147,6 +147,15 @@ std::string libtorch_version();
 std::string describe_load_failure(const std::string& path, const std::string& libtorch_error,
                                   const std::string& exported_torch);
 
+/// exported_by.torch as recorded in the model file at `path`, read without LibTorch's reader: for a file LibTorch
+/// refuses before its records can be read (a file format version newer than it reads), whose contract
+/// DepthModel::embedded_contract therefore cannot return. Reads the ZIP entry `<archive>/extra/depthbatch.json` as
+/// torch.jit.save writes it (stored, uncompressed: PyTorchStreamWriter, caffe2/serialize/inline_container.cc; ZIP
+/// local file header layout: PKWARE APPNOTE.TXT 4.3.7) and takes the string `exported_by.torch` from its JSON when it
+/// is 1-64 printable ASCII characters. "" when the file, the entry or the value is not there or not readable so
+/// (a compressed entry, a file not written by torch.jit.save). Never throws.
+std::string recorded_exporting_torch(const std::string& path);
+
 /// Check the invariants above on a contract assembled from a job. Throws ModelError naming the field.
 void validate_model_contract(const ModelContract& contract, const std::string& origin);
 

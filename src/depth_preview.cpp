@@ -126,7 +126,7 @@ void write_depth_preview(Publication& pub, const OIIO::ImageBuf& depth, const Pr
         OIIO::ImageBufAlgo::render_text(out, bar_x1, text_y(layout.near_line), near_text, font, kFont, white, Align::Right) &&
         (caption.empty() ||
          OIIO::ImageBufAlgo::render_text(out, w / 2, text_y(layout.caption_line), caption, font, kFont, white, Align::Center));
-    if (!drawn) throw RenderError(path + ": cannot draw the legend: " + out.geterror() + " (the DejaVu Sans font: Debian's "
+    if (!drawn) throw RenderError(path + ": cannot draw the legend: " + library_error_line(out.geterror()) + " (the DejaVu Sans font: Debian's "
                                   "fonts-dejavu-core; OIIO looks under /usr/share/fonts and $OPENIMAGEIO_FONTS)");
     const std::string ext = fs::path(path).extension().string();
     OIIO::ImageSpec spec = out.spec();
@@ -135,9 +135,9 @@ void write_depth_preview(Publication& pub, const OIIO::ImageBuf& depth, const Pr
     spec.attribute("ImageDescription", output_marker::preview);   // the guard replaces only files marked so
     spec.attribute("Software", std::string("depthbatch ") + DEPTHBATCH_VERSION);
     auto file = OIIO::ImageOutput::create(path);
-    if (!file) throw RenderError(path + ": cannot write a preview in this format (" + OIIO::geterror() + ")");
+    if (!file) throw RenderError(path + ": cannot write a preview in this format (" + library_error_line(OIIO::geterror()) + ")");
     if (!file->open(pub.temp_path(), spec) || !out.write(file.get()) || !file->close())
-        throw RenderError(path + ": cannot write the preview: " + file->geterror());
+        throw RenderError(path + ": cannot write the preview: " + library_error_line(file->geterror()));
     pub.publish(true);
 }
 

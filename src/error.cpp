@@ -2,6 +2,21 @@
 
 namespace depthbatch {
 
+std::string library_error_line(const std::string& text) {
+    std::string line;
+    bool line_break = false;   // a line break since the last character kept
+    for (const char c : text) {
+        if (c == '\n' || c == '\r') {
+            line_break = !line.empty();
+            continue;
+        }
+        if (line_break) line += "; ";
+        line += c;
+        line_break = false;
+    }
+    return line;
+}
+
 const char* exit_code_name(ExitCode code) noexcept {
     switch (code) {
     case ExitCode::Ok: return "ok";

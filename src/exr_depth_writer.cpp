@@ -247,7 +247,7 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
     const bool staged = !exr_only.empty();
     const std::string oiio_path = staged ? pub.scratch_path() : pub.temp_path();
     auto out = OIIO::ImageOutput::create("openexr");
-    if (!out) throw RenderError(path + ": no OpenEXR writer: " + OIIO::geterror());
+    if (!out) throw RenderError(path + ": no OpenEXR writer: " + library_error_line(OIIO::geterror()));
     // What the OS said (No space left on device, Permission denied, Read-only file system): OIIO's own
     // message is often only "File output failed".
     // Only the errors a write itself meets: errno may also hold a leftover of a harmless probe inside OIIO.
@@ -257,7 +257,8 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
         const bool write_error = e == ENOSPC || e == EDQUOT || e == EACCES || e == EPERM || e == EROFS || e == EIO ||
                                  e == EFBIG;
         const std::string reason = std::strerror(e);
-        return write_error && oiio.find(reason) == std::string::npos ? oiio + " (" + reason + ")" : oiio;
+        const std::string line = library_error_line(oiio);
+        return write_error && line.find(reason) == std::string::npos ? line + " (" + reason + ")" : line;
     };
     errno = 0;
     if (!out->open(oiio_path, spec)) throw RenderError(path + ": cannot write: " + with_os_error(out->geterror()));

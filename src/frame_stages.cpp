@@ -62,7 +62,7 @@ void prepare(const JobContext& ctx, FrameRecord& w) {
                 OIIO::ImageBuf crop;
                 if (!OIIO::ImageBufAlgo::cut(crop, rgb, OIIO::ROI(window.xbegin + r.x, window.xbegin + r.x + r.width,
                                                                  window.ybegin + r.y, window.ybegin + r.y + r.height)))
-                    throw RenderError("tile " + std::to_string(r.x) + "," + std::to_string(r.y) + ": " + crop.geterror());
+                    throw RenderError("tile " + std::to_string(r.x) + "," + std::to_string(r.y) + ": " + library_error_line(crop.geterror()));
                 t.plan = ReformatPlan::make(r.width, r.height, job.model.size, ctx.contract(), aspect);
                 t.input = t.plan.to_model_input(crop);
                 if (t.plan.guided(job.depth.upsample)) t.guide = t.plan.make_guide(t.input, crop);

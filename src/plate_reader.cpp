@@ -65,7 +65,7 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const Inpu
     config.attribute("oiio:UnassociatedAlpha", 1);
     auto in = OIIO::ImageInput::open(info.path, &config);
     if (!in) {
-        const std::string message = OIIO::geterror();
+        const std::string message = library_error_line(OIIO::geterror());
         // OIIO 2.4 refuses subsampled channels; a luminance/chroma EXR is read through OpenEXR instead.
         if (is_luminance_chroma_exr(info.path)) {
             if (job.part != "0" && job.part != "") throw ConfigError("input.part '" + job.part + "': the file has one part");
@@ -257,7 +257,7 @@ Plate read_plate(const std::string& path, int frame, const InputSettings& input)
         }
         // Strict: a decoder that recovers from damage still reports it (libjpeg's "Premature end of JPEG
         // file" on a truncated JPEG returns success with grey pixels): any message means a bad frame.
-        const std::string message = in->geterror();
+        const std::string message = library_error_line(in->geterror());
         if (!ok || !message.empty())
             throw InputError("cannot read pixels: " + (message.empty() ? std::string("unknown error") : message));
         in->close();
@@ -278,7 +278,7 @@ OIIO::ImageBuf plate_rgb(const Plate& plate) {
     spec.set_format(OIIO::TypeDesc::FLOAT);
     OIIO::ImageBuf rgb(spec, OIIO::InitializePixels::No);
     if (!OIIO::ImageBufAlgo::channels(rgb, plate.pixels, 3, order, {}, {}, false, 1))
-        throw InputError(where(plate.frame, plate.path) + ": cannot take R,G,B: " + rgb.geterror());
+        throw InputError(where(plate.frame, plate.path) + ": cannot take R,G,B: " + library_error_line(rgb.geterror()));
     return rgb;
 }
 

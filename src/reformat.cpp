@@ -49,7 +49,7 @@ OIIO::ImageBuf interpolated(const OIIO::ImageBuf& src, int w, int h) {
         return dst;
     }
     if (!OIIO::ImageBufAlgo::resize(dst, at_origin(src), "triangle", 0.0f, {}, 1))
-        throw RenderError("resize to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + dst.geterror());
+        throw RenderError("resize to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + library_error_line(dst.geterror()));
     return dst;
 }
 
@@ -112,7 +112,7 @@ ModelInput ReformatPlan::to_model_input(const OIIO::ImageBuf& rgb, long* out_of_
         OIIO::ROI roi = rgb.roi();
         roi.chbegin = 0, roi.chend = 3;
         if (!rgb.get_pixels(roi, OIIO::TypeDesc::FLOAT, converted.data()))
-            throw RenderError("reformat: reading the plate's RGB failed: " + rgb.geterror());
+            throw RenderError("reformat: reading the plate's RGB failed: " + library_error_line(rgb.geterror()));
         src = converted.data();
     }
     // Resized with the triangle filter (resample.h), planar; or the plate's own pixels.
@@ -195,7 +195,7 @@ OIIO::ImageBuf ReformatPlan::restore(const DepthImage& depth, const UpsampleSett
                                                 std::string(option_name(upsample.method)) + " needs the plate's guide");
         Plane low{scaled_width, scaled_height, std::vector<float>(static_cast<size_t>(scaled_width) * scaled_height)};
         if (!out.get_pixels(OIIO::ROI(0, scaled_width, 0, scaled_height, 0, 1, 0, 1), OIIO::TypeDesc::FLOAT, low.data.data()))
-            throw RenderError("restore: reading the model's depth failed: " + out.geterror());
+            throw RenderError("restore: reading the model's depth failed: " + library_error_line(out.geterror()));
         OIIO::ImageBuf result(OIIO::ImageSpec(plate_width, plate_height, 1, OIIO::TypeDesc::FLOAT), OIIO::InitializePixels::No);
         guided_upsample(low, guide->low, guide->high, upsample, static_cast<float*>(result.localpixels()));
         return result;

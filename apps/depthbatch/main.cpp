@@ -10,6 +10,7 @@
 #include "depthbatch/review.h"
 #include "depthbatch/run_job.h"
 #include "depthbatch/run_report.h"
+#include "library_lines.h"
 
 #include <CLI/CLI.hpp>
 
@@ -35,7 +36,7 @@ std::atomic<bool> g_cancel{false};
 // Second: leave at once (a hidden temporary file may remain in the output folder, never a partial EXR).
 extern "C" void on_signal(int signo) {
     if (!g_cancel.load()) note_stop_signal(signo);   // the summary's error names it
-    if (g_cancel.exchange(true)) std::_Exit(static_cast<int>(ExitCode::Interrupted));
+    if (g_cancel.exchange(true)) cli::finish_library_lines(), std::_Exit(static_cast<int>(ExitCode::Interrupted));
 }
 
 int code(ExitCode c) { return static_cast<int>(c); }
@@ -77,6 +78,7 @@ void stop_watchdog(const JobConfig& job, const ProgressReporter& progress,
               " temporary files removed)");
     log_run_summary(job, write_stop_summary(job, progress.finished(), progress.todo(), progress.skipped()));
     std::cout.flush();
+    cli::finish_library_lines();
     std::_Exit(static_cast<int>(ExitCode::Interrupted));
 }
 
@@ -216,7 +218,7 @@ void add_flags(CLI::App& app, Cli& c) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_command(int argc, char** argv) {
     // A progress reader that goes away (`depthbatch JOB | head -1`) must not kill the render: writes to the
     // closed pipe fail with EPIPE instead, and ProgressReporter says so once on stderr.
     std::signal(SIGPIPE, SIG_IGN);
@@ -264,6 +266,7 @@ int main(int argc, char** argv) {
         // Every output is closed and published, the summary written: skip the process teardown (LibTorch's and
         // TBB's static destructors and thread pools, ~0.1 s of every render; farm chunks are often 1-10 frames).
         std::cout.flush(), std::cerr.flush(), std::fflush(nullptr);
+        cli::finish_library_lines();
         std::_Exit(rc);
     } catch (const std::exception& e) {   // an Error has its exit code; anything else is a render failure
         const auto* error = dynamic_cast<const Error*>(&e);
@@ -273,4 +276,12 @@ int main(int argc, char** argv) {
         report_task_failure(std::cout, style, what);   // a dry run writes no summary (above) either
         return code(error ? error->code() : ExitCode::Render);
     }
+}
+
+int main(int argc, char** argv) {
+    cli::route_library_lines();   // libpng's own stderr lines get the prefix (library_lines.h)
+    const int rc = run_command(argc, argv);
+    std::cout.flush(), std::cerr.flush(), std::fflush(nullptr);
+    cli::finish_library_lines();
+    return rc;
 }

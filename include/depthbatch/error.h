@@ -59,6 +59,11 @@ struct OutputExistsError : Error {
     explicit OutputExistsError(const std::string& m) : Error(ExitCode::OutputExists, m) {}
 };
 
+/// `text`, a library's error message, as one line: OpenImageIO's may span several (its PNG reader's "PNG read error:
+/// X\nPNG library error"), and every line depthbatch writes carries its prefix. Trailing line breaks are dropped,
+/// the others written "; ".
+std::string library_error_line(const std::string& text);
+
 /// Short name of an exit code ("config", "input", ...), used in logs and the JSON report.
 const char* exit_code_name(ExitCode code) noexcept;
 

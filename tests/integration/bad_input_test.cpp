@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <tuple>
 #include <vector>
 #include <sched.h>
@@ -737,4 +738,10 @@ TEST(BadInput, ValidateDeepDecodesEveryPlate) {
     const auto r = run_cli({job, "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
+    // Issue 41 §5: libpng's own stderr line and OpenImageIO's two-line error carry depthbatch's prefix, like every
+    // other line (the progress lines of stdout start "frame ").
+    EXPECT_TRUE(contains(r.output, "depthbatch: error: libpng: ")) << r.output;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);)
+        EXPECT_TRUE(line.rfind("depthbatch: ", 0) == 0 || line.rfind("frame ", 0) == 0) << line << "\n" << r.output;
 }

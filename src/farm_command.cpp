@@ -45,7 +45,7 @@ int run_submit(const SubmitFlags& f, std::ostream& out) {
     if (!plan.note.empty()) log_warning(plan.note);
     const auto files = farm_job_files(plan, o);
     log_info(farm_engine_name(o.engine), ": ", plan.frames.size(), " frames (", format_frame_spec(plan.frames), ") in ",
-             plan.chunks, " chunks of up to ", plan.chunk_size, " frames",
+             describe_chunks(plan, o.engine),
              plan.needs_stats ? ", after one sequence statistics task" : "");
     if (f.dry_run) {
         for (const auto& [name, text] : files) out << "# ---- " << (fs::path(o.out_dir) / name).string() << "\n" << text;

@@ -81,6 +81,29 @@ std::string openjd_range_expression(const std::vector<int>& frames) {
     return s;
 }
 
+std::vector<int> task_frame_counts(const FarmPlan& plan, FarmEngine engine) {
+    const long n = static_cast<long>(plan.frames.size());
+    std::vector<int> counts;
+    for (long i = 1; i <= plan.chunks; ++i) {
+        if (engine == FarmEngine::Slurm || engine == FarmEngine::Tractor)   // --chunk I/N, as chunk_frames cuts
+            counts.push_back(static_cast<int>(n * i / plan.chunks - n * (i - 1) / plan.chunks));
+        else
+            counts.push_back(static_cast<int>(std::min<long>(plan.chunk_size, n - (i - 1) * plan.chunk_size)));
+    }
+    return counts;
+}
+
+std::string describe_chunks(const FarmPlan& plan, FarmEngine engine) {
+    const std::vector<int> counts = task_frame_counts(plan, engine);
+    const std::string chunks = std::to_string(plan.chunks) + (plan.chunks == 1 ? " chunk of " : " chunks of ");
+    if (counts.empty()) return chunks + "0 frames";
+    const auto [least, most] = std::minmax_element(counts.begin(), counts.end());
+    if (*least == *most) return chunks + std::to_string(*most) + (*most == 1 ? " frame" : " frames");
+    if (counts.back() == *least && std::count(counts.begin(), counts.end(), *most) == plan.chunks - 1)
+        return chunks + std::to_string(*most) + " frames (the last " + std::to_string(counts.back()) + ")";
+    return chunks + std::to_string(*least) + "-" + std::to_string(*most) + " frames";
+}
+
 FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     if (o.chunk_size < 1) throw ConfigError("--chunk-size must be at least 1 frame");
     FarmPlan plan;
@@ -108,15 +131,15 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
             plan.chunks = (frames + plan.chunk_size - 1) / plan.chunk_size;
         }
         long total = 0;
-        for (int i = 1; i <= plan.chunks; ++i) {
-            const int a = static_cast<int>(n * (i - 1) / plan.chunks), e = static_cast<int>(n * i / plan.chunks) - 1;
-            if (e >= a) total += static_cast<long>(video_chunk_windows(t, frames, a, e).size());
+        int first = 0;
+        for (const int count : task_frame_counts(plan, o.engine)) {
+            if (count > 0) total += static_cast<long>(video_chunk_windows(t, frames, first, first + count - 1).size());
+            first += count;
         }
         char ratio[32];
         std::snprintf(ratio, sizeof ratio, "%.2f", static_cast<double>(total) / window_count(t, frames));
         plan.note = "video model (input.frames " + std::to_string(contract->frames) + ", align " + align_name(t.align) + "): " +
-                    std::to_string(plan.chunks) + (plan.chunks == 1 ? " task" : " chunks") + " of up to " +
-                    std::to_string(plan.chunk_size) + " frames run " + std::to_string(total) + " windows of " +
+                    describe_chunks(plan, o.engine) + " run " + std::to_string(total) + " windows of " +
                     std::to_string(t.window) + " frames in all, " + ratio + "x the whole render's " +
                     std::to_string(window_count(t, frames)) +
                     (o.chunk_size_default ? " (the default chunk size: a multiple of the window stride " +

@@ -50,7 +50,7 @@ struct SubmitOptions {
     FarmEngine engine = FarmEngine::Slurm;
     std::string job_path;                 ///< the job file, absolute (tasks on other hosts read it there)
     std::vector<std::string> sets;        ///< --set overrides, passed on to every task
-    int chunk_size = 10;                  ///< frames per task (the last chunks may hold one fewer)
+    int chunk_size = 10;                  ///< frames per task asked for (what tasks render: task_frame_counts)
     bool chunk_size_default = false;      ///< --chunk-size not given: a video model's shot gets video_chunk_size
                                           ///< (video_window_stage.h), a single-frame model's chunk_size
     std::string out_dir;                  ///< where the engine's files (and Slurm's logs) go, absolute
@@ -69,7 +69,8 @@ struct FarmPlan {
     std::string safe_name;                ///< farm_safe_name(name): the job's name on the farm, its log files
     std::vector<int> frames;              ///< the shot's frames (input.frames, else what is on disk)
     std::string output_path;              ///< the job's output.path pattern (Deadline's output folder)
-    int chunk_size = 0;                   ///< frames per chunk after any Slurm limit
+    int chunk_size = 0;                   ///< frames per chunk after any Slurm limit (what each task renders on
+                                          ///< an engine: task_frame_counts)
     int chunks = 0;                       ///< N in --chunk I/N: ceil(frames / chunk_size)
     bool needs_stats = false;             ///< depth.normalize: sequence
     int gpus = 0;                         ///< GPUs each task asks the engine for (0 = a CPU job)
@@ -89,6 +90,16 @@ struct FarmPlan {
 /// the windows its chunks run in all against the whole render's.
 /// Throws ConfigError for a chunk size < 1 and InputError when the shot has no frames.
 FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& options);
+
+/// How many of the shot's frames each task of `plan` renders on `engine`, in task order (plan.chunks counts). Slurm
+/// and Tractor tasks run `--chunk I/N`, chunk_frames' equal shares: 100 frames in 4 chunks are 25 each, though
+/// chunk_size is 30. Deadline, OpenJD and OpenCue cut the frame list themselves into chunks of chunk_size frames,
+/// the last one shorter: 30, 30, 30, 10.
+std::vector<int> task_frame_counts(const FarmPlan& plan, FarmEngine engine);
+
+/// What task_frame_counts says, in words, for the submit log and the engines' file comments: "4 chunks of 25
+/// frames", "3 chunks of 33-34 frames", "4 chunks of 30 frames (the last 10)", "1 chunk of 7 frames".
+std::string describe_chunks(const FarmPlan& plan, FarmEngine engine);
 
 /// The files to write for `plan` on options.engine: (file name inside options.out_dir, content), in the
 /// order they should be written. Every path is carried as it is (docs/farm.md "On the farm": quoting); throws

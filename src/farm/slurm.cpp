@@ -60,7 +60,7 @@ Files slurm_files(const FarmPlan& plan, const SubmitOptions& o) {
     r << header("depthbatch-" + plan.safe_name, plan.safe_name + ".%A_%a.log")
       << "#SBATCH --array=1-" << plan.chunks << "\n"
       << "# depthbatch render of " << comment(o.job_path) << ": frames " << format_frame_spec(plan.frames) << " in "
-      << plan.chunks << " chunks of up to " << plan.chunk_size << " frames, one array task per chunk.\n"
+      << describe_chunks(plan, FarmEngine::Slurm) << ", one array task per chunk.\n"
       << "# Array indices are chunk numbers (1.." << plan.chunks << "), never frame numbers. Written by "
          "`depthbatch submit`.\n"
       << submit_here << gpu_note

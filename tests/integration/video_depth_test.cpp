@@ -197,14 +197,14 @@ TEST(VideoDepth, SubmitCutsAVideoModelShotIntoChunksOfBoundedOverhead) {
     auto r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--dry-run"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("#SBATCH --array=1-1\n"), std::string::npos) << "one task for the 40 frames\n" << r.output;
-    EXPECT_NE(r.output.find("video model (input.frames 32, align scale_shift): 1 task of up to 40 frames run 2 windows of 32 "
+    EXPECT_NE(r.output.find("video model (input.frames 32, align scale_shift): 1 chunk of 40 frames run 2 windows of 32 "
                             "frames in all, 1.00x the whole render's 2 (the default chunk size"), std::string::npos)
         << r.output;
     // --chunk-size as given: 4 chunks (10 frames each: windows {0}, {0}, {0,1}, {0,1}), the overhead said.
     r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--chunk-size", "10", "--dry-run"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("#SBATCH --array=1-4\n"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("4 chunks of up to 10 frames run 6 windows of 32 frames in all, 3.00x the whole render's 2"),
+    EXPECT_NE(r.output.find("4 chunks of 10 frames run 6 windows of 32 frames in all, 3.00x the whole render's 2"),
               std::string::npos) << r.output;
     // The one task renders the whole shot (--chunk 1/1).
     r = run_cli({(dir.path / "job.yaml").string(), "--chunk", "1/1"});

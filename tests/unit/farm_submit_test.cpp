@@ -58,6 +58,27 @@ TEST(FarmPlan, ChunksOfTheShot) {
                          "--chunk-size"));
 }
 
+// Issue 41 §5: what the submit log says of the chunks is what the tasks render. Slurm and Tractor tasks run
+// --chunk I/N (equal shares, as the render cuts them); Deadline, OpenJD and OpenCue cut the list into chunk_size.
+TEST(FarmPlan, TheChunksSaidAreTheFramesEachTaskRenders) {
+    const FarmPlan p = plan_farm_job(job_of("1001-1100"), options(FarmEngine::Slurm, 30));
+    EXPECT_EQ(p.chunks, 4);
+    EXPECT_EQ(task_frame_counts(p, FarmEngine::Slurm), (std::vector<int>{25, 25, 25, 25}));
+    for (int i = 1; i <= p.chunks; ++i) EXPECT_EQ(chunk_frames(p.frames, i, p.chunks).size(), 25u);
+    EXPECT_EQ(describe_chunks(p, FarmEngine::Slurm), "4 chunks of 25 frames");
+    EXPECT_EQ(describe_chunks(p, FarmEngine::Tractor), "4 chunks of 25 frames");
+    EXPECT_EQ(task_frame_counts(p, FarmEngine::Deadline), (std::vector<int>{30, 30, 30, 10}));
+    for (const FarmEngine e : {FarmEngine::Deadline, FarmEngine::OpenJD, FarmEngine::OpenCue})
+        EXPECT_EQ(describe_chunks(p, e), "4 chunks of 30 frames (the last 10)");
+    const FarmPlan q = plan_farm_job(job_of("1001-1100"), options(FarmEngine::Slurm, 34));
+    EXPECT_EQ(describe_chunks(q, FarmEngine::Slurm), "3 chunks of 33-34 frames");
+    EXPECT_EQ(describe_chunks(q, FarmEngine::Deadline), "3 chunks of 34 frames (the last 32)");
+    EXPECT_EQ(describe_chunks(plan_farm_job(job_of("1-7"), options(FarmEngine::Slurm, 10)), FarmEngine::Slurm),
+              "1 chunk of 7 frames");
+    EXPECT_EQ(describe_chunks(plan_farm_job(job_of("1-3"), options(FarmEngine::Slurm, 1)), FarmEngine::OpenJD),
+              "3 chunks of 1 frame");
+}
+
 // Slurm refuses array indices at or above MaxArraySize (1001 by default): 4000 frames in chunks of 2 would need
 // indices up to 2000. The plan raises the chunk size to the smallest that fits and says so with the numbers.
 TEST(FarmPlan, SlurmChunksFitMaxArraySize) {

@@ -41,7 +41,6 @@ double process_cpu_ms() {
     return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
-
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr,
                  "model_floor: %s\nusage: model_floor [--model PATH|default] [--device cpu|cuda|auto] "
@@ -74,9 +73,9 @@ int main(int argc, char** argv) {
             const auto device = parse_model_device(value());
             if (!device) usage("--device wants auto, cpu, cuda or cuda:N");
             options.device = *device;
-        }
-        else if (a == "--plate") { if (!parse_wxh(value(), plate_w, plate_h)) usage("--plate wants WxH"); }
-        else if (a == "--size") size = value();
+        } else if (a == "--plate") {
+            if (!parse_wxh(value(), plate_w, plate_h)) usage("--plate wants WxH");
+        } else if (a == "--size") size = value();
         else if (a == "--batch") batch = std::atoi(value().c_str());
         else if (a == "--threads") threads = std::atoi(value().c_str());
         else if (a == "--iters") iters = std::atoi(value().c_str());
@@ -89,8 +88,7 @@ int main(int argc, char** argv) {
             else if (p == "fp16") options.precision = Precision::Fp16;
             else if (p == "bf16") options.precision = Precision::Bf16;
             else usage("--precision wants fp32, tf32, fp16 or bf16");
-        }
-        else if (a == "-h" || a == "--help") usage("help");
+        } else if (a == "-h" || a == "--help") usage("help");
         else usage("unknown argument " + a);
     }
     if (batch < 1 || iters < 1) usage("--batch and --iters must be >= 1");
@@ -129,11 +127,12 @@ int main(int argc, char** argv) {
             ptrs.push_back(&in);
         }
 
-        if (model->precision() == Precision::Fp16 || model->precision() == Precision::Bf16) model->check_precision(inputs[0]);
+        if (model->precision() == Precision::Fp16 || model->precision() == Precision::Bf16)
+            model->check_precision(inputs[0]);
         model->warm_up({ForwardShape{batch, 0, plan.input_width, plan.input_height}}, 1);
         std::vector<double> ms;
         const double cpu0 = process_cpu_ms();
-        if (pipelined) {   // one batch ahead, as run_job's inference stage: the wall time per batch
+        if (pipelined) {  // one batch ahead, as run_job's inference stage: the wall time per batch
             const auto t0 = std::chrono::steady_clock::now();
             InferenceTicket ahead = model->submit(ptrs);
             for (int i = 0; i < iters; ++i) {
@@ -141,7 +140,8 @@ int main(int argc, char** argv) {
                 if (ahead.wait().size() != ptrs.size()) throw RenderError("model returned a wrong batch size");
                 ahead = std::move(next);
             }
-            const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            const double total =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             ms.assign(static_cast<size_t>(iters), total / iters);
         } else {
             for (int i = 0; i < iters; ++i) {
@@ -152,18 +152,19 @@ int main(int argc, char** argv) {
                 ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
             }
         }
-        const double cpu_ms = process_cpu_ms() - cpu0;   // every thread of the process: LibTorch's pool too
+        const double cpu_ms = process_cpu_ms() - cpu0;  // every thread of the process: LibTorch's pool too
         double total = 0;
         for (double v : ms) total += v;
         std::vector<double> sorted = ms;
         std::sort(sorted.begin(), sorted.end());
         const double mean_batch = total / iters;
         const double median_batch = sorted[sorted.size() / 2];
-        std::printf("model_floor ms_per_frame=%.3f median_ms_per_frame=%.3f cpu_ms_per_frame=%.3f ms_per_batch=%.3f "
-                    "input=%dx%d batch=%d iters=%d threads=%d device=%s precision=%s pipelined=%d model=%s\n",
-                    mean_batch / batch, median_batch / batch, cpu_ms / iters / batch, mean_batch, plan.input_width,
-                    plan.input_height, batch, iters, torch_threads, model->device_name().c_str(),
-                    option_name(model->precision()), pipelined ? 1 : 0, model->path().c_str());
+        std::printf(
+            "model_floor ms_per_frame=%.3f median_ms_per_frame=%.3f cpu_ms_per_frame=%.3f ms_per_batch=%.3f "
+            "input=%dx%d batch=%d iters=%d threads=%d device=%s precision=%s pipelined=%d model=%s\n",
+            mean_batch / batch, median_batch / batch, cpu_ms / iters / batch, mean_batch, plan.input_width,
+            plan.input_height, batch, iters, torch_threads, model->device_name().c_str(),
+            option_name(model->precision()), pipelined ? 1 : 0, model->path().c_str());
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "model_floor: %s\n", e.what());

@@ -35,16 +35,17 @@ int main(int argc, char** argv) {
     ChanSample sample;
     sample.translate[0] = 1, sample.translate[1] = 1.6, sample.translate[2] = 4;
     sample.rotate_deg[0] = -5, sample.rotate_deg[1] = 20, sample.rotate_deg[2] = 1;
-    const PlateCamera cam = make_plate_camera(settings, PlateWindows{0, 0, W, H, 0, 0, W, H}, 1.0, chan ? &sample : nullptr);
+    const PlateCamera cam =
+        make_plate_camera(settings, PlateWindows{0, 0, W, H, 0, 0, W, H}, 1.0, chan ? &sample : nullptr);
     std::vector<float> depth(static_cast<size_t>(W) * H);
     for (int j = 0; j < H; ++j)
         for (int i = 0; i < W; ++i) {
             double r[3];
             cam.ray(i, j, r);
-            const double cx = 0.3, cy = -0.1, cz = -5, rad = 1.4;   // the sphere
+            const double cx = 0.3, cy = -0.1, cz = -5, rad = 1.4;  // the sphere
             const double a = r[0] * r[0] + r[1] * r[1] + 1, b = r[0] * cx + r[1] * cy - cz;
             const double disc = b * b - a * (cx * cx + cy * cy + cz * cz - rad * rad);
-            const double wall = 12 / (1 - 0.2 * r[0] - 0.1 * r[1]);   // a tilted wall
+            const double wall = 12 / (1 - 0.2 * r[0] - 0.1 * r[1]);  // a tilted wall
             depth[static_cast<size_t>(j) * W + i] = static_cast<float>(disc > 0 ? (b - std::sqrt(disc)) / a : wall);
         }
     std::vector<float> planes(6 * depth.size());

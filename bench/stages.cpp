@@ -39,12 +39,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string g_only;   // --only STAGE: time that stage; the others run once, for their results
+std::string g_only;  // --only STAGE: time that stage; the others run once, for their results
 
 bool skipped(const char* stage) { return !g_only.empty() && g_only != stage; }
 
 double median_ms(const char* stage, int iters, const std::function<void()>& f) {
-    f();   // warm
+    f();  // warm
     if (skipped(stage)) return 0.0;
     std::vector<double> ms;
     for (int i = 0; i < iters; ++i) {
@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
 
     const std::string config = depthbatch::find_data_file("ocio/config.ocio").string();
     OCIO::ConstConfigRcPtr cfg = OCIO::Config::CreateFromFile(config.c_str());
-    for (const auto& [from, name] : {std::pair<std::string, std::string>{"sRGB", "srgb_noop"}, {"ACEScg", "acescg_to_srgb"}}) {
+    for (const auto& [from, name] :
+         {std::pair<std::string, std::string>{"sRGB", "srgb_noop"}, {"ACEScg", "acescg_to_srgb"}}) {
         OCIO::ConstCPUProcessorRcPtr cpu = cfg->getProcessor(from.c_str(), "sRGB")->getDefaultCPUProcessor();
         std::vector<float> px(static_cast<const float*>(rgb.localpixels()),
                               static_cast<const float*>(rgb.localpixels()) + static_cast<size_t>(W) * H * 3);
@@ -103,16 +104,24 @@ int main(int argc, char** argv) {
 
     // The processing size depthbatch picks for FastDepth (short side `size`, multiples of 32).
     const double s = static_cast<double>(size) / std::min(W, H);
-    const int w = std::max(32, static_cast<int>(std::lround(W * s / 32)) * 32), h = std::max(32, static_cast<int>(std::lround(H * s / 32)) * 32);
-    line("reformat", "oiio_resize_triangle", median_ms("reformat", iters, [&] {
-             OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, 3, OIIO::TypeDesc::FLOAT));
-             OIIO::ImageBufAlgo::resize(dst, rgb, "triangle", 0.0f, {}, 1);
-         }), " size=" + std::to_string(w) + "x" + std::to_string(h));
+    const int w = std::max(32, static_cast<int>(std::lround(W * s / 32)) * 32),
+              h = std::max(32, static_cast<int>(std::lround(H * s / 32)) * 32);
+    line("reformat", "oiio_resize_triangle",
+         median_ms("reformat", iters,
+                   [&] {
+                       OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, 3, OIIO::TypeDesc::FLOAT));
+                       OIIO::ImageBufAlgo::resize(dst, rgb, "triangle", 0.0f, {}, 1);
+                   }),
+         " size=" + std::to_string(w) + "x" + std::to_string(h));
 
     std::vector<float> planar(static_cast<size_t>(3) * w * h);
-    line("reformat", "torch_triangle", median_ms("reformat", iters, [&] {
-             depthbatch::resize_triangle_to_planar(static_cast<const float*>(rgb.localpixels()), W, H, 3, w, h, planar.data());
-         }), " size=" + std::to_string(w) + "x" + std::to_string(h));
+    line("reformat", "torch_triangle",
+         median_ms("reformat", iters,
+                   [&] {
+                       depthbatch::resize_triangle_to_planar(static_cast<const float*>(rgb.localpixels()), W, H, 3, w,
+                                                             h, planar.data());
+                   }),
+         " size=" + std::to_string(w) + "x" + std::to_string(h));
 
     OIIO::ImageBuf small(OIIO::ImageSpec(w, h, 1, OIIO::TypeDesc::FLOAT));
     std::mt19937 rng(1);
@@ -146,11 +155,14 @@ int main(int argc, char** argv) {
         for (int c = 0; c < 3; ++c) frame[4 * i + c] = src[3 * i + c];
         frame[4 * i + 3] = big[i];
     }
-    const std::string out = (std::filesystem::temp_directory_path() / ("stages-" + std::to_string(::getpid()) + ".exr")).string();
-    for (const auto& [compression, rgb_type] :
-         {std::pair<std::string, OIIO::TypeDesc>{"zip", OIIO::TypeDesc::FLOAT}, {"zip:1", OIIO::TypeDesc::FLOAT},
-          {"piz", OIIO::TypeDesc::FLOAT}, {"none", OIIO::TypeDesc::FLOAT}, {"zip", OIIO::TypeDesc::HALF},
-          {"zip:1", OIIO::TypeDesc::HALF}}) {
+    const std::string out =
+        (std::filesystem::temp_directory_path() / ("stages-" + std::to_string(::getpid()) + ".exr")).string();
+    for (const auto& [compression, rgb_type] : {std::pair<std::string, OIIO::TypeDesc>{"zip", OIIO::TypeDesc::FLOAT},
+                                                {"zip:1", OIIO::TypeDesc::FLOAT},
+                                                {"piz", OIIO::TypeDesc::FLOAT},
+                                                {"none", OIIO::TypeDesc::FLOAT},
+                                                {"zip", OIIO::TypeDesc::HALF},
+                                                {"zip:1", OIIO::TypeDesc::HALF}}) {
         OIIO::ImageSpec spec(W, H, 4, OIIO::TypeDesc::FLOAT);
         spec.channelnames = {"R", "G", "B", "depth.Z"};
         spec.channelformats = {rgb_type, rgb_type, rgb_type, OIIO::TypeDesc::FLOAT};
@@ -161,9 +173,13 @@ int main(int argc, char** argv) {
             o->write_image(OIIO::TypeDesc::FLOAT, frame.data());
             o->close();
         });
-        line("write", compression + (rgb_type == OIIO::TypeDesc::HALF ? "_rgb_half" : "_rgb_float"), ms,
-             " bytes=" + std::to_string(std::filesystem::file_size(out)) + " deflate=" +
-                 [] { std::string c = depthbatch::exr_deflate_codec(); c.resize(c.find(' ')); return c; }());
+        line(
+            "write", compression + (rgb_type == OIIO::TypeDesc::HALF ? "_rgb_half" : "_rgb_float"), ms,
+            " bytes=" + std::to_string(std::filesystem::file_size(out)) + " deflate=" + [] {
+                std::string c = depthbatch::exr_deflate_codec();
+                c.resize(c.find(' '));
+                return c;
+            }());
     }
     std::filesystem::remove(out);
     return 0;

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
         else if (k == "--size") size = std::stoi(v);
         else if (k == "--iters") iters = std::stoi(v);
     }
-    OIIO::attribute("threads", 1);   // one thread: the CPU time a pipeline worker spends on the frame
+    OIIO::attribute("threads", 1);  // one thread: the CPU time a pipeline worker spends on the frame
     OIIO::ImageBuf src(argv[1]);
     OIIO::ImageBuf rgb(OIIO::ImageSpec(W, H, 3, OIIO::TypeDesc::FLOAT));
     if (!OIIO::ImageBufAlgo::resize(rgb, src, "triangle", 0.0f, {}, 1)) {
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     const ReformatPlan plan = ReformatPlan::make(W, H, ps, c);
     const ModelInput in = plan.to_model_input(rgb);
     DepthImage depth{in.width, in.height, std::vector<float>(static_cast<size_t>(in.width) * in.height)};
-    for (int y = 0; y < in.height; ++y)   // a depth map with edges where the plate has them: 1 + 4 * luma
+    for (int y = 0; y < in.height; ++y)  // a depth map with edges where the plate has them: 1 + 4 * luma
         for (int x = 0; x < in.width; ++x) {
             const size_t i = static_cast<size_t>(y) * in.width + x, n = depth.data.size();
             depth.data[i] = 1.0f + 4.0f * rec709(in.chw[i], in.chw[n + i], in.chw[2 * n + i]);
@@ -71,8 +71,10 @@ int main(int argc, char** argv) {
         std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
         const double med = ms[ms.size() / 2];
         if (m == DepthUpsample::Bilinear) bilinear_ms = med;
-        std::printf("upsample_cost method=%s ms=%.2f plate=%dx%d model=%dx%d%s\n", option_name(m), med, W, H, plan.scaled_width,
-                    plan.scaled_height, m == DepthUpsample::Bilinear ? "" : (" ratio_to_bilinear=" + std::to_string(med / bilinear_ms)).c_str());
+        std::printf(
+            "upsample_cost method=%s ms=%.2f plate=%dx%d model=%dx%d%s\n", option_name(m), med, W, H, plan.scaled_width,
+            plan.scaled_height,
+            m == DepthUpsample::Bilinear ? "" : (" ratio_to_bilinear=" + std::to_string(med / bilinear_ms)).c_str());
     }
     return 0;
 }

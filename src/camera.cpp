@@ -32,7 +32,7 @@ std::array<double, 16> mul(const std::array<double, 16>& a, const std::array<dou
 std::array<double, 16> rot(int axis, double deg) {
     const double c = std::cos(radians(deg)), s = std::sin(radians(deg));
     std::array<double, 16> m{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-    const int i = (axis + 1) % 3, j = (axis + 2) % 3;   // x: (y, z), y: (z, x), z: (x, y)
+    const int i = (axis + 1) % 3, j = (axis + 2) % 3;  // x: (y, z), y: (z, x), z: (x, y)
     m[i * 4 + i] = c, m[i * 4 + j] = -s, m[j * 4 + i] = s, m[j * 4 + j] = c;
     return m;
 }
@@ -104,8 +104,9 @@ PlateCamera make_plate_camera(const CameraSettings& camera, const PlateWindows& 
     PlateCamera c;
     c.fx = camera_focal_columns(camera, w.full_width, sample ? sample->vfov_deg : std::nullopt);
     if (!(c.fx > 0))
-        throw ConfigError("camera: no focal length: set camera.focal (mm, with camera.haperture), camera.fov "
-                          "(horizontal degrees) or camera.focal_px (plate pixels)");
+        throw ConfigError(
+            "camera: no focal length: set camera.focal (mm, with camera.haperture), camera.fov "
+            "(horizontal degrees) or camera.focal_px (plate pixels)");
     c.fy = c.fx * pixel_aspect;
     c.cx = w.full_x + w.full_width / 2.0;
     c.cy = w.full_y + w.full_height / 2.0;
@@ -118,8 +119,8 @@ PlateCamera make_plate_camera(const CameraSettings& camera, const PlateWindows& 
     return c;
 }
 
-double processing_focal_px(double fx_columns, double pixel_aspect, int plate_width, int plate_height,
-                           int scaled_width, int scaled_height) {
+double processing_focal_px(double fx_columns, double pixel_aspect, int plate_width, int plate_height, int scaled_width,
+                           int scaled_height) {
     const double fx = fx_columns * scaled_width / plate_width;
     const double fy = fx_columns * pixel_aspect * scaled_height / plate_height;
     return (fx + fy) / 2;
@@ -128,7 +129,8 @@ double processing_focal_px(double fx_columns, double pixel_aspect, int plate_wid
 std::string describe_camera(const CameraSettings& camera) {
     std::string s;
     if (camera.focal_px) s = "focal_px " + num(*camera.focal_px);
-    else if (camera.focal_mm) s = "focal " + num(*camera.focal_mm) + " mm, haperture " + num(camera.haperture_mm) + " mm";
+    else if (camera.focal_mm)
+        s = "focal " + num(*camera.focal_mm) + " mm, haperture " + num(camera.haperture_mm) + " mm";
     else if (camera.fov_deg) s = "fov " + num(*camera.fov_deg) + " deg (horizontal)";
     if (!camera.chan.empty())
         s += std::string(s.empty() ? "" : "; ") + "chan " + camera.chan + " (vaperture " + num(camera.vaperture_mm) +

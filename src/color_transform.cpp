@@ -26,14 +26,16 @@ constexpr float kRangeTolerance = 1e-5f;
 /// A Cineon (printing density) log colorspace, by the names configs give it (ACES 1.x: ADX10; the Nuke default:
 /// Cineon; the spi configs: lg10).
 const char* const kCineonNames[] = {"Cineon", "cineon", "lg10", "ADX10", "Input - ADX - ADX10", "Cineon Log"};
-const char* const kSrgbNames[] = {"sRGB", "srgb_tx", "sRGB - Texture", "Utility - sRGB - Texture",
-                                  "srgb_texture", "Input - Generic - sRGB - Texture", "srgb"};
+const char* const kSrgbNames[] = {
+    "sRGB", "srgb_tx", "sRGB - Texture", "Utility - sRGB - Texture", "srgb_texture", "Input - Generic - sRGB - Texture",
+    "srgb"};
 
 std::string list_colorspaces(const OCIO::ConstConfigRcPtr& config) {
     std::ostringstream s;
     const int n = config->getNumColorSpaces(OCIO::SEARCH_REFERENCE_SPACE_ALL, OCIO::COLORSPACE_ALL);
     for (int i = 0; i < n; ++i)
-        s << (i ? ", " : "") << "'" << config->getColorSpaceNameByIndex(OCIO::SEARCH_REFERENCE_SPACE_ALL, OCIO::COLORSPACE_ALL, i) << "'";
+        s << (i ? ", " : "") << "'"
+          << config->getColorSpaceNameByIndex(OCIO::SEARCH_REFERENCE_SPACE_ALL, OCIO::COLORSPACE_ALL, i) << "'";
     s << "; roles:";
     for (int i = 0; i < config->getNumRoles(); ++i) s << " " << config->getRoleName(i);
     return s.str();
@@ -44,7 +46,8 @@ std::string list_displays(const OCIO::ConstConfigRcPtr& config) {
     for (int d = 0; d < config->getNumDisplays(); ++d) {
         const char* display = config->getDisplay(d);
         s << (d ? "; " : "") << "'" << display << "': ";
-        for (int v = 0; v < config->getNumViews(display); ++v) s << (v ? ", " : "") << "'" << config->getView(display, v) << "'";
+        for (int v = 0; v < config->getNumViews(display); ++v)
+            s << (v ? ", " : "") << "'" << config->getView(display, v) << "'";
     }
     return s.str();
 }
@@ -96,15 +99,25 @@ struct LinearSpace {
     const char* names[4];    ///< config spellings, most common first
 };
 const LinearSpace kLinearSpaces[] = {
-    {"Rec.709 / sRGB primaries", {0.640f, 0.330f, 0.300f, 0.600f, 0.150f, 0.060f, 0.3127f, 0.3290f}, "lin_rec709_scene",
+    {"Rec.709 / sRGB primaries",
+     {0.640f, 0.330f, 0.300f, 0.600f, 0.150f, 0.060f, 0.3127f, 0.3290f},
+     "lin_rec709_scene",
      {"Linear Rec.709 (sRGB)", "lin_rec709", "Utility - Linear - sRGB", "lin_srgb"}},
-    {"ACES AP1 primaries (ACEScg)", {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f}, "lin_ap1_scene",
+    {"ACES AP1 primaries (ACEScg)",
+     {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f},
+     "lin_ap1_scene",
      {"ACEScg", "lin_ap1", "ACES - ACEScg", nullptr}},
-    {"ACES AP0 primaries (ACES2065-1)", {0.7347f, 0.2653f, 0.0f, 1.0f, 0.0001f, -0.077f, 0.32168f, 0.33767f}, "lin_ap0_scene",
+    {"ACES AP0 primaries (ACES2065-1)",
+     {0.7347f, 0.2653f, 0.0f, 1.0f, 0.0001f, -0.077f, 0.32168f, 0.33767f},
+     "lin_ap0_scene",
      {"ACES2065-1", "lin_ap0", "ACES - ACES2065-1", nullptr}},
-    {"Rec.2020 primaries", {0.708f, 0.292f, 0.170f, 0.797f, 0.131f, 0.046f, 0.3127f, 0.3290f}, "lin_rec2020_scene",
+    {"Rec.2020 primaries",
+     {0.708f, 0.292f, 0.170f, 0.797f, 0.131f, 0.046f, 0.3127f, 0.3290f},
+     "lin_rec2020_scene",
      {"Linear Rec.2020", "lin_rec2020", "Utility - Linear - Rec.2020", nullptr}},
-    {"P3-D65 primaries", {0.680f, 0.320f, 0.265f, 0.690f, 0.150f, 0.060f, 0.3127f, 0.3290f}, "lin_p3d65_scene",
+    {"P3-D65 primaries",
+     {0.680f, 0.320f, 0.265f, 0.690f, 0.150f, 0.060f, 0.3127f, 0.3290f},
+     "lin_p3d65_scene",
      {"Linear P3-D65", "lin_p3d65", "Utility - Linear - P3-D65", nullptr}},
 };
 
@@ -130,8 +143,8 @@ std::string declared_linear_space(const OCIO::ConstConfigRcPtr& config, const st
             *said = "tagged '" + tag + "' (oiio:ColorSpace)";
             return canonical(config, tag);
         }
-        *warning = "the file is tagged '" + tag + "' (oiio:ColorSpace), which OCIO config '" + config_path +
-                   "' does not know";
+        *warning =
+            "the file is tagged '" + tag + "' (oiio:ColorSpace), which OCIO config '" + config_path + "' does not know";
     }
     const std::string interop = spec.get_string_attribute("colorInteropID");
     if (!interop.empty()) {
@@ -212,15 +225,19 @@ std::string decide_auto(const OCIO::ConstConfigRcPtr& config, const std::string&
     std::string name, reason;
     // A DPX whose header says Cineon log (transfer "Printing density" or "Logarithmic"): the config's Cineon
     // colorspace, never the compositing_log role (ACEScct is another curve); none there: refused, asking for it.
-    const std::string transfer = plate.format == "dpx" ? std::string(spec.get_string_attribute("dpx:Transfer")) : std::string();
+    const std::string transfer =
+        plate.format == "dpx" ? std::string(spec.get_string_attribute("dpx:Transfer")) : std::string();
     if (transfer == "Printing density" || transfer == "Logarithmic") {
         for (const char* alt : kCineonNames)
             if (name.empty() && has_colorspace(config, alt)) name = canonical(config, alt);
         if (name.empty())
             throw ConfigError("input.colorspace auto: " + (plate.path.empty() ? std::string("the plate") : plate.path) +
-                              " is a " + kind + " plate whose header says transfer '" + transfer + "' (Cineon log); OCIO "
-                              "config '" + config_path + "' has no Cineon colorspace ('" + kCineonNames[0] + "', '" +
-                              kCineonNames[1] + "', '" + kCineonNames[2] + "'); set input.colorspace to the plate's colorspace");
+                              " is a " + kind + " plate whose header says transfer '" + transfer +
+                              "' (Cineon log); OCIO "
+                              "config '" +
+                              config_path + "' has no Cineon colorspace ('" + kCineonNames[0] + "', '" +
+                              kCineonNames[1] + "', '" + kCineonNames[2] +
+                              "'); set input.colorspace to the plate's colorspace");
         reason = kind + " plate, transfer '" + transfer + "' -> Cineon log";
     } else if (plate.format == "dpx" && config->hasRole(OCIO::ROLE_COMPOSITING_LOG)) {
         name = canonical(config, OCIO::ROLE_COMPOSITING_LOG);
@@ -239,15 +256,16 @@ std::string decide_auto(const OCIO::ConstConfigRcPtr& config, const std::string&
             reason = kind + " plate -> the config's scene_linear role";
             if (!warning.empty())
                 *warning_out = warning + "; " + (plate.path.empty() ? std::string("the plate") : plate.path) +
-                               " is taken as the scene_linear role '" + name + "'; set input.colorspace to its colorspace";
+                               " is taken as the scene_linear role '" + name +
+                               "'; set input.colorspace to its colorspace";
         }
     } else {
         for (const char* alt : kSrgbNames)
             if (name.empty() && has_colorspace(config, alt)) name = canonical(config, alt);
         if (name.empty())
-            throw ConfigError("input.colorspace auto: OCIO config '" + config_path + "' has no sRGB-encoded colorspace ('" +
-                              kSrgbNames[0] + "', '" + kSrgbNames[1] + "', '" + kSrgbNames[2] + "') for a " + kind +
-                              " plate; set input.colorspace");
+            throw ConfigError("input.colorspace auto: OCIO config '" + config_path +
+                              "' has no sRGB-encoded colorspace ('" + kSrgbNames[0] + "', '" + kSrgbNames[1] + "', '" +
+                              kSrgbNames[2] + "') for a " + kind + " plate; set input.colorspace");
         reason = kind + " plate -> sRGB encoded";
         if (plate.format == "dpx") reason += " (the config has no compositing_log role)";
     }
@@ -290,7 +308,7 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const ColorSettings
     if (input_colorspace == "auto") {
         if (!plate) throw ConfigError("input.colorspace auto needs a plate to decide from");
         std::string why, warning;
-        t->from_ = decide_auto(config, t->config_path_, *plate, &why, &warning);   // the config loaded once
+        t->from_ = decide_auto(config, t->config_path_, *plate, &why, &warning);  // the config loaded once
         if (!warning.empty()) log_warning("input.colorspace auto: ", warning);
         log_info("input.colorspace auto: ", why, " (set input.colorspace to override)");
     } else {
@@ -310,16 +328,20 @@ std::shared_ptr<const ColorTransform> ColorTransform::create(const ColorSettings
             if (!display_ok || !view_ok)
                 throw ConfigError("color.display '" + color.display + "' / color.view '" + color.view +
                                   "': OCIO config '" + t->config_path_ + "' has no such " +
-                                  (display_ok ? "view for that display" : "display") + "; it has " + list_displays(config));
+                                  (display_ok ? "view for that display" : "display") + "; it has " +
+                                  list_displays(config));
             if (!color.look.empty()) {
                 std::stringstream looks(color.look);
                 for (std::string look; std::getline(looks, look, ',');) {
-                    while (!look.empty() && (look.front() == ' ' || look.front() == '+' || look.front() == '-')) look.erase(0, 1);
+                    while (!look.empty() && (look.front() == ' ' || look.front() == '+' || look.front() == '-'))
+                        look.erase(0, 1);
                     while (!look.empty() && look.back() == ' ') look.pop_back();
                     if (!look.empty() && !config->getLook(look.c_str())) {
                         std::string have;
-                        for (int i = 0; i < config->getNumLooks(); ++i) have += std::string(i ? ", '" : "'") + config->getLookNameByIndex(i) + "'";
-                        throw ConfigError("color.look '" + look + "': OCIO config '" + t->config_path_ + "' has no such look (" +
+                        for (int i = 0; i < config->getNumLooks(); ++i)
+                            have += std::string(i ? ", '" : "'") + config->getLookNameByIndex(i) + "'";
+                        throw ConfigError("color.look '" + look + "': OCIO config '" + t->config_path_ +
+                                          "' has no such look (" +
                                           (have.empty() ? std::string("it defines none") : "it has " + have) + ")");
                     }
                 }
@@ -396,7 +418,7 @@ PixelStats ColorTransform::apply(OIIO::ImageBuf& rgb) const {
         bool out = false;
         for (int c = 0; c < 3; ++c) {
             float v = p[c];
-            if (std::isnan(v)) {        // conversion overflow (e.g. 1e38 through a matrix)
+            if (std::isnan(v)) {  // conversion overflow (e.g. 1e38 through a matrix)
                 v = 0.0f;
                 out = true;
             } else if (v < 0.0f) {

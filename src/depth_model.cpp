@@ -77,13 +77,14 @@ void check_model_file(const std::string& path) {
         caffe2::serialize::PyTorchStreamReader reader(path);
         checkpoint = reader.hasRecord("data.pkl") && !reader.hasRecord("constants.pkl");
     } catch (const std::exception&) {
-        return;   // a damaged archive: torch::jit::load says what is wrong with it
+        return;  // a damaged archive: torch::jit::load says what is wrong with it
     }
     if (checkpoint)
-        throw ModelError(path + ": is a PyTorch checkpoint saved with torch.save (weights, no TorchScript code), not a "
+        throw ModelError(path +
+                         ": is a PyTorch checkpoint saved with torch.save (weights, no TorchScript code), not a "
                          "model depthbatch can run: export it to TorchScript with depthbatch's exporter, e.g. "
-                         "`python -m tools.export depth-anything-v2 --variant vits --checkpoint " + path +
-                         " --out model.pt` (docs/models.md, \"2. Export\")");
+                         "`python -m tools.export depth-anything-v2 --variant vits --checkpoint " +
+                         path + " --out model.pt` (docs/models.md, \"2. Export\")");
 }
 
 /// Contract from the file's depthbatch.json, with the job's model.* keys layered on top.
@@ -91,9 +92,11 @@ ModelContract resolve_contract(const std::string& path, const std::string& embed
     ModelContract c;
     if (!embedded.empty()) c = parse_model_contract(embedded, path);
     else if (!o.kind)
-        throw MissingContractError(path + ": the model has no depthbatch.json, so the job must describe it: set at least "
-                         "model.kind (metric_depth, relative_inverse_depth or relative_depth), model.colorspace, "
-                         "model.multiple, and model.input_size + model.fixed_size: true for a traced model");
+        throw MissingContractError(
+            path +
+            ": the model has no depthbatch.json, so the job must describe it: set at least "
+            "model.kind (metric_depth, relative_inverse_depth or relative_depth), model.colorspace, "
+            "model.multiple, and model.input_size + model.fixed_size: true for a traced model");
     else c.name = fs::path(path).stem().string();
     if (o.colorspace) c.colorspace = *o.colorspace;
     if (o.multiple) c.multiple = *o.multiple;
@@ -126,15 +129,19 @@ std::pair<torch::Device, std::string> choose_device(const ModelDevice& device) {
     const int gpus = built_with_cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
     if (device.kind == ModelDevice::Kind::Auto) {
         if (gpus > 0)
-            return {torch::Device(torch::kCUDA, 0), "auto: LibTorch has CUDA and " + std::to_string(gpus) + " GPU(s) are visible"};
-        return {torch::kCPU, built_with_cuda ? "auto: LibTorch has CUDA but no GPU is visible; check the driver and CUDA_VISIBLE_DEVICES"
-                                             : "auto: this LibTorch was built without CUDA"};
+            return {torch::Device(torch::kCUDA, 0),
+                    "auto: LibTorch has CUDA and " + std::to_string(gpus) + " GPU(s) are visible"};
+        return {torch::kCPU,
+                built_with_cuda
+                    ? "auto: LibTorch has CUDA but no GPU is visible; check the driver and CUDA_VISIBLE_DEVICES"
+                    : "auto: this LibTorch was built without CUDA"};
     }
     if (device.kind == ModelDevice::Kind::Cpu) return {torch::kCPU, "requested by the job"};
     const int index = std::max(0, device.index);
     if (!built_with_cuda)
         throw ConfigError("model.device '" + dev + "': this LibTorch was built without CUDA (use cpu or auto)");
-    if (index >= gpus) throw ConfigError("model.device '" + dev + "': " + std::to_string(gpus) + " CUDA device(s) visible");
+    if (index >= gpus)
+        throw ConfigError("model.device '" + dev + "': " + std::to_string(gpus) + " CUDA device(s) visible");
     return {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)), "requested by the job"};
 }
 
@@ -166,7 +173,6 @@ bool read_traced_input_size(const std::string& path, int* w, int* h) {
 
 }  // namespace
 
-
 DepthModel::DepthModel() : impl_(std::make_unique<Impl>()) {}
 // The thread first: a task still queued may read the contract or the path.
 DepthModel::~DepthModel() { impl_->thread.stop(); }
@@ -185,15 +191,15 @@ std::optional<ModelContract> DepthModel::embedded_contract(const std::string& mo
         const auto [data, size] = reader.getRecord("extra/depthbatch.json");
         return parse_model_contract(std::string(static_cast<const char*>(data.get()), size), path);
     } catch (const c10::Error& e) {
-        throw ModelError(path + ": cannot read as TorchScript (truncated, or not written by torch.jit.save): " + torch_error_line(e.what()));
+        throw ModelError(path + ": cannot read as TorchScript (truncated, or not written by torch.jit.save): " +
+                         torch_error_line(e.what()));
     }
 }
 
 int model_input_frames(const std::string& path) {
     try {
         if (const auto c = DepthModel::embedded_contract(path)) return c->frames;
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     return 1;
 }
 
@@ -209,7 +215,8 @@ std::unique_ptr<DepthModel> DepthModel::load(const ModelSettings& options) {
     std::unique_ptr<DepthModel> m(new DepthModel());
     m->path_ = options.path == "default" ? default_model_path() : options.path;
     if (options.path == "default" && !fs::exists(m->path_))
-        throw ModelError(m->path_ + ": the default model is missing. In a source checkout, scripts/setup prepares "
+        throw ModelError(m->path_ +
+                         ": the default model is missing. In a source checkout, scripts/setup prepares "
                          "it (README.md, first command); in an installed prefix, reinstall it "
                          "(cmake --install); or set DEPTHBATCH_DEFAULT_MODEL to a prepared fastdepth-nyu.pt");
     check_model_file(m->path_);
@@ -245,8 +252,10 @@ void DepthModel::load_on_thread(const ModelSettings& options) {
         }
         const std::string newer = describe_load_failure(m->path_, e.what(), exported_torch);
         throw ModelError(!newer.empty() ? newer
-                                        : m->path_ + ": cannot load as TorchScript (truncated, or not written by "
-                                                     "torch.jit.save): " + torch_error_line(e.what()));
+                                        : m->path_ +
+                                              ": cannot load as TorchScript (truncated, or not written by "
+                                              "torch.jit.save): " +
+                                              torch_error_line(e.what()));
     }
     m->contract_ = resolve_contract(m->path_, extra["depthbatch.json"], options.contract);
     m->impl_->contract = &m->contract_;
@@ -267,7 +276,8 @@ void DepthModel::load_on_thread(const ModelSettings& options) {
         impl.module.eval();
         impl.module.to(impl.device);
     } catch (const c10::Error& e) {
-        throw ModelError(m->path_ + ": cannot move the model to " + m->device_name_ + ": " + torch_error_line(e.what()));
+        throw ModelError(m->path_ + ": cannot move the model to " + m->device_name_ + ": " +
+                         torch_error_line(e.what()));
     }
     m->sha256_ = sha256_file(m->path_);
     impl.path = m->path_;
@@ -280,12 +290,14 @@ void DepthModel::load_on_thread(const ModelSettings& options) {
                              " (width x height) but the contract/job says " + std::to_string(c.width) + "x" +
                              std::to_string(c.height) + "; a traced module runs only at the size it was traced at");
         if (traced_w > 0 && !c.fixed_size) {
-            log_info(m->path_, ": traced module: fixed input size ", traced_w, "x", traced_h, " (from its traced inputs)");
+            log_info(m->path_, ": traced module: fixed input size ", traced_w, "x", traced_h,
+                     " (from its traced inputs)");
             c.width = traced_w;
             c.height = traced_h;
             c.fixed_size = true;
         } else if (traced_w == 0 && !c.fixed_size) {
-            log_warning(m->path_, ": made with torch.jit.trace but its size is unknown: set model.input_size and "
+            log_warning(m->path_,
+                        ": made with torch.jit.trace but its size is unknown: set model.input_size and "
                         "model.fixed_size: true to the size it was traced at");
         }
     }
@@ -295,7 +307,8 @@ void DepthModel::load_on_thread(const ModelSettings& options) {
             impl.frozen = true;
             log_info("model.freeze: frozen and optimized for inference (in memory only)");
         } catch (const c10::Error& e) {
-            log_warning("model.freeze: cannot freeze this module (", torch_error_line(e.what()), "); running it as it is");
+            log_warning("model.freeze: cannot freeze this module (", torch_error_line(e.what()),
+                        "); running it as it is");
         }
     }
     if (options.channels_last) {
@@ -312,7 +325,8 @@ void DepthModel::load_on_thread(const ModelSettings& options) {
     m->precision_ = options.precision;
     const bool low = options.precision == Precision::Fp16 || options.precision == Precision::Bf16;
     if (options.precision != Precision::Fp32 && !cuda && !(low && g_cpu_low_precision)) {
-        log_warning("model.precision ", option_name(options.precision), " needs CUDA; running in fp32 on ", m->device_name_);
+        log_warning("model.precision ", option_name(options.precision), " needs CUDA; running in fp32 on ",
+                    m->device_name_);
         m->precision_ = Precision::Fp32;
     }
     if (cuda) {
@@ -327,15 +341,17 @@ void DepthModel::load_on_thread(const ModelSettings& options) {
             impl.low = impl.module.clone();
             impl.low->to(impl.low_dtype);
         } catch (const c10::Error& e) {
-            log_info(m->path_, ": cannot cast the model to ", option_name(options.precision), " (", torch_error_line(e.what()),
-                     "); autocast instead");
+            log_info(m->path_, ": cannot cast the model to ", option_name(options.precision), " (",
+                     torch_error_line(e.what()), "); autocast instead");
             impl.low.reset();
             impl.autocast = true;
         }
-        log_info("model.precision ", option_name(options.precision), ": ", impl.autocast ? "autocast" : "the module cast to " +
-                 std::string(option_name(options.precision)) + " (input cast on the device, depth returned as fp32)", " on ",
-                 m->device_name_, "; checked against fp32 on the first frame (tolerance ", kPrecisionTolerance * 100,
-                 "% of the depth span)");
+        log_info("model.precision ", option_name(options.precision), ": ",
+                 impl.autocast ? "autocast"
+                               : "the module cast to " + std::string(option_name(options.precision)) +
+                                     " (input cast on the device, depth returned as fp32)",
+                 " on ", m->device_name_, "; checked against fp32 on the first frame (tolerance ",
+                 kPrecisionTolerance * 100, "% of the depth span)");
     }
     if (cuda) {
         // cuDNN autotuning (torch.backends.cudnn.benchmark): every frame of a job reaches the model at one input
@@ -351,7 +367,7 @@ void DepthModelTestSeam::allow_low_precision_on_cpu(bool allow) { g_cpu_low_prec
 int DepthModelTestSeam::cpu_new_shapes(const DepthModel& model) { return model.impl_->cpu_new_shapes; }
 
 void DepthModelTestSeam::set_fault_injector(DepthModel& model,
-                                           std::function<bool(size_t, const std::string&)> injector) {
+                                            std::function<bool(size_t, const std::string&)> injector) {
     model.impl_->fault = std::move(injector);
 }
 

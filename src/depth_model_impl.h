@@ -35,37 +35,37 @@ void release_free_heap();
 /// A batch ready for the device: [N,3,H,W] ([B,T,3,H,W] for clips) float32 on the CPU, pinned on CUDA.
 struct DepthModel::Staged {
     torch::Tensor batch;
-    int clips = 0;        ///< N (or B)
-    int frames = 0;       ///< 0 for single frames, else T
-    int real = 0;         ///< the inputs (frames 0) or clips that are the caller's; the rest pads to a warmed batch
+    int clips = 0;   ///< N (or B)
+    int frames = 0;  ///< 0 for single frames, else T
+    int real = 0;    ///< the inputs (frames 0) or clips that are the caller's; the rest pads to a warmed batch
     int width = 0, height = 0;
 };
 
 /// One forward as launched: its output is on the host once `done` has completed (CUDA), at once on the CPU.
 struct DepthModel::ForwardOutput {
-    torch::Tensor host;                    ///< [N,H,W] or [N,1+k,H,W] float32 on the CPU (pinned on CUDA)
-    std::optional<c10::Event> done;        ///< CUDA: recorded on the download stream after the copy
-    std::vector<torch::Tensor> keep;       ///< device tensors the streams may still read: freed after `done`
+    torch::Tensor host;               ///< [N,H,W] or [N,1+k,H,W] float32 on the CPU (pinned on CUDA)
+    std::optional<c10::Event> done;   ///< CUDA: recorded on the download stream after the copy
+    std::vector<torch::Tensor> keep;  ///< device tensors the streams may still read: freed after `done`
     std::chrono::steady_clock::time_point launched;
-    bool low = false;                      ///< ran at fp16/bf16 (a non-finite result is redone in fp32)
+    bool low = false;  ///< ran at fp16/bf16 (a non-finite result is redone in fp32)
 };
 
 struct DepthModel::Impl {
     /// First member, so destroyed last; ~Impl stops it before the rest goes.
     detail::InferenceThread thread{1};
 
-    torch::jit::Module module;                    ///< fp32, on `device`
+    torch::jit::Module module;  ///< fp32, on `device`
     torch::Device device = torch::kCPU;
     /// fp16/bf16: the module cast to that type (`low`), or autocast when the cast module cannot run (`autocast`).
     at::ScalarType low_dtype = at::kFloat;
     std::optional<torch::jit::Module> low;
     bool autocast = false;
     bool channels_last = false;
-    bool frozen = false;                          ///< model.freeze took: its graph needs the optimizing executor
-    std::optional<torch::jit::Module> cpu_fallback;   ///< plain fp32 CPU copy, made on first need
+    bool frozen = false;                             ///< model.freeze took: its graph needs the optimizing executor
+    std::optional<torch::jit::Module> cpu_fallback;  ///< plain fp32 CPU copy, made on first need
     std::string path;
-    const ModelContract* contract = nullptr;      ///< the owning DepthModel's contract_ (set by load)
-    bool told_tuple = false, told_transposed = false;   ///< once-per-job debug line / warning
+    const ModelContract* contract = nullptr;           ///< the owning DepthModel's contract_ (set by load)
+    bool told_tuple = false, told_transposed = false;  ///< once-per-job debug line / warning
     std::function<bool(size_t, const std::string&)> fault;
     /// CUDA: the job's streams, made on the inference thread at load (compute is its current stream).
     std::optional<c10::Stream> upload, compute, download;
@@ -80,7 +80,7 @@ struct DepthModel::Impl {
     /// Figures for stats(), read from other threads.
     mutable std::mutex stats_mutex;
     std::set<std::thread::id> forward_threads;
-    std::thread::id loader;                       ///< the thread that called load()
+    std::thread::id loader;  ///< the thread that called load()
     InferenceStats stats;
 
     ~Impl() { thread.stop(); }

@@ -35,8 +35,9 @@ float quantile(std::vector<float> v, double q) {
 }
 
 /// The inputs (frames) of a staged batch: what the fault injector (DepthModelTestSeam) is told.
-template <class S>
-size_t inputs_of(const S& s) { return static_cast<size_t>(s.clips) * static_cast<size_t>(s.frames > 0 ? s.frames : 1); }
+template <class S> size_t inputs_of(const S& s) {
+    return static_cast<size_t>(s.clips) * static_cast<size_t>(s.frames > 0 ? s.frames : 1);
+}
 
 /// The rows of `staged` that are the caller's (padding to a warmed batch dropped).
 std::vector<DepthImage> trim(std::vector<DepthImage> all, int real, int frames) {
@@ -98,7 +99,8 @@ double low_precision_error(const std::vector<float>& fp32, const std::vector<flo
 
 DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const torch::Tensor& batch, torch::Device dev,
                                                    bool low_precision, bool injected_oom) {
-    if (injected_oom) throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, __LINE__}, "injected out of memory");
+    if (injected_oom)
+        throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, __LINE__}, "injected out of memory");
     {
         std::lock_guard<std::mutex> lock(stats_mutex);
         forward_threads.insert(std::this_thread::get_id());
@@ -127,12 +129,13 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
         c10::Event uploaded(c10::DeviceType::CUDA);
         uploaded.record(*upload);
         uploaded.block(*compute);
-        fo.keep.push_back(x);   // allocated on the upload stream, read on the compute stream: freed after `done`
+        fo.keep.push_back(x);  // allocated on the upload stream, read on the compute stream: freed after `done`
     } else {
         x = batch.to(dev, batch.scalar_type(), /*non_blocking=*/dev.is_cuda() && batch.is_pinned());
     }
-    if (channels_last && dev == device && x.dim() == 4) x = x.contiguous(at::MemoryFormat::ChannelsLast);   // not a clip [B,T,3,H,W]
-    if (!dev.is_cuda()) {   // a CPU shape not among the last 8: release_free_heap
+    if (channels_last && dev == device && x.dim() == 4)
+        x = x.contiguous(at::MemoryFormat::ChannelsLast);  // not a clip [B,T,3,H,W]
+    if (!dev.is_cuda()) {                                  // a CPU shape not among the last 8: release_free_heap
         const auto seen = std::find_if(cpu_shapes.begin(), cpu_shapes.end(),
                                        [&](const std::vector<int64_t>& s) { return x.sizes() == c10::IntArrayRef(s); });
         if (seen != cpu_shapes.end()) {
@@ -170,55 +173,64 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
     const size_t n_extra = contract ? contract->extra_outputs.size() : 0;
     std::vector<torch::Tensor> extras;
     if (n_extra > 0 && !result.isTuple())
-        throw ModelError(path + ": the contract declares " + std::to_string(n_extra) + " extra output(s) "
+        throw ModelError(path + ": the contract declares " + std::to_string(n_extra) +
+                         " extra output(s) "
                          "(output.extra_outputs) but the model returns one tensor, not a tuple (depth, extra...)");
     if (result.isTuple()) {
         const auto& elements = result.toTupleRef().elements();
-        if (elements.empty()) throw ModelError(path + ": model output is an empty tuple, not a tensor [N,1,H,W] or [N,H,W]");
+        if (elements.empty())
+            throw ModelError(path + ": model output is an empty tuple, not a tensor [N,1,H,W] or [N,H,W]");
         if (!elements[0].isTensor())
-            throw ModelError(path + ": model output is a tuple whose first element is " + elements[0].type()->annotation_str() +
-                             ", not a tensor [N,1,H,W] or [N,H,W] (the first element of a tuple is taken as the depth)");
+            throw ModelError(
+                path + ": model output is a tuple whose first element is " + elements[0].type()->annotation_str() +
+                ", not a tensor [N,1,H,W] or [N,H,W] (the first element of a tuple is taken as the depth)");
         if (!told_tuple) {
             log_debug(path, ": model output is a tuple of ", elements.size(), " (", result.type()->annotation_str(),
                       "); its first element is the depth, the rest is ignored");
             told_tuple = true;
         }
         if (elements.size() < 1 + n_extra)
-            throw ModelError(path + ": the contract declares " + std::to_string(n_extra) + " extra output(s) "
-                             "(output.extra_outputs) but the model returns a tuple of " + std::to_string(elements.size()));
+            throw ModelError(path + ": the contract declares " + std::to_string(n_extra) +
+                             " extra output(s) "
+                             "(output.extra_outputs) but the model returns a tuple of " +
+                             std::to_string(elements.size()));
         for (size_t k = 0; k < n_extra; ++k) {
             if (!elements[1 + k].isTensor())
                 throw ModelError(path + ": extra output '" + contract->extra_outputs[k].name + "' (tuple element " +
-                                 std::to_string(2 + k) + ") is " + elements[1 + k].type()->annotation_str() + ", not a tensor");
+                                 std::to_string(2 + k) + ") is " + elements[1 + k].type()->annotation_str() +
+                                 ", not a tensor");
             extras.push_back(elements[1 + k].toTensor());
         }
         result = elements[0];
     }
     if (!result.isTensor())
-        throw ModelError(path + ": model output is " + result.type()->annotation_str() + ", not a tensor [N,1,H,W] or [N,H,W]");
+        throw ModelError(path + ": model output is " + result.type()->annotation_str() +
+                         ", not a tensor [N,1,H,W] or [N,H,W]");
     torch::Tensor out = result.toTensor();
     // Shape and dtype, before anything is allocated for the output (a conversion, the resize to the plate).
     ModelOutputCheck check;
     try {
-        check = batch.dim() == 5
-                    ? check_clip_output(out.sizes().vec(), c10::toString(out.scalar_type()), batch.sizes().vec(), *contract)
-                    : check_model_output(out.sizes().vec(), c10::toString(out.scalar_type()), batch.sizes().vec(), *contract);
+        check = batch.dim() == 5 ? check_clip_output(out.sizes().vec(), c10::toString(out.scalar_type()),
+                                                     batch.sizes().vec(), *contract)
+                                 : check_model_output(out.sizes().vec(), c10::toString(out.scalar_type()),
+                                                      batch.sizes().vec(), *contract);
     } catch (const ModelError& e) {
         throw ModelError(path + ": " + e.what());
     }
     if (check.transposed && !told_transposed) {
         log_warning(path, ": model output ", shape_text(out.sizes().vec()), " has the height and width of its input ",
-                    shape_text(batch.sizes().vec()), " swapped: its depth is probably rotated (rendering on; "
+                    shape_text(batch.sizes().vec()),
+                    " swapped: its depth is probably rotated (rendering on; "
                     "said once per job)");
         told_transposed = true;
     }
-    if (batch.dim() == 5) out = out.flatten(0, 1);   // [B,T,H,W] -> [B*T,H,W], clip by clip
+    if (batch.dim() == 5) out = out.flatten(0, 1);  // [B,T,H,W] -> [B*T,H,W], clip by clip
     else if (out.dim() == 4) out = out.squeeze(1);
-    if (!extras.empty()) {   // [N,H,W] depth + k extras of its shape -> [N,1+k,H,W] (infer() splits them)
+    if (!extras.empty()) {  // [N,H,W] depth + k extras of its shape -> [N,1+k,H,W] (infer() splits them)
         std::vector<torch::Tensor> planes{out.to(torch::kFloat32)};
         for (size_t k = 0; k < extras.size(); ++k) {
             torch::Tensor e = extras[k];
-            if (batch.dim() == 5 && e.dim() == 4) e = e.flatten(0, 1);   // a clip's [B,T,H,W] as its frames
+            if (batch.dim() == 5 && e.dim() == 4) e = e.flatten(0, 1);  // a clip's [B,T,H,W] as its frames
             else if (e.dim() == 4 && e.size(1) == 1) e = e.squeeze(1);
             if (e.sizes() != out.sizes() || !e.is_floating_point())
                 throw ModelError(path + ": extra output '" + contract->extra_outputs[k].name + "' is " +
@@ -228,7 +240,7 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
         }
         out = torch::stack(planes, 1);
     }
-    out = out.to(torch::kFloat32);   // a half output converts on the device
+    out = out.to(torch::kFloat32);  // a half output converts on the device
     if (!dev.is_cuda()) {
         fo.host = out.contiguous();
         return fo;
@@ -272,8 +284,9 @@ DepthModel::Staged DepthModel::stage(const std::vector<const ModelInput*>& batch
     const size_t plane = static_cast<size_t>(3) * w * h;
     for (const ModelInput* in : batch) {
         if (in->width != w || in->height != h) throw RenderError("a batch mixes input sizes");
-        if (in->chw.size() != plane) throw RenderError("a model input holds " + std::to_string(in->chw.size()) +
-                                                       " values, not 3 x " + std::to_string(w) + " x " + std::to_string(h));
+        if (in->chw.size() != plane)
+            throw RenderError("a model input holds " + std::to_string(in->chw.size()) + " values, not 3 x " +
+                              std::to_string(w) + " x " + std::to_string(h));
     }
     // A CUDA batch smaller than a warmed batch of its size is padded to it (warm_up): no forward meets a shape
     // the warm-up did not (cuDNN would autotune again, seconds on a large model).
@@ -285,8 +298,8 @@ DepthModel::Staged DepthModel::stage(const std::vector<const ModelInput*>& batch
         if (it != impl_->warmed.end() && it->second > n) rows = it->second;
     }
     s.real = frames > 0 ? clips : n;
-    const std::vector<int64_t> shape = frames > 0 ? std::vector<int64_t>{clips, frames, 3, h, w}
-                                                  : std::vector<int64_t>{rows, 3, h, w};
+    const std::vector<int64_t> shape =
+        frames > 0 ? std::vector<int64_t>{clips, frames, 3, h, w} : std::vector<int64_t>{rows, 3, h, w};
     if (frames == 0) s.clips = rows;
     // On a GPU straight into page-locked memory, fresh for each batch (the caching host allocator hands a block
     // back only once the copies that read it have completed), so a batch can be staged while another is in flight.
@@ -305,10 +318,14 @@ DepthModel::Staged DepthModel::stage(const std::vector<const ModelInput*>& batch
         if (contract_.fixed_size)
             hint = " (this model has a fixed input size of " + std::to_string(contract_.width) + "x" +
                    std::to_string(contract_.height) + ", width x height)";
-        return path_ + ": forward pass failed on " + dev + " at " + std::to_string(s.width) + "x" + std::to_string(s.height) +
-               (s.frames > 0 ? " (" + std::to_string(s.clips) + " clip(s) of " + std::to_string(s.frames) + " frames)" : "") + hint;
+        return path_ + ": forward pass failed on " + dev + " at " + std::to_string(s.width) + "x" +
+               std::to_string(s.height) +
+               (s.frames > 0 ? " (" + std::to_string(s.clips) + " clip(s) of " + std::to_string(s.frames) + " frames)"
+                             : "") +
+               hint;
     };
-    if (const auto* known = dynamic_cast<const Error*>(&e)) throw Error(known->code(), known->what());   // the output check
+    if (const auto* known = dynamic_cast<const Error*>(&e))
+        throw Error(known->code(), known->what());  // the output check
     log_debug(path_, ": forward pass failed; LibTorch said:\n", e.what());
     std::string msg = torch_error_line(e.what());
     if (msg.size() > 300) msg = msg.substr(0, 300) + "... (the full text with -v)";
@@ -318,9 +335,11 @@ DepthModel::Staged DepthModel::stage(const std::vector<const ModelInput*>& batch
     // a module tied to another device): the same for every frame, so a model error.
     std::string hint;
     if (!impl_->device.is_cuda() && cuda_text)
-        hint = " [device mismatch: the model holds tensors or code tied to a CUDA device (traced or saved on a "
-               "GPU?) but runs on " + device_name_ + "; re-export it on the CPU, or run with model.device cuda]";
-    else if (traced_ && !contract_.fixed_size)   // the trace hint only for a module made with torch.jit.trace
+        hint =
+            " [device mismatch: the model holds tensors or code tied to a CUDA device (traced or saved on a "
+            "GPU?) but runs on " +
+            device_name_ + "; re-export it on the CPU, or run with model.device cuda]";
+    else if (traced_ && !contract_.fixed_size)  // the trace hint only for a module made with torch.jit.trace
         hint = " [input " + shape_text(shape) + (s.frames > 0 ? " (B,T,C,H,W)" : " (N,C,H,W)") +
                "; a module made with torch.jit.trace runs only at the size it was traced at, which this file does "
                "not record: set model.input_size [w, h] and model.fixed_size: true]";
@@ -336,7 +355,7 @@ std::vector<DepthImage> DepthModel::run_staged(const Staged& s) const {
         const bool oom = impl_->fault && impl_->fault(inputs_of(s), device_name_);
         return finish(s, impl_->launch(impl_->module, s.batch, impl_->device, impl_->low_precision(), oom));
     } catch (const c10::OutOfMemoryError& e) {
-        if (s.clips > 1) {   // halves of whole clips (a clip's frames are one forward)
+        if (s.clips > 1) {  // halves of whole clips (a clip's frames are one forward)
             log_warning("out of memory on ", device_name_, " with a batch of ", s.clips, s.frames > 0 ? " clips" : "",
                         "; retrying in halves");
             const int first = s.clips / 2;
@@ -361,9 +380,10 @@ std::vector<DepthImage> DepthModel::run_staged(const Staged& s) const {
             throw RenderError(path_ + ": forward pass failed on cpu (fallback) at " + std::to_string(s.width) + "x" +
                               std::to_string(s.height) + ": " + torch_error_line(e2.what()));
         }
-    } catch (const Error&) {   // the output check (a ModelError naming the shapes), finish's non-finite check: as they are
+    } catch (
+        const Error&) {  // the output check (a ModelError naming the shapes), finish's non-finite check: as they are
         throw;
-    } catch (const std::exception& e) {   // c10::Error, and torch::jit::JITException (a std::runtime_error)
+    } catch (const std::exception& e) {  // c10::Error, and torch::jit::JITException (a std::runtime_error)
         forward_failed(e, s);
     }
 }
@@ -372,7 +392,7 @@ std::vector<DepthImage> DepthModel::finish(const Staged& s, ForwardOutput&& fo) 
     torch::Tensor out;
     try {
         out = impl_->land(fo);
-    } catch (const std::exception& e) {   // a CUDA error raised by the forward surfaces here
+    } catch (const std::exception& e) {  // a CUDA error raised by the forward surfaces here
         forward_failed(e, s);
     }
     // Non-finite depth never reaches a file. Half precision gets one fp32 retry (docs/cases.md 7).
@@ -385,17 +405,19 @@ std::vector<DepthImage> DepthModel::finish(const Staged& s, ForwardOutput&& fo) 
         try {
             out = impl_->forward(impl_->module, s.batch, impl_->device, false, false);
         } catch (const std::exception& e) {
-            throw RenderError(path_ + ": forward pass failed on " + device_name_ + " (fp32 retry): " + torch_error_line(e.what()));
+            throw RenderError(path_ + ": forward pass failed on " + device_name_ +
+                              " (fp32 retry): " + torch_error_line(e.what()));
         }
         bad = bad_values(out);
     }
     if (bad > 0)
-        throw RenderError(path_ + ": the model returned " + std::to_string(bad) + " non-finite depth values (Inf/NaN) at " +
-                          std::to_string(s.width) + "x" + std::to_string(s.height));
+        throw RenderError(path_ + ": the model returned " + std::to_string(bad) +
+                          " non-finite depth values (Inf/NaN) at " + std::to_string(s.width) + "x" +
+                          std::to_string(s.height));
 
     const size_t n = static_cast<size_t>(out.size(0));
     std::vector<DepthImage> result(n);
-    const bool stacked = out.dim() == 4;   // [N,1+k,H,W]: depth and the contract's extra outputs
+    const bool stacked = out.dim() == 4;  // [N,1+k,H,W]: depth and the contract's extra outputs
     const int oh = static_cast<int>(out.size(-2)), ow = static_cast<int>(out.size(-1));
     const size_t plane = static_cast<size_t>(ow) * oh;
     for (size_t i = 0; i < n; ++i) {
@@ -435,14 +457,17 @@ std::vector<DepthImage> DepthModel::infer(const std::vector<const ModelInput*>& 
     return run(batch, static_cast<int>(batch.size()), contract_.multi_frame() ? 1 : 0);
 }
 
-std::vector<std::vector<DepthImage>> DepthModel::infer_clips(const std::vector<std::vector<const ModelInput*>>& clips) const {
+std::vector<std::vector<DepthImage>> DepthModel::infer_clips(
+    const std::vector<std::vector<const ModelInput*>>& clips) const {
     if (clips.empty()) return {};
-    if (!contract_.multi_frame()) throw RenderError(path_ + ": infer_clips needs a multi-frame model (input.frames > 1)");
+    if (!contract_.multi_frame())
+        throw RenderError(path_ + ": infer_clips needs a multi-frame model (input.frames > 1)");
     const size_t t = clips[0].size();
     std::vector<const ModelInput*> all;
     for (const auto& clip : clips) {
         if (clip.size() != t || t == 0 || t > static_cast<size_t>(contract_.frames))
-            throw RenderError(path_ + ": clips of a forward must share one length of 1 to " + std::to_string(contract_.frames) + " frames");
+            throw RenderError(path_ + ": clips of a forward must share one length of 1 to " +
+                              std::to_string(contract_.frames) + " frames");
         all.insert(all.end(), clip.begin(), clip.end());
     }
     std::vector<DepthImage> flat = run(all, static_cast<int>(clips.size()), static_cast<int>(t));
@@ -461,7 +486,7 @@ InferenceTicket DepthModel::submit(const std::vector<const ModelInput*>& batch) 
         return ticket;
     }
     const int frames = contract_.multi_frame() ? 1 : 0;
-    auto s = std::make_shared<const Staged>(stage(batch, static_cast<int>(batch.size()), frames));   // on this thread
+    auto s = std::make_shared<const Staged>(stage(batch, static_cast<int>(batch.size()), frames));  // on this thread
     std::shared_ptr<double> ms = ticket.ms_;
     Impl* impl = impl_.get();
     auto account = [impl](Clock::time_point t0) {
@@ -473,7 +498,8 @@ InferenceTicket DepthModel::submit(const std::vector<const ModelInput*>& batch) 
         std::shared_ptr<ForwardOutput> fo;
         try {
             const bool oom = impl->fault && impl->fault(inputs_of(*s), device_name_);
-            fo = std::make_shared<ForwardOutput>(impl->launch(impl->module, s->batch, impl->device, impl->low_precision(), oom));
+            fo = std::make_shared<ForwardOutput>(
+                impl->launch(impl->module, s->batch, impl->device, impl->low_precision(), oom));
         } catch (...) {
             // The launch failed (out of memory, a model that cannot take this input): the synchronous path, with its
             // halves, its CPU fallback and its messages.
@@ -518,10 +544,11 @@ void DepthModel::warm_up(const std::vector<ForwardShape>& shapes, int passes) co
             Staged s;
             s.clips = shape.batch, s.frames = shape.frames, s.real = shape.batch;
             s.width = shape.width, s.height = shape.height;
-            const std::vector<int64_t> dims = shape.frames > 0
-                ? std::vector<int64_t>{shape.batch, shape.frames, 3, shape.height, shape.width}
-                : std::vector<int64_t>{shape.batch, 3, shape.height, shape.width};
-            s.batch = torch::full(dims, 0.5f, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(impl_->device.is_cuda()));
+            const std::vector<int64_t> dims =
+                shape.frames > 0 ? std::vector<int64_t>{shape.batch, shape.frames, 3, shape.height, shape.width}
+                                 : std::vector<int64_t>{shape.batch, 3, shape.height, shape.width};
+            s.batch = torch::full(dims, 0.5f,
+                                  torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(impl_->device.is_cuda()));
             for (int i = 0; i < passes; ++i) run_staged(s);
             std::lock_guard<std::mutex> lock(impl_->stats_mutex);
             int& warmed = impl_->warmed[{shape.frames, shape.width, shape.height}];
@@ -556,13 +583,13 @@ PrecisionCheck DepthModel::check_precision(const ModelInput& frame) {
         } catch (const std::exception& e) {
             if (!impl_->low) throw;
             // The cast module cannot run (a float32 constant or buffer meets a half tensor): autocast instead.
-            log_info(path_, ": the model cannot run cast to ", option_name(precision_), " (", torch_error_line(e.what()),
-                     "); autocast instead");
+            log_info(path_, ": the model cannot run cast to ", option_name(precision_), " (",
+                     torch_error_line(e.what()), "); autocast instead");
             impl_->low.reset();
             impl_->autocast = true;
             try {
                 low = depth(true);
-            } catch (const std::exception& e2) {   // nothing runs at this precision: fp32 (error stays +inf)
+            } catch (const std::exception& e2) {  // nothing runs at this precision: fp32 (error stays +inf)
                 log_debug(path_, ": autocast failed too: ", e2.what());
                 low.clear();
             }

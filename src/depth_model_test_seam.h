@@ -13,7 +13,8 @@ namespace depthbatch {
 struct DepthModelTestSeam {
     /// Called before every forward with (batch size, device name); returning true makes that forward fail
     /// as if the device ran out of memory, to test the batch split and the CPU fallback of infer().
-    static void set_fault_injector(DepthModel& model, std::function<bool(std::size_t batch, const std::string& device)> injector);
+    static void set_fault_injector(DepthModel& model,
+                                   std::function<bool(std::size_t batch, const std::string& device)> injector);
     /// How many CPU forwards, after the first, had an input shape not among the last 8 distinct ones (each
     /// called release_free_heap, src/depth_model.cpp, before it ran).
     static int cpu_new_shapes(const DepthModel& model);

@@ -27,15 +27,19 @@ DepthNormalizer::DepthNormalizer(const DepthSettings& d, DepthKind model_kind)
     const bool metric_model = model_kind == DepthKind::MetricDepth;
     if (kind_ == DepthConvention::Metric) {
         if (metric_model && normalize_ != Normalization::Raw)
-            throw ConfigError(std::string("depth.normalize '") + option_name(normalize_) + "': the model already outputs metric depth; "
+            throw ConfigError(std::string("depth.normalize '") + option_name(normalize_) +
+                              "': the model already outputs metric depth; "
                               "use depth.convention normalized to normalize it");
         if (!metric_model) {
             if (!has_near_far_)
-                throw ConfigError(std::string("depth.convention metric: the model outputs ") + depth_kind_name(model_kind) +
+                throw ConfigError(std::string("depth.convention metric: the model outputs ") +
+                                  depth_kind_name(model_kind) +
                                   ", which has no scale; set depth.near and depth.far (metres) and depth.normalize "
                                   "frame or sequence to map it into that range");
             if (normalize_ != Normalization::Frame && normalize_ != Normalization::Sequence)
-                throw ConfigError("depth.convention metric from a relative model needs depth.normalize frame or sequence (with depth.near and depth.far in metres)");
+                throw ConfigError(
+                    "depth.convention metric from a relative model needs depth.normalize frame or sequence (with "
+                    "depth.near and depth.far in metres)");
         }
         if (has_near_far_ && !(near_ > 0 && near_ < far_))
             throw ConfigError("depth.near/far: metric needs 0 < near < far (metres)");
@@ -114,7 +118,7 @@ std::string DepthNormalizer::units() const {
 
 bool DepthNormalizer::larger_is_nearer() const {
     switch (kind_) {
-    case DepthConvention::Inverse: return true;   // 1/z, or a relative inverse model's own values
+    case DepthConvention::Inverse: return true;  // 1/z, or a relative inverse model's own values
     case DepthConvention::Raw: return model_kind_ == DepthKind::RelativeInverseDepth;
     case DepthConvention::Normalized: return near_is_ == 1;
     case DepthConvention::Metric: return false;

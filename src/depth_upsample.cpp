@@ -117,13 +117,15 @@ Plane box_mean(const Plane& in, int r) {
     return out;
 }
 
-void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_high, const UpsampleSettings& s, float* q) {
+void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_high, const UpsampleSettings& s,
+                     float* q) {
     const int w = p.width, h = p.height, W = guide_high.width, H = guide_high.height;
     if (guide_low.width != w || guide_low.height != h || W < w || H < h || w < 1 || h < 1 ||
         p.data.size() != static_cast<size_t>(w) * h || guide_high.data.size() != static_cast<size_t>(W) * H)
-        throw std::invalid_argument("guided_upsample: depth " + std::to_string(w) + "x" + std::to_string(h) + ", guides " +
-                                    std::to_string(guide_low.width) + "x" + std::to_string(guide_low.height) + " and " +
-                                    std::to_string(W) + "x" + std::to_string(H));
+        throw std::invalid_argument("guided_upsample: depth " + std::to_string(w) + "x" + std::to_string(h) +
+                                    ", guides " + std::to_string(guide_low.width) + "x" +
+                                    std::to_string(guide_low.height) + " and " + std::to_string(W) + "x" +
+                                    std::to_string(H));
     // The window radius at model resolution.
     const double scale = 0.5 * (static_cast<double>(w) / W + static_cast<double>(h) / H);
     const int r = s.radius_px > 0 ? std::max(1, static_cast<int>(std::lround(s.radius_px * scale))) : 2;
@@ -135,11 +137,14 @@ void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_
         ii.data[k] = guide_low.data[k] * guide_low.data[k];
         ip.data[k] = guide_low.data[k] * p.data[k];
     }
-    const Plane mean_i = box_mean(guide_low, r), mean_p = box_mean(p, r), corr_ii = box_mean(ii, r), corr_ip = box_mean(ip, r);
+    const Plane mean_i = box_mean(guide_low, r), mean_p = box_mean(p, r), corr_ii = box_mean(ii, r),
+                corr_ip = box_mean(ip, r);
     Plane a{w, h, std::vector<float>(n)}, b{w, h, std::vector<float>(n)};
     for (size_t k = 0; k < n; ++k) {
-        const double var_i = static_cast<double>(corr_ii.data[k]) - static_cast<double>(mean_i.data[k]) * mean_i.data[k];
-        const double cov_ip = static_cast<double>(corr_ip.data[k]) - static_cast<double>(mean_i.data[k]) * mean_p.data[k];
+        const double var_i =
+            static_cast<double>(corr_ii.data[k]) - static_cast<double>(mean_i.data[k]) * mean_i.data[k];
+        const double cov_ip =
+            static_cast<double>(corr_ip.data[k]) - static_cast<double>(mean_i.data[k]) * mean_p.data[k];
         const double ak = cov_ip / (std::max(var_i, 0.0) + s.epsilon);
         a.data[k] = static_cast<float>(ak);
         b.data[k] = static_cast<float>(mean_p.data[k] - ak * mean_i.data[k]);
@@ -194,7 +199,7 @@ void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_
     // the tail of an edge that the wider window reaches without the plate showing it is not let in.
     const Plane near_lo = extreme(p, 1, false), near_hi = extreme(p, 1, true);
     const Plane lo = extreme(p, reach, false), hi = extreme(p, reach, true);
-    std::vector<int> nx(static_cast<size_t>(W)), ny(static_cast<size_t>(H));   // the model pixel each plate pixel is in
+    std::vector<int> nx(static_cast<size_t>(W)), ny(static_cast<size_t>(H));  // the model pixel each plate pixel is in
     for (int x = 0; x < W; ++x) nx[static_cast<size_t>(x)] = std::min(w - 1, static_cast<int>((x + 0.5) * w / W));
     for (int y = 0; y < H; ++y) ny[static_cast<size_t>(y)] = std::min(h - 1, static_cast<int>((y + 0.5) * h / H));
     for (int y = 0; y < H; ++y) {
@@ -205,7 +210,8 @@ void guided_upsample(const Plane& p, const Plane& guide_low, const Plane& guide_
                 const float l = lo.at(i, j), u = hi.at(i, j);
                 out[x] = out[x] - l <= u - out[x] ? l : u;
             } else {
-                out[x] = std::clamp(out[x], near_lo.at(i, j), near_hi.at(i, j));   // never outside the model's values around it
+                out[x] = std::clamp(out[x], near_lo.at(i, j),
+                                    near_hi.at(i, j));  // never outside the model's values around it
             }
         }
     }

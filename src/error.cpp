@@ -4,7 +4,7 @@ namespace depthbatch {
 
 std::string library_error_line(const std::string& text) {
     std::string line;
-    bool line_break = false;   // a line break since the last character kept
+    bool line_break = false;  // a line break since the last character kept
     for (const char c : text) {
         if (c == '\n' || c == '\r') {
             line_break = !line.empty();

@@ -35,10 +35,11 @@ namespace {
 /// Metadata that describes the source file's encoding (or its texture/multi-view structure), not the
 /// image: never copied to our EXR.
 bool is_format_attribute(const std::string& name) {
-    static const char* prefixes[] = {"oiio:", "openexr:", "tiff:", "jpeg:", "png:", "dpx:", "exif:ExifVersion",
-                                     "depthbatch/"};
-    static const char* names[] = {"compression", "planarconfig", "Orientation", "multiView", "textureformat",
-                                  "wrapmodes", "tile_width", "tile_height", "type", "chunkCount", "version"};
+    static const char* prefixes[] = {
+        "oiio:", "openexr:", "tiff:", "jpeg:", "png:", "dpx:", "exif:ExifVersion", "depthbatch/"};
+    static const char* names[] = {"compression",   "planarconfig", "Orientation", "multiView",
+                                  "textureformat", "wrapmodes",    "tile_width",  "tile_height",
+                                  "type",          "chunkCount",   "version"};
     for (const char* p : prefixes)
         if (name.rfind(p, 0) == 0) return true;
     for (const char* n : names)
@@ -75,7 +76,7 @@ OIIO::TypeDesc passthrough_type(OIIO::TypeDesc stored, PassthroughType pixel_typ
     if (pixel_type == PassthroughType::Half) return OIIO::TypeDesc::HALF;
     if (pixel_type == PassthroughType::Float) return OIIO::TypeDesc::FLOAT;
     if (stored.basetype == OIIO::TypeDesc::HALF) return OIIO::TypeDesc::HALF;
-    return OIIO::TypeDesc::FLOAT;   // float stays float; integer codes become exact floats
+    return OIIO::TypeDesc::FLOAT;  // float stays float; integer codes become exact floats
 }
 
 namespace {
@@ -105,7 +106,7 @@ std::vector<OutputChannel> output_channels(const PlateInfo& plate, const ExrWrit
             if (!depth) pass(in.channelnames[c], c);
             else if (rename) pass(in.channelnames[c] + "_plate", c);
         }
-    } else if (options.channels != OutputChannels::Depth) {   // rgba
+    } else if (options.channels != OutputChannels::Depth) {  // rgba
         pass("R", plate.r);
         pass("G", plate.g);
         pass("B", plate.b);
@@ -116,9 +117,9 @@ std::vector<OutputChannel> output_channels(const PlateInfo& plate, const ExrWrit
     // Unique names: a clash (a plate that already has Z_plate, ...) gets a numeric suffix.
     for (size_t i = 0; i < out.size(); ++i) {
         const std::string base = out[i].name;
-        for (int n = 2; out[i].name == ours || std::any_of(out.begin(), out.begin() + i, [&](const OutputChannel& o) {
-                            return o.name == out[i].name;
-                        });
+        for (int n = 2;
+             out[i].name == ours ||
+             std::any_of(out.begin(), out.begin() + i, [&](const OutputChannel& o) { return o.name == out[i].name; });
              ++n)
             out[i].name = base + std::to_string(n);
     }
@@ -158,25 +159,27 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
     }
     const std::string rule = plate_depth_rule(plate, options);
     if (!rule.empty()) s += "; the plate's own depth " + rule + "; " + depth_name(plate, options) + " is ours";
-    if (writes_multiview(plate, options)) s += "; multi-view (" + join(plate.views) + ") kept, the depth is view '" + plate.view + "'";
+    if (writes_multiview(plate, options))
+        s += "; multi-view (" + join(plate.views) + ") kept, the depth is view '" + plate.view + "'";
     return s;
 }
 
-void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf& depth,
-                     const Metadata& metadata, const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra) {
+void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf& depth, const Metadata& metadata,
+                     const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra) {
     const std::string& path = pub.final_path();
     const OIIO::ImageSpec& in = plate.file_spec;
     if (depth.spec().width != in.width || depth.spec().height != in.height || depth.nchannels() != 1)
         throw RenderError(path + ": depth is " + std::to_string(depth.spec().width) + "x" +
-                          std::to_string(depth.spec().height) + ", plate data window is " +
-                          std::to_string(in.width) + "x" + std::to_string(in.height));
+                          std::to_string(depth.spec().height) + ", plate data window is " + std::to_string(in.width) +
+                          "x" + std::to_string(in.height));
 
     // Pixels: the output channels, float32 in memory over the data window (exact for every source type:
     // half and integer codes are exactly representable; the file stores each channel in its own type).
     std::vector<OutputChannel> channels = output_channels(plate, options);
-    for (const ExtraChannel& e : extra) {   // passes (output.passes) after depth.Z: never under a taken name
+    for (const ExtraChannel& e : extra) {  // passes (output.passes) after depth.Z: never under a taken name
         for (const OutputChannel& c : channels)
-            if (c.name == e.name) throw RenderError(path + ": channel " + e.name + " is written twice (a plate channel of that name?)");
+            if (c.name == e.name)
+                throw RenderError(path + ": channel " + e.name + " is written twice (a plate channel of that name?)");
         channels.push_back({e.name, -2 - static_cast<int>(&e - extra.data()), e.type});
     }
     const int nout = static_cast<int>(channels.size());
@@ -227,9 +230,11 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
     spec.attribute("compression", std::string(option_name(options.compression)) +
                                       (zip && options.zip_level != 4 ? ":" + std::to_string(options.zip_level) : ""));
     if (plate.parts > 1)
-        spec.attribute("depthbatch/plate_part", std::to_string(plate.part) + (plate.part_name.empty() ? "" : " " + plate.part_name));
+        spec.attribute("depthbatch/plate_part",
+                       std::to_string(plate.part) + (plate.part_name.empty() ? "" : " " + plate.part_name));
     if (!plate.view.empty()) spec.attribute("depthbatch/plate_view", plate.view);
-    if (const std::string rule = plate_depth_rule(plate, options); !rule.empty()) spec.attribute("depthbatch/plate_depth", rule);
+    if (const std::string rule = plate_depth_rule(plate, options); !rule.empty())
+        spec.attribute("depthbatch/plate_depth", rule);
     if (plate.unassociated_alpha && plate.a >= 0 && options.channels != OutputChannels::Depth)
         spec.attribute("depthbatch/alpha", "unassociated: colour as stored in the plate, not premultiplied by A");
     // "oiio:" names (oiio:ColorSpace) are dropped by OIIO's OpenEXR writer: OpenEXR writes those below.
@@ -254,8 +259,8 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
     // OIIO's message and the OS's reason, the reason once (OIIO's open error already holds it: "(Permission denied)").
     const auto with_os_error = [&](const std::string& oiio) {
         const int e = errno;
-        const bool write_error = e == ENOSPC || e == EDQUOT || e == EACCES || e == EPERM || e == EROFS || e == EIO ||
-                                 e == EFBIG;
+        const bool write_error =
+            e == ENOSPC || e == EDQUOT || e == EACCES || e == EPERM || e == EROFS || e == EIO || e == EFBIG;
         const std::string reason = std::strerror(e);
         const std::string line = library_error_line(oiio);
         return write_error && line.find(reason) == std::string::npos ? line + " (" + reason + ")" : line;
@@ -280,7 +285,8 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
     }
     // Two farm tasks whose chunks overlap write the same frame: identical bytes are no conflict.
     if (pub.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
-        throw OutputExistsError(path + ": appeared while rendering (another task?) with different content; "
+        throw OutputExistsError(path +
+                                ": appeared while rendering (another task?) with different content; "
                                 "not overwritten");
 }
 
@@ -306,7 +312,8 @@ std::string why_output_is_stale(const std::string& path, const std::string& sett
         if (in.header().channels().findChannel("depth.Z")) {
             std::vector<float> row(static_cast<size_t>(dw.max.x - dw.min.x + 1));
             Imf::FrameBuffer fb;
-            fb.insert("depth.Z", Imf::Slice(Imf::FLOAT, reinterpret_cast<char*>(row.data() - dw.min.x), sizeof(float), 0));
+            fb.insert("depth.Z",
+                      Imf::Slice(Imf::FLOAT, reinterpret_cast<char*>(row.data() - dw.min.x), sizeof(float), 0));
             in.setFrameBuffer(fb);
             try {
                 in.readPixels(dw.max.y, dw.max.y);
@@ -323,8 +330,8 @@ std::string why_output_is_stale(const std::string& path, const std::string& sett
         if (settings.empty())
             return "written by depthbatch " + text("depthbatch/version") + ", which recorded no settings fingerprint";
         if (text("depthbatch/model_sha256") != model_sha256)
-            return "written by another model (sha256 " + text("depthbatch/model_sha256").substr(0, 12) + ", this job's " +
-                   model_sha256.substr(0, 12) + ")";
+            return "written by another model (sha256 " + text("depthbatch/model_sha256").substr(0, 12) +
+                   ", this job's " + model_sha256.substr(0, 12) + ")";
         if (settings != settings_sha256) return "written with other job settings (depthbatch/settings_sha256 differs)";
         return "";
     } catch (const std::exception& e) {

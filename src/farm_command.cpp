@@ -27,7 +27,7 @@ SubmitOptions submit_options(const SubmitFlags& f, const fs::path& cwd) {
     o.engine = farm_engine_from_name(f.engine);
     o.job_path = resolve_user_path(cwd, f.job);
     o.sets = f.sets;
-    o.chunk_size_default = f.chunk_size.empty();   // not given (an empty value is refused before this)
+    o.chunk_size_default = f.chunk_size.empty();  // not given (an empty value is refused before this)
     o.chunk_size = o.chunk_size_default ? 10 : integer("--chunk-size", f.chunk_size, 1, 1000000);
     o.gpus_per_task = f.gpus.empty() ? -1 : integer("--gpus-per-task", f.gpus, 0, 64);
     o.target_runtime_s = integer("--target-runtime", f.target_runtime, 0, 7 * 24 * 3600);
@@ -39,16 +39,16 @@ SubmitOptions submit_options(const SubmitFlags& f, const fs::path& cwd) {
 
 int run_submit(const SubmitFlags& f, std::ostream& out) {
     SubmitOptions o = submit_options(f, fs::current_path());
-    const JobConfig job = load_job(o.job_path, o.sets);   // a bad job fails here, not on the farm
+    const JobConfig job = load_job(o.job_path, o.sets);  // a bad job fails here, not on the farm
     if (o.engine == FarmEngine::Slurm) o.max_array_size = slurm_max_array_size();
     const FarmPlan plan = plan_farm_job(job, o);
     if (!plan.note.empty()) log_warning(plan.note);
     const auto files = farm_job_files(plan, o);
     log_info(farm_engine_name(o.engine), ": ", plan.frames.size(), " frames (", format_frame_spec(plan.frames), ") in ",
-             describe_chunks(plan, o.engine),
-             plan.needs_stats ? ", after one sequence statistics task" : "");
+             describe_chunks(plan, o.engine), plan.needs_stats ? ", after one sequence statistics task" : "");
     if (f.dry_run) {
-        for (const auto& [name, text] : files) out << "# ---- " << (fs::path(o.out_dir) / name).string() << "\n" << text;
+        for (const auto& [name, text] : files)
+            out << "# ---- " << (fs::path(o.out_dir) / name).string() << "\n" << text;
         log_info("dry run: nothing written or submitted");
         return 0;
     }

@@ -37,7 +37,8 @@ std::vector<std::string> set_args(const FarmPlan& plan, const SubmitOptions& o) 
     return out;
 }
 
-std::vector<std::string> render_words(const FarmPlan& plan, const SubmitOptions& o, const std::vector<std::string>& tail) {
+std::vector<std::string> render_words(const FarmPlan& plan, const SubmitOptions& o,
+                                      const std::vector<std::string>& tail) {
     std::vector<std::string> words = {o.executable, o.job_path};
     words.insert(words.end(), tail.begin(), tail.end());
     const auto sets = set_args(plan, o);
@@ -54,12 +55,15 @@ std::vector<std::string> stats_words(const FarmPlan& plan, const SubmitOptions& 
 
 std::string comment(const std::string& text) { return printable(text); }
 
-std::string chunk_list(const FarmPlan& plan, int i) { return format_frame_spec(chunk_frames(plan.frames, i, plan.chunks)); }
+std::string chunk_list(const FarmPlan& plan, int i) {
+    return format_frame_spec(chunk_frames(plan.frames, i, plan.chunks));
+}
 
 }  // namespace farm
 
 FarmEngine farm_engine_from_name(const std::string& name) {
-    for (FarmEngine e : {FarmEngine::Slurm, FarmEngine::OpenJD, FarmEngine::Deadline, FarmEngine::OpenCue, FarmEngine::Tractor})
+    for (FarmEngine e :
+         {FarmEngine::Slurm, FarmEngine::OpenJD, FarmEngine::Deadline, FarmEngine::OpenCue, FarmEngine::Tractor})
         if (name == farm_engine_name(e)) return e;
     throw ConfigError("--engine '" + name + "' is not one of: slurm, openjd, deadline, opencue, tractor");
 }
@@ -85,10 +89,9 @@ std::vector<int> task_frame_counts(const FarmPlan& plan, FarmEngine engine) {
     const long n = static_cast<long>(plan.frames.size());
     std::vector<int> counts;
     for (long i = 1; i <= plan.chunks; ++i) {
-        if (engine == FarmEngine::Slurm || engine == FarmEngine::Tractor)   // --chunk I/N, as chunk_frames cuts
+        if (engine == FarmEngine::Slurm || engine == FarmEngine::Tractor)  // --chunk I/N, as chunk_frames cuts
             counts.push_back(static_cast<int>(n * i / plan.chunks - n * (i - 1) / plan.chunks));
-        else
-            counts.push_back(static_cast<int>(std::min<long>(plan.chunk_size, n - (i - 1) * plan.chunk_size)));
+        else counts.push_back(static_cast<int>(std::min<long>(plan.chunk_size, n - (i - 1) * plan.chunk_size)));
     }
     return counts;
 }
@@ -121,8 +124,7 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     std::optional<ModelContract> contract;
     try {
         if (model_input_frames(job.model.path) > 1) contract = DepthModel::embedded_contract(job.model.path);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     if (contract && contract->multi_frame()) {
         const TemporalWindowing& t = contract->temporal;
         const int frames = static_cast<int>(n);
@@ -138,8 +140,8 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
         }
         char ratio[32];
         std::snprintf(ratio, sizeof ratio, "%.2f", static_cast<double>(total) / window_count(t, frames));
-        plan.note = "video model (input.frames " + std::to_string(contract->frames) + ", align " + align_name(t.align) + "): " +
-                    describe_chunks(plan, o.engine) + " run " + std::to_string(total) + " windows of " +
+        plan.note = "video model (input.frames " + std::to_string(contract->frames) + ", align " + align_name(t.align) +
+                    "): " + describe_chunks(plan, o.engine) + " run " + std::to_string(total) + " windows of " +
                     std::to_string(t.window) + " frames in all, " + ratio + "x the whole render's " +
                     std::to_string(window_count(t, frames)) +
                     (o.chunk_size_default ? " (the default chunk size: a multiple of the window stride " +
@@ -150,8 +152,10 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     if (o.engine == FarmEngine::Slurm && o.max_array_size > 1 && plan.chunks > o.max_array_size - 1) {
         const long most = o.max_array_size - 1;
         const int fitted = static_cast<int>((n + most - 1) / most);
-        plan.note = std::to_string(plan.chunks) + " chunks of " + std::to_string(plan.chunk_size) + " frames need array "
-                    "indices up to " + std::to_string(plan.chunks) + ", but this cluster's MaxArraySize is " +
+        plan.note = std::to_string(plan.chunks) + " chunks of " + std::to_string(plan.chunk_size) +
+                    " frames need array "
+                    "indices up to " +
+                    std::to_string(plan.chunks) + ", but this cluster's MaxArraySize is " +
                     std::to_string(o.max_array_size) + " (indices 0-" + std::to_string(most) + "): using chunks of " +
                     std::to_string(fitted) + " frames (" + std::to_string((n + fitted - 1) / fitted) + " chunks)";
         plan.chunk_size = fitted;
@@ -166,9 +170,11 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     if (plan.gpus > 0 && cuda_n)
         add_note("model.device " + device + " runs as `cuda` on the farm: the first GPU the engine gives the task");
     if (plan.gpus > 0 && job.model.device.kind == ModelDevice::Kind::Cpu)
-        add_note("each task asks for " + std::to_string(plan.gpus) + " GPU(s) but model.device is cpu: they stay unused");
+        add_note("each task asks for " + std::to_string(plan.gpus) +
+                 " GPU(s) but model.device is cpu: they stay unused");
     if (plan.gpus == 0 && cuda)
-        add_note("model.device is " + device + " but --gpus-per-task 0 asks the engine for no GPU: the tasks use "
+        add_note("model.device is " + device +
+                 " but --gpus-per-task 0 asks the engine for no GPU: the tasks use "
                  "whatever GPU their machine shows them");
     return plan;
 }
@@ -184,7 +190,8 @@ std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& 
     return {};
 }
 
-std::vector<std::string> write_farm_files(const JobConfig& job, const std::vector<std::pair<std::string, std::string>>& files,
+std::vector<std::string> write_farm_files(const JobConfig& job,
+                                          const std::vector<std::pair<std::string, std::string>>& files,
                                           const SubmitOptions& o) {
     const fs::path dir(o.out_dir);
     std::error_code ec;

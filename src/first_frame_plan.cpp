@@ -39,10 +39,11 @@ std::string auto_kind(const JobContext& ctx, const PlateInfo& plate) {
 void check_auto_kind(const JobContext& ctx, const PlateInfo& plate) {
     if (ctx.job.input.colorspace != "auto" || ctx.first_kind.empty()) return;
     if (const std::string kind = auto_kind(ctx, plate); kind != ctx.first_kind)
-        throw InputError("frame " + std::to_string(plate.frame) + " (" + plate.path + ") is " + plate.format + " with " +
-                         kind + ", but frame " + std::to_string(ctx.first_frame) + " was " + ctx.first_kind +
+        throw InputError("frame " + std::to_string(plate.frame) + " (" + plate.path + ") is " + plate.format +
+                         " with " + kind + ", but frame " + std::to_string(ctx.first_frame) + " was " + ctx.first_kind +
                          ": input.colorspace auto was decided from frame " + std::to_string(ctx.first_frame) + " ('" +
-                         ctx.color->from() + "') and would be wrong here. Re-export the frame like the others, or set "
+                         ctx.color->from() +
+                         "') and would be wrong here. Re-export the frame like the others, or set "
                          "input.colorspace");
 }
 
@@ -50,11 +51,12 @@ std::vector<ForwardShape> warmup_shapes(const JobContext& ctx) {
     const JobConfig& job = ctx.job;
     const ReformatPlan& fp = ctx.first_plan;
     const int batch = std::max(1, job.model.batch);
-    if (ctx.contract().multi_frame())   // the video windows: model.batch windows of W frames a forward
+    if (ctx.contract().multi_frame())  // the video windows: model.batch windows of W frames a forward
         return {ForwardShape{batch, ctx.contract().temporal.window, fp.input_width, fp.input_height}};
     std::vector<ForwardShape> shapes{ForwardShape{batch, 0, fp.input_width, fp.input_height}};
     if (const auto tiles = tiles_for(job, fp.plate_width, fp.plate_height); !tiles.empty()) {
-        const ReformatPlan tp = ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
+        const ReformatPlan tp =
+            ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
         const ForwardShape t{std::min(batch, static_cast<int>(tiles.size())), 0, tp.input_width, tp.input_height};
         if (t.width != fp.input_width || t.height != fp.input_height) shapes.push_back(t);
         else shapes[0].batch = std::max(shapes[0].batch, t.batch);
@@ -66,12 +68,14 @@ void check_precision(JobContext& ctx, int frame) {
     const Precision asked = ctx.model->precision();
     if (asked != Precision::Fp16 && asked != Precision::Bf16) return;
     FrameRecord w(0, frame, 0);
-    w.write = false;   // the global prediction's input only
+    w.write = false;  // the global prediction's input only
     w.result.input_path = ctx.input.path(frame);
     prepare(ctx, w);
-    if (w.failed()) {   // the render fails this frame itself and says why
-        log_warning("model.precision ", option_name(asked), ": not checked against fp32 (frame ", frame, " could not be "
-                    "prepared: ", w.result.message, ")");
+    if (w.failed()) {  // the render fails this frame itself and says why
+        log_warning("model.precision ", option_name(asked), ": not checked against fp32 (frame ", frame,
+                    " could not be "
+                    "prepared: ",
+                    w.result.message, ")");
         return;
     }
     PrecisionCheck check;
@@ -84,11 +88,12 @@ void check_precision(JobContext& ctx, int frame) {
     ctx.precision_check = check;
     const double pct = check.error * 100, tol = check.tolerance * 100;
     if (check.in_force == Precision::Fp32 && !std::isfinite(pct))
-        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame, " it gives non-finite "
+        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame,
+                    " it gives non-finite "
                     "depth or does not run: rendering in fp32 (the summary says so)");
     else if (check.in_force == Precision::Fp32)
-        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame, " its depth is ", pct,
-                    "% of the depth span from fp32's (99th percentile of the difference; tolerance ", tol,
+        log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame, " its depth is ",
+                    pct, "% of the depth span from fp32's (99th percentile of the difference; tolerance ", tol,
                     "%): rendering in fp32 (the summary says so)");
     else
         log_info("model.precision ", option_name(asked), " (", check.how, "): frame ", frame, " within ", pct,
@@ -100,7 +105,7 @@ void check_precision(JobContext& ctx, int frame) {
 void plan_from_first_frame(JobContext& ctx, int frame) {
     const JobConfig& job = ctx.job;
     const std::string first = ctx.input.path(frame);
-    const PlateInfo plate = probe_plate(first, frame, job.input);   // part/view, deep, channels: fails here
+    const PlateInfo plate = probe_plate(first, frame, job.input);  // part/view, deep, channels: fails here
     const OIIO::ImageSpec& spec = plate.file_spec;
     ctx.first_frame = frame;
     log_info("plate ", plate.describe());
@@ -118,26 +123,29 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
         std::optional<PlateInfo> shot_first;
         if (fs::is_regular_file(ctx.input.path(s))) try {
                 shot_first = probe_plate(ctx.input.path(s), s, job.input);
-            } catch (const Error&) {
-            }
-        if (const std::string kind = shot_first ? auto_kind(ctx, *shot_first) : ""; shot_first && kind != ctx.first_kind)
+            } catch (const Error&) {}
+        if (const std::string kind = shot_first ? auto_kind(ctx, *shot_first) : "";
+            shot_first && kind != ctx.first_kind)
             throw InputError("frame " + std::to_string(s) + " (" + shot_first->path + "), the shot's first, is " +
-                             shot_first->format + " with " + kind + ", but frame " +
-                             std::to_string(frame) + ", this run's first, is " + ctx.first_kind +
+                             shot_first->format + " with " + kind + ", but frame " + std::to_string(frame) +
+                             ", this run's first, is " + ctx.first_kind +
                              ": input.colorspace auto is decided from one frame, so the chunks of this shot would "
                              "decide differently. Re-export the frames like the others, or set input.colorspace");
     }
     // The RGB passthrough: the plate's colorspace -> scene_linear (passthrough_color.h); nothing for depth only.
     const bool rgb_out = job.output.channels != OutputChannels::Depth;
-    ctx.passthrough = PassthroughColor::create(ctx.color->config_path(), ctx.color->from(),
-                                               rgb_out ? job.output.passthrough_colorspace : PassthroughColorspace::Plate);
+    ctx.passthrough =
+        PassthroughColor::create(ctx.color->config_path(), ctx.color->from(),
+                                 rgb_out ? job.output.passthrough_colorspace : PassthroughColorspace::Plate);
     ExrWriteOptions options = job.output;
     std::string why;
     options.pixel_type = ctx.passthrough->pixel_type(job.output.pixel_type, plate, &why);
     if (rgb_out) {
-        log_info("passthrough R, G, B: ", ctx.passthrough->converts() ? "converted '" + ctx.passthrough->plate() + "' -> '" +
-                 ctx.passthrough->written() + "' (the config's scene_linear role)" : "as the plate has them ('" +
-                 ctx.passthrough->written() + "')", "; ", why);
+        log_info("passthrough R, G, B: ",
+                 ctx.passthrough->converts() ? "converted '" + ctx.passthrough->plate() + "' -> '" +
+                                                   ctx.passthrough->written() + "' (the config's scene_linear role)"
+                                             : "as the plate has them ('" + ctx.passthrough->written() + "')",
+                 "; ", why);
     }
     log_info(describe_output(plate, options));
     // output.passes beside a plate channel of the same name (a CG plate's own P under output.channels: all): a job
@@ -145,21 +153,27 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     const std::vector<std::string> pass_names = ctx.passes.channels();
     for (const std::string& name : output_channel_names(plate, options))
         if (std::find(pass_names.begin(), pass_names.end(), name) != pass_names.end())
-            throw ConfigError("output.passes: " + first + " already has a channel " + name + ", which output.channels " +
-                              option_name(job.output.channels) + " passes through, and the passes write their own " + name +
+            throw ConfigError("output.passes: " + first + " already has a channel " + name +
+                              ", which output.channels " + option_name(job.output.channels) +
+                              " passes through, and the passes write their own " + name +
                               ": set output.channels: rgba (the plate's colour and alpha only) or leave that pass out");
-    if (const std::string passes = ctx.passes.describe(describe_camera(job.camera), job.output.passes_type); !passes.empty())
+    if (const std::string passes = ctx.passes.describe(describe_camera(job.camera), job.output.passes_type);
+        !passes.empty())
         log_info("passes ", passes);
     // OpenEXR's DWA codecs quantize half colour channels (R, G, B, Y, RY, BY); float channels, depth.Z among
     // them, stay lossless.
     if (job.output.compression == Compression::Dwaa && job.output.channels != OutputChannels::Depth)
-        log_warning("output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
-                    "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
-                    "for a bit-exact passthrough");
-    if (const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f); !job.input.pixel_aspect && pixel_aspect(job, spec) != a)
-        log_warning(first, ": PixelAspectRatio ", a, " is not a believable pixel aspect (0.01 to 100): treated as square "
+        log_warning(
+            "output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
+            "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
+            "for a bit-exact passthrough");
+    if (const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f);
+        !job.input.pixel_aspect && pixel_aspect(job, spec) != a)
+        log_warning(first, ": PixelAspectRatio ", a,
+                    " is not a believable pixel aspect (0.01 to 100): treated as square "
                     "pixels (1) and written as the file has it; set input.pixel_aspect if the plate is anamorphic");
-    ctx.first_plan = ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
+    ctx.first_plan =
+        ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
     check_precision(ctx, frame);
     // The warm-up at the shapes the job feeds (model.warmup passes; on CUDA 3 by default: TorchScript's profiling
     // executor records the first forward of a shape and optimizes, fusers included, on the second, and cuDNN's
@@ -180,8 +194,10 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
             ModelInput probe;
             const int m = std::max(1, ctx.contract().multiple);
             const int small = (64 + m - 1) / m * m;
-            probe.width = ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
-            probe.height = ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
+            probe.width =
+                ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
+            probe.height =
+                ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
             probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
             ctx.model->infer({&probe});
         }
@@ -193,15 +209,19 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     if (fp.pixel_aspect != 1.0)
         aspect << " (pixel aspect " << fp.pixel_aspect << ": desqueezed for the model, written on the stored grid)";
     log_info("reformat ", spec.width, "x", spec.height, aspect.str(), " -> ", fp.scaled_width, "x", fp.scaled_height,
-             " -> model input ", fp.input_width, "x", fp.input_height, ", depth ", option_name(job.depth.upsample.method),
-             fp.guided(job.depth.upsample) || job.depth.upsample.method == DepthUpsample::Bilinear ? "" : " (bilinear here: no enlargement)");
+             " -> model input ", fp.input_width, "x", fp.input_height, ", depth ",
+             option_name(job.depth.upsample.method),
+             fp.guided(job.depth.upsample) || job.depth.upsample.method == DepthUpsample::Bilinear
+                 ? ""
+                 : " (bilinear here: no enlargement)");
     if (const auto tiles = tiles_for(job, spec.width, spec.height); !tiles.empty()) {
-        const ReformatPlan tp = ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
+        const ReformatPlan tp =
+            ReformatPlan::make(tiles[0].width, tiles[0].height, job.model.size, ctx.contract(), fp.pixel_aspect);
         const int per_batch = std::max(1, job.model.batch);
-        log_info("tiles: ", tiles.size(), " of ", tiles[0].width, "x", tiles[0].height, " px (overlap >= ",
-                 job.model.tiles.overlap, " px), each at model input ", tp.input_width, "x", tp.input_height, ": ",
-                 1 + tiles.size(), " forwards a frame (", 1 + (tiles.size() + per_batch - 1) / per_batch, " passes at batch ",
-                 per_batch, ")");
+        log_info("tiles: ", tiles.size(), " of ", tiles[0].width, "x", tiles[0].height,
+                 " px (overlap >= ", job.model.tiles.overlap, " px), each at model input ", tp.input_width, "x",
+                 tp.input_height, ": ", 1 + tiles.size(), " forwards a frame (",
+                 1 + (tiles.size() + per_batch - 1) / per_batch, " passes at batch ", per_batch, ")");
     }
 }
 

@@ -33,7 +33,7 @@ int to_int(const std::string& text, const std::string& item) {
 std::vector<int> parse_frame_spec(const std::string& spec) {
     constexpr long long kMaxFrames = 1'000'000;
     static const std::regex item_re(R"(^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*(?:[xX:]\s*(\d+))?)?\s*$)");
-    std::vector<int> frames;   // sorted and made unique at the end
+    std::vector<int> frames;  // sorted and made unique at the end
     std::stringstream ss(spec);
     std::string item;
     bool any = false;
@@ -46,8 +46,7 @@ std::vector<int> parse_frame_spec(const std::string& spec) {
         int first = to_int(m[1], item);
         int last = m[2].matched ? to_int(m[2], item) : first;
         int step = m[3].matched ? to_int(m[3], item) : 1;
-        if (last < first)
-            throw ConfigError("frame spec '" + spec + "': range '" + item + "' ends before it starts");
+        if (last < first) throw ConfigError("frame spec '" + spec + "': range '" + item + "' ends before it starts");
         if (step < 1) throw ConfigError("frame spec '" + spec + "': step in '" + item + "' must be >= 1");
         // A bound on the whole spec, not per item: "1-999999,1-999999x2,..." must not take gigabytes either.
         // A million frames is over eleven hours at 24 fps.
@@ -85,7 +84,8 @@ std::pair<int, int> parse_frame_range(const std::string& text) {
     static const std::regex range_re(R"(^\s*(-?\d{1,9})\s*-\s*(-?\d{1,9})\s*$)");
     std::smatch m;
     if (!std::regex_match(text, m, range_re))
-        throw ConfigError("--range '" + printable(text) + "': expected FIRST-LAST, e.g. 1001-1010 (an engine's "
+        throw ConfigError("--range '" + printable(text) +
+                          "': expected FIRST-LAST, e.g. 1001-1010 (an engine's "
                           "<STARTFRAME>-<ENDFRAME>)");
     const std::pair<int, int> range{std::stoi(m[1]), std::stoi(m[2])};
     if (range.second < range.first) throw ConfigError("--range '" + text + "' ends before it starts");
@@ -96,7 +96,8 @@ Chunk parse_chunk(const std::string& text) {
     static const std::regex chunk_re(R"(^\s*(\d{1,9})\s*/\s*(\d{1,9})\s*$)");
     std::smatch m;
     if (!std::regex_match(text, m, chunk_re) || std::stoi(m[1]) < 1 || std::stoi(m[1]) > std::stoi(m[2]))
-        throw ConfigError("--chunk '" + printable(text) + "': expected I/N with 1 <= I <= N, e.g. 3/8 (the 3rd "
+        throw ConfigError("--chunk '" + printable(text) +
+                          "': expected I/N with 1 <= I <= N, e.g. 3/8 (the 3rd "
                           "of 8 chunks; an unset $SLURM_ARRAY_TASK_ID gives '/8')");
     return {std::stoi(m[1]), std::stoi(m[2])};
 }
@@ -126,8 +127,7 @@ std::string hide_escaped_marks(const std::string& text) {
     for (size_t i = 0; i < text.size(); ++i) {
         if (text[i] == '\\' && i + 1 < text.size() && (text[i + 1] == '#' || text[i + 1] == '@'))
             out += text[++i] == '#' ? '\x01' : '\x02';
-        else
-            out += text[i];
+        else out += text[i];
     }
     return out;
 }
@@ -151,7 +151,8 @@ FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
         throw ConfigError("path pattern '" + pattern +
                           "' has no frame-number token in its file name (use ####, %04d, $F4 or @@@@)");
     if (tokens.size() > 1)
-        throw ConfigError("path pattern '" + pattern + "' has more than one frame-number token (a '#' or '@' that "
+        throw ConfigError("path pattern '" + pattern +
+                          "' has more than one frame-number token (a '#' or '@' that "
                           "belongs to the file name is written \\# or \\@)");
     const std::smatch& m = tokens.front();
     if (m[1].matched) padding_ = static_cast<int>(m[1].length());
@@ -162,8 +163,7 @@ FrameSequence::FrameSequence(const std::string& pattern) : pattern_(pattern) {
         const std::string digits = m[4].matched ? m[4].str() : m[5].str();
         const size_t significant = digits.find_first_not_of('0');
         padding_ = significant == std::string::npos ? 0 : digits.size() - significant > 2 ? 99 : std::stoi(digits);
-    } else
-        padding_ = 0;
+    } else padding_ = 0;
     if (padding_ > 16) throw ConfigError("path pattern '" + pattern + "': padding over 16 digits");
     prefix_ = pattern.substr(0, name_start) + literal(name.substr(0, static_cast<size_t>(m.position())));
     suffix_ = literal(name.substr(static_cast<size_t>(m.position() + m.length())));
@@ -205,7 +205,7 @@ std::vector<int> sequence_through(const std::vector<int>& found) {
     if (found.size() < 2) return found;
     long long step = 0;
     for (size_t i = 1; i < found.size(); ++i) step = std::gcd(step, static_cast<long long>(found[i]) - found[i - 1]);
-    if (step < 1) return found;   // not sorted and unique: nothing to fill
+    if (step < 1) return found;  // not sorted and unique: nothing to fill
     const long long count = (static_cast<long long>(found.back()) - found.front()) / step + 1;
     constexpr long long kMaxFrames = 1'000'000;
     if (count > kMaxFrames)

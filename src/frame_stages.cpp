@@ -30,7 +30,7 @@ void prepare(const JobContext& ctx, FrameRecord& w) {
         check_auto_kind(ctx, *w.plate);
         t0 = Clock::now();
         OIIO::ImageBuf rgb = plate_rgb(*w.plate);
-        const PixelStats px = ctx.color->apply(rgb);   // NaN/Inf -> 0, OCIO, into 0-1; counted
+        const PixelStats px = ctx.color->apply(rgb);  // NaN/Inf -> 0, OCIO, into 0-1; counted
         w.result.nonfinite_pixels = px.nonfinite, w.result.out_of_range_pixels = px.out_of_range;
         w.result.times.color_ms = ms_since(t0);
         t0 = Clock::now();
@@ -48,21 +48,23 @@ void prepare(const JobContext& ctx, FrameRecord& w) {
                 sample = &it->second;
             }
             const OIIO::ImageSpec& s = w.plate->file_spec;
-            w.camera = make_plate_camera(job.camera, PlateWindows{s.x, s.y, s.width, s.height, s.full_x, s.full_y,
-                                                                  s.full_width, s.full_height},
-                                         aspect, sample);
+            w.camera = make_plate_camera(
+                job.camera, PlateWindows{s.x, s.y, s.width, s.height, s.full_x, s.full_y, s.full_width, s.full_height},
+                aspect, sample);
         }
-        w.input = w.plan.to_model_input(rgb);   // already finite and in 0-1: the colour stage clamped and counted
+        w.input = w.plan.to_model_input(rgb);  // already finite and in 0-1: the colour stage clamped and counted
         if (w.write && w.plan.guided(job.depth.upsample)) w.guide = w.plan.make_guide(w.input, rgb);
-        if (w.write)   // warm-up and statistics frames need the global prediction only
+        if (w.write)  // warm-up and statistics frames need the global prediction only
             for (const TileRect& r : tiles_for(job, w.plate->width(), w.plate->height())) {
                 FrameTile t;
                 t.rect = r;
                 const OIIO::ROI& window = rgb.roi();
                 OIIO::ImageBuf crop;
-                if (!OIIO::ImageBufAlgo::cut(crop, rgb, OIIO::ROI(window.xbegin + r.x, window.xbegin + r.x + r.width,
-                                                                 window.ybegin + r.y, window.ybegin + r.y + r.height)))
-                    throw RenderError("tile " + std::to_string(r.x) + "," + std::to_string(r.y) + ": " + library_error_line(crop.geterror()));
+                if (!OIIO::ImageBufAlgo::cut(crop, rgb,
+                                             OIIO::ROI(window.xbegin + r.x, window.xbegin + r.x + r.width,
+                                                       window.ybegin + r.y, window.ybegin + r.y + r.height)))
+                    throw RenderError("tile " + std::to_string(r.x) + "," + std::to_string(r.y) + ": " +
+                                      library_error_line(crop.geterror()));
                 t.plan = ReformatPlan::make(r.width, r.height, job.model.size, ctx.contract(), aspect);
                 t.input = t.plan.to_model_input(crop);
                 if (t.plan.guided(job.depth.upsample)) t.guide = t.plan.make_guide(t.input, crop);
@@ -79,7 +81,8 @@ void prepare(const JobContext& ctx, FrameRecord& w) {
 
 /// The range a preview's colours span, in written depth.Z values: the job's range (sequence, fixed or the frame's
 /// own) through the same convention as the EXR, else this frame's 2nd/98th percentiles of what was written.
-PreviewRange preview_range(const JobContext& ctx, const float* written, size_t count, const std::optional<DepthRange>& range) {
+PreviewRange preview_range(const JobContext& ctx, const float* written, size_t count,
+                           const std::optional<DepthRange>& range) {
     PreviewRange p;
     p.units = ctx.normalizer->units();
     if (range) {
@@ -109,7 +112,8 @@ void blend_tiles(const JobContext& ctx, FrameRecord& w, OIIO::ImageBuf& depth) {
         if (align) {
             std::vector<float> under(values.size());
             for (int y = 0; y < t.rect.height; ++y)
-                std::memcpy(&under[static_cast<size_t>(y) * t.rect.width], global + static_cast<size_t>(t.rect.y + y) * W + t.rect.x,
+                std::memcpy(&under[static_cast<size_t>(y) * t.rect.width],
+                            global + static_cast<size_t>(t.rect.y + y) * W + t.rect.x,
                             static_cast<size_t>(t.rect.width) * sizeof(float));
             const auto [scale, shift] = align_to_global(values, under, std::max<size_t>(1, values.size() / 20000));
             for (float& v : values) v = static_cast<float>(scale * v + shift);
@@ -146,8 +150,9 @@ std::vector<std::vector<float>> restore_extras(const JobContext& ctx, const Fram
         out.emplace_back();
         if (p.geometric()) continue;
         if (p.model_output >= w.depth.extra.size())
-            throw RenderError("frame " + std::to_string(w.result.frame) + ": the model gave no extra output '" + p.name + "'");
-        DepthImage plane;   // the extra output on the depth's grid, nothing else
+            throw RenderError("frame " + std::to_string(w.result.frame) + ": the model gave no extra output '" +
+                              p.name + "'");
+        DepthImage plane;  // the extra output on the depth's grid, nothing else
         plane.width = w.depth.width, plane.height = w.depth.height, plane.data = w.depth.extra[p.model_output];
         const OIIO::ImageBuf b = w.plan.restore(plane, UpsampleSettings{});
         const float* v = static_cast<const float*>(b.localpixels());
@@ -161,13 +166,15 @@ PassPlanes compute_passes(const JobContext& ctx, const FrameRecord& w, const flo
     PassPlanes out;
     const JobConfig& job = ctx.job;
     if (ctx.passes.empty()) return out;
-    if (ctx.passes.geometric() && !w.camera) throw RenderError("frame " + std::to_string(w.result.frame) + ": passes without a camera");
+    if (ctx.passes.geometric() && !w.camera)
+        throw RenderError("frame " + std::to_string(w.result.frame) + ": passes without a camera");
     const int W = w.plate->width(), H = w.plate->height();
-    const OIIO::TypeDesc type = job.output.passes_type == PassPixelType::Half ? OIIO::TypeDesc::HALF : OIIO::TypeDesc::FLOAT;
-    out.planes.reserve(3 * ctx.passes.passes().size());   // no reallocation: channels point into the planes
+    const OIIO::TypeDesc type =
+        job.output.passes_type == PassPixelType::Half ? OIIO::TypeDesc::HALF : OIIO::TypeDesc::FLOAT;
+    out.planes.reserve(3 * ctx.passes.passes().size());  // no reallocation: channels point into the planes
     for (size_t k = 0; k < ctx.passes.passes().size(); ++k) {
         const PlannedPass& p = ctx.passes.passes()[k];
-        if (!p.geometric()) {   // a model's extra output: one channel
+        if (!p.geometric()) {  // a model's extra output: one channel
             out.planes.push_back(std::move(extras[k]));
             out.channels.push_back({p.channels.front(), out.planes.back().data(), type});
             continue;
@@ -195,24 +202,28 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
         std::optional<DepthRange> range = sequence_range;
         bool flat_frame = false;
         if (ctx.normalizer->needs_frame_range()) {
-            const auto [lo, hi] = percentile_pair(w.depth.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
+            const auto [lo, hi] =
+                percentile_pair(w.depth.data, ctx.job.depth.percentile_low, ctx.job.depth.percentile_high);
             range = ctx.normalizer->range_from_percentiles(lo, hi);
-            flat_frame = range->near_value == range->far_value;   // a blank or slate frame: no range to spread
+            flat_frame = range->near_value == range->far_value;  // a blank or slate frame: no range to spread
         }
         if (w.depth.negative)
-            log_warning("frame ", w.result.frame, ": the model returned ", w.depth.negative, " negative metric depth values (min ",
-                        w.depth.negative_min, " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()), ")");
+            log_warning("frame ", w.result.frame, ": the model returned ", w.depth.negative,
+                        " negative metric depth values (min ", w.depth.negative_min,
+                        " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()),
+                        ")");
         OIIO::ImageBuf depth = w.plan.restore(w.depth, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
         std::vector<std::vector<float>> extras = restore_extras(ctx, w);
         w.depth = DepthImage();
         w.guide.reset();
         if (!w.tiles.empty()) blend_tiles(ctx, w, depth);
         float* values = static_cast<float*>(depth.localpixels());
-        w.result.depth_clamped =
-            ctx.normalizer->apply(values, static_cast<size_t>(depth.spec().width) * depth.spec().height, range ? &*range : nullptr);
+        w.result.depth_clamped = ctx.normalizer->apply(
+            values, static_cast<size_t>(depth.spec().width) * depth.spec().height, range ? &*range : nullptr);
         w.result.times.restore_ms = ms_since(t0);
         if (flat_frame && depth.spec().width > 0 && depth.spec().height > 0)
-            log_warning("frame ", w.result.frame, ": the model's depth is one value (", range->near_value, ") between the ",
+            log_warning("frame ", w.result.frame, ": the model's depth is one value (", range->near_value,
+                        ") between the ",
                         "frame's percentiles, so depth.normalize frame has nothing to map: depth.Z is ", values[0],
                         " everywhere (a blank or slate frame? depth.normalize sequence maps it by the shot's range)");
 
@@ -224,13 +235,15 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
         if (!w.plate_identity.empty()) meta.push_back({"depthbatch/plate_identity", w.plate_identity});
         if (!w.context_plates.empty()) meta.push_back({"depthbatch/context_plates", w.context_plates});
         if (!w.lacked.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut()});
-        if (w.result.depth_clamped) meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
+        if (w.result.depth_clamped)
+            meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
         if (w.camera) {
             meta.push_back({"depthbatch/focal_px", num_text(w.camera->fx)});
             if (ctx.contract().reference_focal_px > 0)
-                meta.push_back({"depthbatch/processing_focal_px",
-                                num_text(processing_focal_px(w.camera->fx, w.plan.pixel_aspect, w.plan.plate_width,
-                                                             w.plan.plate_height, w.plan.scaled_width, w.plan.scaled_height))});
+                meta.push_back(
+                    {"depthbatch/processing_focal_px",
+                     num_text(processing_focal_px(w.camera->fx, w.plan.pixel_aspect, w.plan.plate_width,
+                                                  w.plan.plate_height, w.plan.scaled_width, w.plan.scaled_height))});
         }
         // The output keeps the plate's stored (squeezed) grid: its pixel aspect is the plate's, also where the
         // job states it for a file that lacks it (the file would otherwise say 1).
@@ -240,12 +253,14 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
         // The plate's own colour tags describe its RGB as read: wrong once the RGB is converted to scene_linear,
         // and claims without RGB at all (oiio:ColorSpace and depthbatch/colorspace_rgb say what is written).
         if (ctx.job.output.channels == OutputChannels::Depth || ctx.passthrough->converts())
-            for (const char* tag : {"chromaticities", "colorInteropID", "oiio:ColorSpace"}) w.plate->file_spec.erase_attribute(tag);
+            for (const char* tag : {"chromaticities", "colorInteropID", "oiio:ColorSpace"})
+                w.plate->file_spec.erase_attribute(tag);
         const PassPlanes passes = compute_passes(ctx, w, values, extras);
         ExrWriteOptions options = ctx.job.output;
-        options.pixel_type = ctx.passthrough->pixel_type(options.pixel_type, *w.plate);   // auto, for this plate
-        if (options.channels != OutputChannels::Depth) ctx.passthrough->apply(*w.plate);   // to scene_linear (or nothing)
-        if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;   // a stale output
+        options.pixel_type = ctx.passthrough->pixel_type(options.pixel_type, *w.plate);  // auto, for this plate
+        if (options.channels != OutputChannels::Depth)
+            ctx.passthrough->apply(*w.plate);  // to scene_linear (or nothing)
+        if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;  // a stale output
         Publication out = ctx.guard.open(w.result.output_path, OutputRole::DepthFrame);
         write_depth_exr(out, *w.plate, depth, meta, options, passes.channels);
         w.result.times.write_ms = ms_since(t0);
@@ -256,7 +271,7 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
                 Publication out = ctx.guard.open(path, OutputRole::Preview);
                 write_depth_preview(out, depth, preview_range(ctx, values, n, range), *ctx.colormap,
                                     ctx.job.output.preview.size, "frame " + std::to_string(w.result.frame));
-            } catch (const std::exception& e) {   // a preview never fails a frame
+            } catch (const std::exception& e) {  // a preview never fails a frame
                 log_warning("frame ", w.result.frame, ": preview ", path, " not written: ", e.what());
             }
         }
@@ -265,6 +280,5 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
     }
     w.plate.reset();
 }
-
 
 }  // namespace depthbatch::detail

@@ -66,7 +66,7 @@ void InferenceThread::loop() {
                 next = std::move(tasks_.front());
                 tasks_.pop_front();
             } else {
-                return;   // stopping, nothing left
+                return;  // stopping, nothing left
             }
         }
         next();

@@ -38,8 +38,7 @@ public:
 
     /// Runs `f` on the thread and waits for it; returns its result or rethrows its exception here. Called from the
     /// thread itself (a task calling back into the model), `f` runs inline. Tasks queued before it run first.
-    template <class F>
-    auto call(F&& f) -> std::invoke_result_t<F> {
+    template <class F> auto call(F&& f) -> std::invoke_result_t<F> {
         using R = std::invoke_result_t<F>;
         if (on_thread()) return f();
         std::packaged_task<R()> task(std::forward<F>(f));
@@ -76,7 +75,7 @@ private:
     std::deque<Deferred> deferred_;
     bool stopping_ = false;
     std::thread::id id_;
-    std::thread thread_;   // last: started once the members above exist
+    std::thread thread_;  // last: started once the members above exist
 };
 
 }  // namespace depthbatch::detail

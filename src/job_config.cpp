@@ -40,7 +40,8 @@ void check_keys(const job_text::Tree& tree) {
         if (it == job_sections().end()) {
             std::set<std::string> sections;
             for (const auto& kv : job_sections()) sections.insert(kv.first);
-            throw ConfigError(tree.at(name) + ": unknown section '" + name + "' (allowed: " + job_text::join(sections) + ")");
+            throw ConfigError(tree.at(name) + ": unknown section '" + name + "' (allowed: " + job_text::join(sections) +
+                              ")");
         }
         if (!section.second.IsMap())
             throw ConfigError(tree.at(name) + ": section '" + name + "' must be a mapping of keys");
@@ -54,8 +55,8 @@ void check_keys(const job_text::Tree& tree) {
                 for (const auto& inner : kv.second)
                     if (!nested->second.count(inner.first.Scalar()))
                         throw ConfigError(tree.at(key + "." + inner.first.Scalar()) + ": unknown key '" + key + "." +
-                                          inner.first.Scalar() + "' (allowed in '" + key + "': " +
-                                          job_text::join(nested->second) + ")");
+                                          inner.first.Scalar() + "' (allowed in '" + key +
+                                          "': " + job_text::join(nested->second) + ")");
         }
     }
 }
@@ -116,12 +117,15 @@ void read_input(const Reader& r, JobConfig& job) {
         else if (s != "auto") {
             char* end = nullptr;
             std::strtod(s.c_str(), &end);
-            if (s.empty() || end != s.c_str() + s.size())   // a word: say every accepted form, not "expected a number"
-                r.fail("input.pixel_aspect", "expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 anamorphic plate), "
-                                             "not '" + printable(s) + "'");
+            if (s.empty() || end != s.c_str() + s.size())  // a word: say every accepted form, not "expected a number"
+                r.fail("input.pixel_aspect",
+                       "expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 anamorphic plate), "
+                       "not '" +
+                           printable(s) + "'");
             job.input.pixel_aspect = r.number("input.pixel_aspect");
             if (!(*job.input.pixel_aspect > 0))
-                r.fail("input.pixel_aspect", "expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 anamorphic plate)");
+                r.fail("input.pixel_aspect",
+                       "expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 anamorphic plate)");
         }
     }
 }
@@ -144,7 +148,8 @@ void read_output(const Reader& r, JobConfig& job) {
     if (r.has("output.zip_level")) {
         job.output.zip_level = r.integer("output.zip_level", 1, 9);
         if (job.output.compression != Compression::Zip && job.output.compression != Compression::Zips)
-            r.fail("output.zip_level", std::string("applies to zip and zips compression, not ") + option_name(job.output.compression));
+            r.fail("output.zip_level",
+                   std::string("applies to zip and zips compression, not ") + option_name(job.output.compression));
     }
     r.option("output.channels", job.output.channels);
     r.option("output.existing_depth", job.output.existing_depth);
@@ -163,10 +168,11 @@ void read_output(const Reader& r, JobConfig& job) {
         else r.fail("output.passes", "expected a list of pass names, e.g. [P, N]");
         for (size_t i = 0; i < names.size(); ++i) {
             const std::string& p = names[i];
-            const bool name_ok = !p.empty() && std::all_of(p.begin(), p.end(), [](unsigned char c) {
-                return std::isalnum(c) || c == '_';
-            });
-            if (!name_ok) r.fail("output.passes", "'" + printable(p) + "' is not a pass name (P, N, or a model's extra output such as sky)");
+            const bool name_ok = !p.empty() && std::all_of(p.begin(), p.end(),
+                                                           [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+            if (!name_ok)
+                r.fail("output.passes",
+                       "'" + printable(p) + "' is not a pass name (P, N, or a model's extra output such as sky)");
             if (std::find(names.begin(), names.begin() + i, p) != names.begin() + i)
                 r.fail("output.passes", "'" + p + "' is listed twice");
         }
@@ -224,9 +230,9 @@ void read_model(const Reader& r, JobConfig& job) {
         if (r.has(overlap_key)) t.overlap = r.integer(overlap_key, 0, 65536);
         if (t.size > 0 && t.size < 32) r.fail(size_key, "a tile is at least 32 plate pixels (0 = no tiles)");
         if (t.size > 0 && 2 * t.overlap >= t.size)
-            r.fail(r.has(overlap_key) ? overlap_key : size_key,
-                   "the overlap (" + std::to_string(t.overlap) + " px) must be under half the tile size (" +
-                       std::to_string(t.size) + " px)");
+            r.fail(r.has(overlap_key) ? overlap_key : size_key, "the overlap (" + std::to_string(t.overlap) +
+                                                                    " px) must be under half the tile size (" +
+                                                                    std::to_string(t.size) + " px)");
     }
 }
 
@@ -238,7 +244,8 @@ void read_color(const Reader& r, JobConfig& job) {
     job.color.view = r.str("color.view", job.color.view);
     job.color.look = r.str("color.look", job.color.look);
     if (job.color.hdr == HdrMode::View && (job.color.display.empty() || job.color.view.empty()))
-        r.fail("color.hdr", "'view' needs color.display and color.view (e.g. 'sRGB - Display' / 'ACES 1.0 - SDR Video')");
+        r.fail("color.hdr",
+               "'view' needs color.display and color.view (e.g. 'sRGB - Display' / 'ACES 1.0 - SDR Video')");
 }
 
 /// depth.*: the written convention, its range and stabilization (checked against each other).
@@ -255,7 +262,8 @@ void read_depth(const Reader& r, JobConfig& job) {
     }
     if (r.has("depth.near")) d.near = r.number("depth.near");
     if (r.has("depth.far")) d.far = r.number("depth.far");
-    if (d.near.has_value() != d.far.has_value()) r.fail(d.near ? "depth.near" : "depth.far", "depth.near and depth.far go together");
+    if (d.near.has_value() != d.far.has_value())
+        r.fail(d.near ? "depth.near" : "depth.far", "depth.near and depth.far go together");
     if (d.near && *d.near == *d.far) r.fail("depth.near", "must differ from depth.far");
     if (r.has("depth.percentiles")) {
         YAML::Node n = r.node("depth.percentiles");
@@ -296,12 +304,15 @@ void read_depth(const Reader& r, JobConfig& job) {
         if (!(d.upsample.edge_threshold > 0 && d.upsample.edge_threshold <= 1))
             r.fail("depth.edge_threshold", "expected a fraction of the depth range, > 0 and <= 1 (e.g. 0.05)");
     }
-    if (d.normalize == Normalization::Fixed && !d.near) r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
+    if (d.normalize == Normalization::Fixed && !d.near)
+        r.fail("depth.normalize", "'fixed' needs depth.near and depth.far");
     if (d.convention == DepthConvention::Normalized && d.normalize == Normalization::Raw)
         r.fail(convention, "'normalized' needs depth.normalize: frame, sequence or fixed");
-    if ((d.convention == DepthConvention::Raw || d.convention == DepthConvention::Inverse) && d.normalize != Normalization::Raw)
+    if ((d.convention == DepthConvention::Raw || d.convention == DepthConvention::Inverse) &&
+        d.normalize != Normalization::Raw)
         r.fail("depth.normalize", std::string("'") + option_name(d.normalize) + "' applies to " + convention +
-               " normalized (or metric from a relative model); " + convention + " is '" + option_name(d.convention) + "'");
+                                      " normalized (or metric from a relative model); " + convention + " is '" +
+                                      option_name(d.convention) + "'");
 }
 
 /// camera.*: the shot's camera (camera.h). One way of stating the focal length: focal (mm, with haperture),
@@ -318,7 +329,8 @@ void read_camera(const Reader& r, JobConfig& job) {
     if (r.has("camera.vaperture")) c.vaperture_mm = positive("camera.vaperture", "mm");
     if (r.has("camera.fov")) {
         c.fov_deg = r.number("camera.fov");
-        if (!(*c.fov_deg > 0 && *c.fov_deg < 180)) r.fail("camera.fov", "expected a horizontal field of view in degrees, between 0 and 180");
+        if (!(*c.fov_deg > 0 && *c.fov_deg < 180))
+            r.fail("camera.fov", "expected a horizontal field of view in degrees, between 0 and 180");
     }
     const std::string focal_px = r.has("depth.focal_px") ? "depth.focal_px" : "camera.focal_px";
     if (r.has(focal_px)) c.focal_px = positive(focal_px, "pixels");
@@ -326,27 +338,31 @@ void read_camera(const Reader& r, JobConfig& job) {
     for (const char* k : {"camera.focal", "camera.fov", "camera.focal_px", "depth.focal_px"})
         if (r.has(k)) stated.push_back(k);
     if (stated.size() > 1)
-        r.fail(stated[1], "the focal length is stated twice (" + stated[0] + " and " + stated[1] + "): set one of "
-                          "camera.focal (mm), camera.fov (degrees) or camera.focal_px (plate pixels)");
+        r.fail(stated[1], "the focal length is stated twice (" + stated[0] + " and " + stated[1] +
+                              "): set one of "
+                              "camera.focal (mm), camera.fov (degrees) or camera.focal_px (plate pixels)");
     if (r.has("camera.chan")) c.chan = r.path("camera.chan");
 }
 
 /// pipeline.*: threads, frames in flight, the JSON report.
 void read_pipeline(const Reader& r, JobConfig& job) {
-    if (r.has("pipeline.frames_in_flight")) job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
+    if (r.has("pipeline.frames_in_flight"))
+        job.pipeline.frames_in_flight = r.integer("pipeline.frames_in_flight", 1, 4096);
     if (r.has("pipeline.threads")) job.pipeline.threads = r.integer("pipeline.threads", 0, 1024);
     if (r.has("pipeline.report")) job.pipeline.summary = r.path("pipeline.report");
     if (r.has("pipeline.summary")) job.pipeline.summary = r.path("pipeline.summary");
     r.option("pipeline.on_error", job.pipeline.on_error);
-    if (r.has("pipeline.review")) {   // the sheet's PNG; a .html path names the same pair (review.h review_paths)
+    if (r.has("pipeline.review")) {  // the sheet's PNG; a .html path names the same pair (review.h review_paths)
         job.pipeline.review = r.path("pipeline.review");
         std::string ext = fs::path(job.pipeline.review).extension().string();
-        std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        std::transform(ext.begin(), ext.end(), ext.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
         if (ext == ".html") job.pipeline.review = fs::path(job.pipeline.review).replace_extension(".png").string();
         else if (ext != ".png")
-            r.fail("pipeline.review", "the review sheet is a PNG and its page an HTML file beside it; give a path ending "
-                                      "in .png or .html (either names the pair), not " +
-                                          (ext.empty() ? std::string("one without an extension") : "'" + ext + "'"));
+            r.fail("pipeline.review",
+                   "the review sheet is a PNG and its page an HTML file beside it; give a path ending "
+                   "in .png or .html (either names the pair), not " +
+                       (ext.empty() ? std::string("one without an extension") : "'" + ext + "'"));
     }
     if (r.has("pipeline.grace_s")) {
         job.pipeline.grace_s = r.number("pipeline.grace_s");
@@ -378,7 +394,7 @@ JobConfig build(const job_text::Tree& tree) {
     check_keys(tree);
     Reader r(tree);
     check_old_names(r);
-    JobConfig job;   // the defaults: JobConfig's member initialisers; each section overrides what the job states
+    JobConfig job;  // the defaults: JobConfig's member initialisers; each section overrides what the job states
     job.job_file = tree.origin;
     read_input(r, job);
     read_output(r, job);

@@ -42,7 +42,9 @@
 namespace depthbatch::detail {
 
 using Clock = std::chrono::steady_clock;
-inline double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+inline double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 inline std::string list_some(const std::vector<std::string>& items, size_t most = 5) {
     std::ostringstream s;
@@ -51,44 +53,42 @@ inline std::string list_some(const std::vector<std::string>& items, size_t most 
     return s.str();
 }
 
-
 /// Everything a job shares across frames; built once, read-only while the pipeline runs.
 struct JobContext {
     const JobConfig& job;
     FrameSequence input, output;
-    std::vector<int> shot;                      ///< the shot's frames (input.frames or on disk)
+    std::vector<int> shot;  ///< the shot's frames (input.frames or on disk)
     int workers = 1;
     int torch_threads = 1;
     std::unique_ptr<DepthModel> model;
     std::shared_ptr<const ColorTransform> color;
-    std::shared_ptr<const PassthroughColor> passthrough;   ///< the RGB passthrough's colour and pixel type
+    std::shared_ptr<const PassthroughColor> passthrough;  ///< the RGB passthrough's colour and pixel type
     std::optional<DepthNormalizer> normalizer;
     ReformatPlan first_plan;
-    int first_frame = 0;                        ///< the frame the plate kind and colour were decided from
-    std::string first_kind;                     ///< auto_kind() of that frame: every frame must match it
-    std::string settings_sha256;                ///< of output_settings_text(job): what --skip-existing checks
-    std::optional<FrameSequence> preview;       ///< output.preview's path pattern, when previews are written
+    int first_frame = 0;                   ///< the frame the plate kind and colour were decided from
+    std::string first_kind;                ///< auto_kind() of that frame: every frame must match it
+    std::string settings_sha256;           ///< of output_settings_text(job): what --skip-existing checks
+    std::optional<FrameSequence> preview;  ///< output.preview's path pattern, when previews are written
     std::optional<Colormap> colormap;
-    OutputGuard guard;                          ///< every path the job writes (output/output_guard.h)
-    std::optional<ChanFile> chan;               ///< camera.chan, read once
-    PassPlan passes;                            ///< output.passes, planned once (pass_plan.h)
-    Clock::time_point loaded;                   ///< when the model was loaded (JobReport::first_frame_s)
-    std::optional<PrecisionCheck> precision_check;   ///< fp16/bf16: the first frame against fp32 (check_precision)
+    OutputGuard guard;                              ///< every path the job writes (output/output_guard.h)
+    std::optional<ChanFile> chan;                   ///< camera.chan, read once
+    PassPlan passes;                                ///< output.passes, planned once (pass_plan.h)
+    Clock::time_point loaded;                       ///< when the model was loaded (JobReport::first_frame_s)
+    std::optional<PrecisionCheck> precision_check;  ///< fp16/bf16: the first frame against fp32 (check_precision)
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }
 };
-
 
 /// Which of the requested frames to render: every plate frame exists, no output is the plate itself, and
 /// outputs that exist follow output.overwrite (error: listed and thrown; skip: kept when they can stand for
 /// this render, else rendered again and replaced). Under on_error: continue, missing plates become failed
 /// frames instead of stopping the job.
 struct FrameSelection {
-    std::vector<int> todo;                    ///< sorted
-    std::map<int, std::string> rerender;      ///< frames of todo whose existing output is replaced, and why
+    std::vector<int> todo;                ///< sorted
+    std::map<int, std::string> rerender;  ///< frames of todo whose existing output is replaced, and why
     std::vector<SkippedFrame> skipped;
-    std::vector<FrameResult> missing;         ///< on_error: continue only
+    std::vector<FrameResult> missing;  ///< on_error: continue only
 };
 
 /// The frames the pipeline computes, in order. With a stage chain that needs context (the stabilizer, a video
@@ -98,7 +98,7 @@ struct FrameSelection {
 struct PlannedFrame {
     int frame;
     bool write;
-    std::string replace_reason;   ///< why its existing output is replaced (FrameSelection::rerender); "" = none
+    std::string replace_reason;  ///< why its existing output is replaced (FrameSelection::rerender); "" = none
 };
 
 /// The range depth.normalize: sequence uses, from the job's sequence statistics (nullopt otherwise).
@@ -154,8 +154,8 @@ struct OpenedRun {
         Planned,      ///< frames to render: the output folders checked, the first frame's plan made
     };
     std::unique_ptr<JobContext> ctx;
-    std::vector<int> requested;   ///< this run's share of the job's frames (--frames/--range/--chunk)
-    FrameSelection selected;      ///< what to render, keep and report missing (empty for Stage::Empty)
+    std::vector<int> requested;  ///< this run's share of the job's frames (--frames/--range/--chunk)
+    FrameSelection selected;     ///< what to render, keep and report missing (empty for Stage::Empty)
     Stage stage = Stage::Empty;
 };
 
@@ -187,7 +187,8 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
 /// read + colour + reformat (+ tiles). Never throws: failures are recorded in the record.
 void prepare(const JobContext& ctx, FrameRecord& w);
 /// restore + depth convention + write (+ preview). Never throws.
-void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
+void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRange>& sequence_range,
+            const Metadata& job_meta);
 
 // ---- frames/frame_inference.cpp -------------------------------------------------------------------------------
 

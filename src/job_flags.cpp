@@ -8,13 +8,14 @@
 namespace depthbatch {
 
 std::string empty_value_error(const std::string& name) {
-    return name + " is given an empty value (an unset variable in the command?): give a value, or leave " + name + " out";
+    return name + " is given an empty value (an unset variable in the command?): give a value, or leave " + name +
+           " out";
 }
 
 std::string flag_with_empty_equals(int argc, const char* const* argv) {
     for (int i = 1; i < argc; ++i)
-        if (const std::string a = argv[i]; a.size() > 3 && a.compare(0, 2, "--") == 0 && a.back() == '=' &&
-                                           a.find('=') == a.size() - 1)
+        if (const std::string a = argv[i];
+            a.size() > 3 && a.compare(0, 2, "--") == 0 && a.back() == '=' && a.find('=') == a.size() - 1)
             return a.substr(0, a.size() - 1);
     return "";
 }

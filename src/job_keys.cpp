@@ -36,7 +36,9 @@ JobKey np(const char* key, const char* def, const char* doc, const char* example
 }
 JobKey stats(JobKey k) { return k.affects_stats = true, k; }
 JobKey scalar(const char* nested, JobKey k) { return k.scalar_form = nested, k; }
-JobKey old_name_of(const char* key, bool deprecated, JobKey k) { return k.old_name_of = key, k.deprecated = deprecated, k; }
+JobKey old_name_of(const char* key, bool deprecated, JobKey k) {
+    return k.old_name_of = key, k.deprecated = deprecated, k;
+}
 JobKey when(bool (*condition)(const JobConfig&), JobKey k) { return k.fingerprint_if = condition, k; }
 
 #define V(expr) [](const JobConfig& j) -> std::string { return expr; }
@@ -54,11 +56,16 @@ std::string contract_line(const JobConfig& j) {
            std::to_string(c.width_px.value_or(0)) + "," + std::to_string(c.height_px.value_or(0)) + "," +
            (c.fixed_size ? (*c.fixed_size ? "fixed" : "any") : "-");
 }
-std::string tiles_line(const JobConfig& j) { return std::to_string(j.model.tiles.size) + "," + std::to_string(j.model.tiles.overlap); }
-bool passthrough_converts(const JobConfig& j) { return j.output.passthrough_colorspace == PassthroughColorspace::SceneLinear; }
+std::string tiles_line(const JobConfig& j) {
+    return std::to_string(j.model.tiles.size) + "," + std::to_string(j.model.tiles.overlap);
+}
+bool passthrough_converts(const JobConfig& j) {
+    return j.output.passthrough_colorspace == PassthroughColorspace::SceneLinear;
+}
 std::string upsample_line(const JobConfig& j) {
     const UpsampleSettings& u = j.depth.upsample;
-    return std::string(option_name(u.method)) + "," + num(u.radius_px) + "," + num(u.epsilon) + "," + num(u.edge_threshold);
+    return std::string(option_name(u.method)) + "," + num(u.radius_px) + "," + num(u.epsilon) + "," +
+           num(u.edge_threshold);
 }
 // The shot's frames change the sequence statistics and the frames stabilization sees; otherwise a frame is
 // made from its own plate alone.
@@ -88,29 +95,37 @@ std::vector<JobKey> make_table() {
         // ---- input: the plate
         stats(px("input.path", "(required)", "plate path pattern: ####, %04d, $F4 or @@@@", "other/plate.####.exr",
                  "input.path", V(j.input.path))),
-        stats(px("input.colorspace", "auto", "OCIO colorspace of the plate; auto: a float file the colorspace it declares (oiio:ColorSpace, colorInteropID, chromaticities), else scene_linear; 8/16-bit -> sRGB; DPX -> compositing_log",
+        stats(px("input.colorspace", "auto",
+                 "OCIO colorspace of the plate; auto: a float file the colorspace it declares (oiio:ColorSpace, "
+                 "colorInteropID, chromaticities), else scene_linear; 8/16-bit -> sRGB; DPX -> compositing_log",
                  "ACEScg", "input.colorspace", V(j.input.colorspace))),
         stats(px("input.part", "0", "EXR part (subimage) index or name", "1", "input.part", V(j.input.part))),
-        stats(px("input.view", "the part's", "multi-view EXR view name (e.g. left)", "left", "input.view", V(j.input.view))),
+        stats(px("input.view", "the part's", "multi-view EXR view name (e.g. left)", "left", "input.view",
+                 V(j.input.view))),
         stats(px("input.layer", "bare R,G,B, else the only layer holding them",
                  "the layer whose R,G,B the model sees (e.g. ViewLayer.DiffCol)", "ViewLayer.DiffCol", "input.layer",
                  V(j.input.layer))),
-        stats(px("input.pixel_aspect", "auto",
-                 "auto (the file's PixelAspectRatio: anamorphic plates are desqueezed for the model) | ignore (square) | "
-                 "a number > 0", "2", "input.pixel_aspect", V(opt(j.input.pixel_aspect)))),
-        stats(when(frames_matter, px("input.frames", "the sequence on disk (first to last plate found; a hole in it is a missing plate)",
-                                     "frame spec of the shot: 1001-1100, 1001-1100x2, 1001,1005,1010-1020 (in the "
-                                     "fingerprint where it changes values: normalize sequence, stabilize)",
-                                     "1001-1010", "input.frames", V(format_frame_spec(j.input.frames))))),
+        stats(
+            px("input.pixel_aspect", "auto",
+               "auto (the file's PixelAspectRatio: anamorphic plates are desqueezed for the model) | ignore (square) | "
+               "a number > 0",
+               "2", "input.pixel_aspect", V(opt(j.input.pixel_aspect)))),
+        stats(
+            when(frames_matter,
+                 px("input.frames", "the sequence on disk (first to last plate found; a hole in it is a missing plate)",
+                    "frame spec of the shot: 1001-1100, 1001-1100x2, 1001,1005,1010-1020 (in the "
+                    "fingerprint where it changes values: normalize sequence, stabilize)",
+                    "1001-1010", "input.frames", V(format_frame_spec(j.input.frames))))),
         np("input.scene", "unknown",
            "indoor | outdoor | unknown: what the plate shows, checked against the model's training domain (its "
            "contract's domain): outdoor with an indoor-only model warns once per job, unknown says it once (an info "
-           "line); indoor says nothing", "outdoor",
-           "a check of the model against the shot: it says, the depth does not change", V(option_name(j.input.scene))),
+           "line); indoor says nothing",
+           "outdoor", "a check of the model against the shot: it says, the depth does not change",
+           V(option_name(j.input.scene))),
         // ---- output: the EXR
         np("output.path", "(required)", "output path pattern (.exr)", "elsewhere/d.####.exr", kWhere, V(j.output.path)),
-        np("output.overwrite", "error", "error | skip (render only missing or stale frames) | overwrite", "skip", kWhere,
-           V(option_name(j.output.overwrite))),
+        np("output.overwrite", "error", "error | skip (render only missing or stale frames) | overwrite", "skip",
+           kWhere, V(option_name(j.output.overwrite))),
         px("output.compression", "zip", "zip | zips | piz | dwaa | none", "piz", "output.compression",
            V(option_name(j.output.compression))),
         px("output.zip_level", "4", "zip/zips: zlib level 1 (fastest to write) .. 9 (smallest); 4 is OpenEXR's", "9",
@@ -126,40 +141,47 @@ std::vector<JobKey> make_table() {
            "float", "output.pixel_type", V(option_name(j.output.pixel_type))),
         when(has_passes, px("output.passes", "none",
                             "passes beside depth.Z: P (position), N (normals), or a model's extra output (sky, "
-                            "confidence); needs depth in metres", "[\"P\", \"N\"]", "output.passes",
-                            V(passes_text(j.output.passes)))),
+                            "confidence); needs depth in metres",
+                            "[\"P\", \"N\"]", "output.passes", V(passes_text(j.output.passes)))),
         when(has_passes_type, px("output.passes_type", "float", "pixel type of the passes: float | half", "half",
-                            "output.passes_type", V(option_name(j.output.passes_type)))),
+                                 "output.passes_type", V(option_name(j.output.passes_type)))),
         // In the fingerprint only for scene_linear (the default since issue 25): outputs written before it hold
         // the plate's values, which is `plate`, and their fingerprint text has no such line. So a job asking for
         // plate (and the pixel type of then) still finds them current, and any scene_linear job renders them again.
-        when(passthrough_converts, px("output.passthrough_colorspace", "scene_linear",
-           "the RGB passthrough: scene_linear (converted from the plate's colorspace to the config's scene_linear "
-           "role, as Nuke reads EXR) | plate (the plate's values)",
-           "plate", "output.passthrough_colorspace", V(option_name(j.output.passthrough_colorspace)))),
+        when(passthrough_converts,
+             px("output.passthrough_colorspace", "scene_linear",
+                "the RGB passthrough: scene_linear (converted from the plate's colorspace to the config's scene_linear "
+                "role, as Nuke reads EXR) | plate (the plate's values)",
+                "plate", "output.passthrough_colorspace", V(option_name(j.output.passthrough_colorspace)))),
         scalar("path", np("output.preview", "none",
                           "8-bit colour-mapped previews: a path pattern (its path), or {path, colormap, size}",
                           "previews/p.####.jpg", kPreview, V(j.output.preview.path))),
         np("output.preview.path", "none", "preview path pattern (.jpg, .png, .tif)", "previews/p.####.jpg", kPreview,
            V(j.output.preview.path)),
-        np("output.preview.colormap", "turbo", "turbo | viridis | inferno", "viridis", kPreview, V(option_name(j.output.preview.colormap))),
+        np("output.preview.colormap", "turbo", "turbo | viridis | inferno", "viridis", kPreview,
+           V(option_name(j.output.preview.colormap))),
         np("output.preview.size", "960", "long side in px (never enlarged)", "480", kPreview,
            V(std::to_string(j.output.preview.size))),
         // ---- model
         stats(px("model.path", "default", "TorchScript file, or default (the prepared FastDepth)", "models/other.pt",
                  "model.path", V(j.model.path))),
         np("model.device", "auto", "auto | cpu | cuda | cuda:N", "cpu",
-           "which device computes; the precision in force (model.precision) is fingerprinted", V(j.model.device.name())),
+           "which device computes; the precision in force (model.precision) is fingerprinted",
+           V(j.model.device.name())),
         stats(px("model.size", "model",
                  "processing size: model (the contract's short side, aspect kept) | plate (no resize, pad only) | "
                  "N (short side in px, aspect kept) | [width, height] in px; model and N cap the long side at 4\u00d7 "
-                 "the short side's target", "518", "model.size", V(size_line(j)))),
-        stats(px("model.colorspace", "the contract's", "contract field (a model without depthbatch.json, or overriding "
-                 "it): the colorspace the model takes", "ACEScg", "model.contract", V(contract_line(j)))),
+                 "the short side's target",
+                 "518", "model.size", V(size_line(j)))),
+        stats(px("model.colorspace", "the contract's",
+                 "contract field (a model without depthbatch.json, or overriding "
+                 "it): the colorspace the model takes",
+                 "ACEScg", "model.contract", V(contract_line(j)))),
         stats(px("model.multiple", "the contract's", "contract field: input sides are a multiple of this (px)", "32",
                  "model.contract", V(contract_line(j)))),
-        stats(px("model.kind", "the contract's", "contract field: metric_depth | relative_inverse_depth | relative_depth",
-                 "relative_depth", "model.contract", V(contract_line(j)))),
+        stats(px("model.kind", "the contract's",
+                 "contract field: metric_depth | relative_inverse_depth | relative_depth", "relative_depth",
+                 "model.contract", V(contract_line(j)))),
         stats(px("model.units", "the contract's", "contract field: the output's units (m for metric_depth)", "mm",
                  "model.contract", V(contract_line(j)))),
         stats(px("model.input_size", "the contract's", "contract field: [width, height] in px", "[640, 480]",
@@ -174,9 +196,10 @@ std::vector<JobKey> make_table() {
         stats(px("model.tiles.overlap", "size / 4", "overlap of neighbouring tiles in plate px (under half the size)",
                  "64", "model.tiles", V(tiles_line(j)))),
         np("model.batch", "1", "frames per forward pass", "4", kHow, V(std::to_string(j.model.batch))),
-        np("model.warmup", "3 on CUDA, 0 on CPU", "forward passes at each shape the job feeds, before the first frame "
-           "(on CUDA the TorchScript executor profiles the first and optimizes the second)", "2",
-           "passes before the first frame, whose results are dropped", V(std::to_string(j.model.warmup))),
+        np("model.warmup", "3 on CUDA, 0 on CPU",
+           "forward passes at each shape the job feeds, before the first frame "
+           "(on CUDA the TorchScript executor profiles the first and optimizes the second)",
+           "2", "passes before the first frame, whose results are dropped", V(std::to_string(j.model.warmup))),
         np("model.freeze", "false", "torch.jit.freeze + optimize_for_inference at load time (never saved)", "true",
            "the same module, optimised at load time", V(std::string(j.model.freeze ? "true" : "false"))),
         np("model.channels_last", "false", "NHWC memory format for the input and module", "true",
@@ -186,8 +209,9 @@ std::vector<JobKey> make_table() {
         // ---- color
         stats(px("color.config", "$OCIO, else the shipped one", "OCIO config path", "ocio/other.ocio", "color.config",
                  V(j.color.config))),
-        stats(px("color.hdr", "clamp", "clamp (values outside 0-1 clamp at the model input) | view (color.display/view)",
-                 "view", "color.hdr", V(option_name(j.color.hdr)))),
+        stats(px("color.hdr", "clamp",
+                 "clamp (values outside 0-1 clamp at the model input) | view (color.display/view)", "view", "color.hdr",
+                 V(option_name(j.color.hdr)))),
         stats(px("color.display", "", "OCIO display for color.hdr: view", "ACES", "color.display", V(j.color.display))),
         stats(px("color.view", "", "OCIO view for color.hdr: view", "Raw", "color.view", V(j.color.view))),
         stats(px("color.look", "", "OCIO look for color.hdr: view", "Neutral", "color.look", V(j.color.look))),
@@ -205,8 +229,8 @@ std::vector<JobKey> make_table() {
         px("depth.near", "none", "fixed range or clip values, with depth.far (metres for metric models)", "0.5",
            "depth.near", V(opt(j.depth.near))),
         px("depth.far", "none", "see depth.near", "50", "depth.far", V(opt(j.depth.far))),
-        stats(px("depth.percentiles", "[2, 98]", "[low, high] for frame/sequence ranges", "[5, 95]", "depth.percentiles",
-                 V(num(j.depth.percentile_low) + "," + num(j.depth.percentile_high)))),
+        stats(px("depth.percentiles", "[2, 98]", "[low, high] for frame/sequence ranges", "[5, 95]",
+                 "depth.percentiles", V(num(j.depth.percentile_low) + "," + num(j.depth.percentile_high)))),
         stats(px("depth.stats_frames", "16", "frames sampled for sequence statistics", "32", "depth.stats_frames",
                  V(std::to_string(j.depth.stats_frames)))),
         np("depth.stats_file", "next to the output", "sequence statistics sidecar path", "stats/shot.json", kWhere,
@@ -221,7 +245,8 @@ std::vector<JobKey> make_table() {
         // camera.focal_px stands where depth.focal_px stood: its older name, the same fingerprint line.
         px("camera.focal_px", "none",
            "the plate's focal length in plate columns (focal_mm / haperture_mm x display width); or camera.focal / "
-           "camera.fov", "1200", "depth.focal_px", V(opt(j.camera.focal_px))),
+           "camera.fov",
+           "1200", "depth.focal_px", V(opt(j.camera.focal_px))),
         old_name_of("camera.focal_px", false,
                     px("depth.focal_px", "none", "older name of camera.focal_px", "1200", "depth.focal_px",
                        V(opt(j.camera.focal_px)))),
@@ -234,13 +259,16 @@ std::vector<JobKey> make_table() {
         px("depth.edge_threshold", "0.05", "edge_hard: the depth jump that is an edge, a fraction of the range", "0.2",
            "depth.upsample", V(upsample_line(j))),
         // ---- camera (the shot's camera, camera.h): on their fingerprint lines only when set
-        when(has_camera_focal, px("camera.focal", "none", "lens focal length in mm (Nuke Camera focal), with camera.haperture",
-                                  "35", "camera.focal", V(opt(j.camera.focal_mm)))),
+        when(has_camera_focal,
+             px("camera.focal", "none", "lens focal length in mm (Nuke Camera focal), with camera.haperture", "35",
+                "camera.focal", V(opt(j.camera.focal_mm)))),
         when(has_haperture, px("camera.haperture", "24.576", "film back width in mm (Nuke's default)", "36",
-                                  "camera.haperture", V(num(j.camera.haperture_mm)))),
-        when(has_vaperture, px("camera.vaperture", "18.672",
-                          "film back height in mm (Nuke's default): turns a .chan file's vertical fov into a focal "
-                          "length", "24", "camera.vaperture", V(num(j.camera.vaperture_mm)))),
+                               "camera.haperture", V(num(j.camera.haperture_mm)))),
+        when(has_vaperture,
+             px("camera.vaperture", "18.672",
+                "film back height in mm (Nuke's default): turns a .chan file's vertical fov into a focal "
+                "length",
+                "24", "camera.vaperture", V(num(j.camera.vaperture_mm)))),
         when(has_camera_fov, px("camera.fov", "none", "horizontal field of view in degrees (0 .. 180)", "40",
                                 "camera.fov", V(opt(j.camera.fov_deg)))),
         when(has_chan, px("camera.chan", "none",
@@ -257,17 +285,19 @@ std::vector<JobKey> make_table() {
                     np("pipeline.report", "none", "older name of pipeline.summary", "reports/shot.json", kWhere,
                        V(j.pipeline.summary))),
         np("pipeline.on_error", "stop", "stop (no new frames after a failure) | continue (render the rest; exit 7)",
-           "continue", "which frames are made after a failure, not what they hold", V(option_name(j.pipeline.on_error))),
+           "continue", "which frames are made after a failure, not what they hold",
+           V(option_name(j.pipeline.on_error))),
         np("pipeline.review", "none", "after the job, its review sheet (PNG + HTML) at this path", "review/shot.png",
            kWhere, V(j.pipeline.review)),
         np("pipeline.grace_s", "20", "seconds a stop request (SIGTERM) may take before frames in flight are abandoned",
            "45", "how long a stop may take", V(num(j.pipeline.grace_s))),
         // ---- last, as run_job has always written it: the precision the model runs at
-        stats(px("model.precision", "fp32",
-                 "fp32 | tf32 | fp16 | bf16 (CUDA only; fp32 is IEEE fp32, tf32 allows TF32 convolutions and matmuls; "
-                 "fp16/bf16 are checked against fp32 on the first frame and give way to fp32 beyond 1% of the depth span; "
-                 "the fingerprint has the precision asked, fp32 on a CPU)", "fp16",
-                 "model.precision", V(option_name(j.model.precision)))),
+        stats(px(
+            "model.precision", "fp32",
+            "fp32 | tf32 | fp16 | bf16 (CUDA only; fp32 is IEEE fp32, tf32 allows TF32 convolutions and matmuls; "
+            "fp16/bf16 are checked against fp32 on the first frame and give way to fp32 beyond 1% of the depth span; "
+            "the fingerprint has the precision asked, fp32 on a CPU)",
+            "fp16", "model.precision", V(option_name(j.model.precision)))),
     };
 }
 #undef V

@@ -37,7 +37,10 @@ namespace detail {
 /// fingerprint it had before configs were counted). A file that cannot be read adds nothing: it fails later, named.
 std::string settings_fingerprint(const JobConfig& job, Precision precision) {
     std::string text = output_settings_text(job, precision);
-    auto readable = [](const std::string& p) { std::error_code ec; return !p.empty() && fs::is_regular_file(p, ec); };
+    auto readable = [](const std::string& p) {
+        std::error_code ec;
+        return !p.empty() && fs::is_regular_file(p, ec);
+    };
     if (!job.camera.chan.empty() && readable(job.camera.chan))
         text += "camera.chan sha256 " + sha256_file(job.camera.chan) + "\n";
     const std::string config = ColorTransform::resolve_config_path(job.color.config);
@@ -63,7 +66,8 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
             if (!fs::is_regular_file(ctx->input.path(f))) holes.push_back(f);
         if (!holes.empty())
             log_warning("input.frames not set: the sequence on disk runs ", format_frame_spec(ctx->shot), " (",
-                        ctx->shot.size(), " frames); frames ", format_frame_spec(holes), " are missing from that sequence "
+                        ctx->shot.size(), " frames); frames ", format_frame_spec(holes),
+                        " are missing from that sequence "
                         "and count as missing plates (set input.frames to render only the frames on disk)");
     }
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -75,47 +79,54 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     ctx->settings_sha256 = settings_fingerprint(job, ctx->model->precision());
     const ModelContract& contract = ctx->contract();
     log_info("model ", ctx->model->path(), " (", contract.name, ", ", depth_kind_name(contract.kind),
-             contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12), ")");
-    log_info("device ", describe_device(ctx->model->device_name(), ctx->model->gpu()), " (", ctx->model->device_reason(), ")");
+             contract.units.empty() ? "" : " in " + contract.units, ", sha256 ", ctx->model->sha256().substr(0, 12),
+             ")");
+    log_info("device ", describe_device(ctx->model->device_name(), ctx->model->gpu()), " (",
+             ctx->model->device_reason(), ")");
     // The training domain a contract states ("domain": "indoor" for FastDepth on NYU) against what the job says the
     // plate shows (input.scene). depthbatch cannot tell an exterior from the pixels: a shot said to be outdoor warns
     // once per job; a shot of unknown scene gets one info line, so the log says what the model knows (issue 26 §4).
     if (const auto d = contract.provenance.find("domain"); d != contract.provenance.end() && d->second == "indoor") {
-        const std::string what = "model " + contract.name + " was trained on indoor scenes only (its contract's domain: "
-                                 "indoor): on an exterior plate its depth is wrong" +
-                                 (contract.kind == DepthKind::MetricDepth ? std::string(" (its metres stay within a "
-                                  "room's range, e.g. 1-6 m, whatever the distance)") : std::string()) +
-                                 "; for other scenes see docs/models.md \"Use your own Depth Anything model\"";
+        const std::string what =
+            "model " + contract.name +
+            " was trained on indoor scenes only (its contract's domain: "
+            "indoor): on an exterior plate its depth is wrong" +
+            (contract.kind == DepthKind::MetricDepth ? std::string(" (its metres stay within a "
+                                                                   "room's range, e.g. 1-6 m, whatever the distance)")
+                                                     : std::string()) +
+            "; for other scenes see docs/models.md \"Use your own Depth Anything model\"";
         if (job.input.scene == Scene::Outdoor) log_warning("input.scene outdoor: ", what);
-        else if (job.input.scene == Scene::Unknown) log_info(what, " (input.scene: indoor or outdoor says what the plate shows)");
+        else if (job.input.scene == Scene::Unknown)
+            log_info(what, " (input.scene: indoor or outdoor says what the plate shows)");
     }
     ctx->normalizer.emplace(job.depth, contract.kind);
     ctx->guard = job_output_guard(job, ctx->shot, ctx->model->path());
     if (!job.output.preview.path.empty()) {
-        ctx->preview.emplace(job.output.preview.path);   // a pattern without a frame token: ConfigError here
+        ctx->preview.emplace(job.output.preview.path);  // a pattern without a frame token: ConfigError here
         try {
             ctx->colormap = load_colormap(option_name(job.output.preview.colormap));
-        } catch (const Error& e) {   // previews are a convenience: the depth pass renders without them
+        } catch (const Error& e) {  // previews are a convenience: the depth pass renders without them
             log_warning("output.preview: no previews: ", e.what());
             ctx->preview.reset();
         }
     }
     if (contract.multi_frame())
         check_video_model_job(contract, ctx->model->path(),
-                              {job.model.tiles.size > 0, job.depth.normalize == Normalization::Sequence, job.output.passes,
-                               job.model.batch});
+                              {job.model.tiles.size > 0, job.depth.normalize == Normalization::Sequence,
+                               job.output.passes, job.model.batch});
     if (!job.camera.chan.empty()) {
         ctx->chan = read_chan_file(job.camera.chan);
         // The track's contents are settings (settings_fingerprint): a re-delivered .chan renders again under
         // --skip-existing.
         // Where the camera is used, every frame of the shot needs its line: found here, not mid-render.
-        if (contract.reference_focal_px > 0 || !job.output.passes.empty()) {   // the camera is used
+        if (contract.reference_focal_px > 0 || !job.output.passes.empty()) {  // the camera is used
             std::vector<int> missing;
             for (int f : ctx->shot)
                 if (!ctx->chan->count(f)) missing.push_back(f);
             if (!missing.empty())
-                throw ConfigError("camera.chan " + job.camera.chan + " has no line for frame" + (missing.size() > 1 ? "s " : " ") +
-                                  format_frame_spec(missing) + " of the shot (" + format_frame_spec(ctx->shot) +
+                throw ConfigError("camera.chan " + job.camera.chan + " has no line for frame" +
+                                  (missing.size() > 1 ? "s " : " ") + format_frame_spec(missing) + " of the shot (" +
+                                  format_frame_spec(ctx->shot) +
                                   "): the track must cover every frame rendered (or narrow input.frames)");
         }
     }
@@ -124,7 +135,8 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
     const bool has_focal = job.camera.has_focal() || chan_fov;
     if (contract.reference_focal_px > 0 && !has_focal)
         throw ConfigError("camera.focal_px (older name depth.focal_px): " + ctx->model->path() +
-                          " outputs metric depth for a " + std::to_string(static_cast<int>(contract.reference_focal_px)) +
+                          " outputs metric depth for a " +
+                          std::to_string(static_cast<int>(contract.reference_focal_px)) +
                           " px focal length; set the shot's camera: camera.focal (mm, with camera.haperture), "
                           "camera.fov (horizontal degrees) or camera.focal_px (plate pixels: focal_mm / haperture_mm x "
                           "plate width)");
@@ -191,7 +203,6 @@ SequenceStats sequence_stats(const JobContext& ctx, bool recompute) {
                                            recompute, recompute_stats_advice(job.job_file), frame_values);
 }
 
-
 // ---- the phases of run_job, in order --------------------------------------------------------------
 
 /// What --skip-existing compares a frame's recorded inputs with, each read once however many frames name it: the
@@ -199,7 +210,7 @@ SequenceStats sequence_stats(const JobContext& ctx, bool recompute) {
 struct InputsNow {
     const JobContext& ctx;
     std::map<int, std::string> identities;
-    std::optional<std::optional<std::string>> stats;   ///< the sidecar's identity (nullopt inside: no sidecar)
+    std::optional<std::optional<std::string>> stats;  ///< the sidecar's identity (nullopt inside: no sidecar)
     std::string plate(int frame) {
         auto it = identities.find(frame);
         if (it == identities.end()) it = identities.emplace(frame, plate_identity(ctx.input.path(frame))).first;
@@ -221,7 +232,7 @@ struct InputsNow {
 /// one it was normalized with (depthbatch/stats_sha256). "" when none did.
 std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame) {
     const std::string was = exr_text_attribute(out, "depthbatch/plate_identity");
-    if (!was.empty()) {   // outputs of depthbatch 0.2 recorded none: nothing to compare
+    if (!was.empty()) {  // outputs of depthbatch 0.2 recorded none: nothing to compare
         const std::string is = now.plate(frame);
         if (is != was) return "made from a plate that has changed since (" + was + "; now " + is + ")";
     }
@@ -236,8 +247,7 @@ std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame
         std::vector<int> back;
         for (int f : lacked)
             if (!now.plate(f).empty()) back.push_back(f);
-        if (!back.empty())
-            return "stabilized without frames " + format_frame_spec(back) + ", whose plates exist now";
+        if (!back.empty()) return "stabilized without frames " + format_frame_spec(back) + ", whose plates exist now";
     }
     if (const std::string context = exr_text_attribute(out, "depthbatch/context_plates"); !context.empty())
         if (std::string why = context_plates_changed(context, [&now](int f) { return now.plate(f); }); !why.empty())
@@ -245,8 +255,11 @@ std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame
     if (const std::string stats = exr_text_attribute(out, "depthbatch/stats_sha256"); !stats.empty()) {
         const std::string path = job_output_path(now.ctx.job, OutputRole::StatsSidecar);
         const std::optional<std::string>& in_force = now.stats_identity();
-        if (!in_force) return "normalized with sequence statistics whose sidecar " + path + " is gone (this run computes it again)";
-        if (*in_force != stats) return "normalized with other sequence statistics than " + path + " holds now (recomputed since)";
+        if (!in_force)
+            return "normalized with sequence statistics whose sidecar " + path +
+                   " is gone (this run computes it again)";
+        if (*in_force != stats)
+            return "normalized with other sequence statistics than " + path + " holds now (recomputed since)";
     }
     return "";
 }
@@ -299,8 +312,9 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
                 // someone else's, refused unless --overwrite.
                 if (const std::string source = exr_text_attribute(out, "depthbatch/source"); !source.empty()) {
                     std::error_code ec;
-                    const bool same = fs::exists(source, ec) ? fs::equivalent(source, in, ec)
-                                                             : fs::path(source).lexically_normal() == fs::path(in).lexically_normal();
+                    const bool same = fs::exists(source, ec)
+                                          ? fs::equivalent(source, in, ec)
+                                          : fs::path(source).lexically_normal() == fs::path(in).lexically_normal();
                     if (!same) {
                         others.push_back("frame " + std::to_string(f) + ": " + out + " was made from " + source +
                                          ", this job's plate is " + in);
@@ -322,19 +336,24 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
         throw InputError(std::to_string(missing.size()) + " of " + std::to_string(frames.size()) +
                          " plate frames are missing:" + list_some(missing));
     if (!missing.empty())
-        log_error(missing.size(), " of ", frames.size(), " plate frames are missing (pipeline.on_error: continue "
-                  "renders the rest):", list_some(missing));
+        log_error(missing.size(), " of ", frames.size(),
+                  " plate frames are missing (pipeline.on_error: continue "
+                  "renders the rest):",
+                  list_some(missing));
     if (!foreign.empty())
-        throw OutputExistsError(std::to_string(foreign.size()) + " file(s) at output.path are not depthbatch depth "
+        throw OutputExistsError(std::to_string(foreign.size()) +
+                                " file(s) at output.path are not depthbatch depth "
                                 "frames and are never replaced (move them away or choose another output.path):" +
                                 list_some(foreign));
     if (!others.empty())
-        throw OutputExistsError(std::to_string(others.size()) + " output frame(s) were made from other plates "
+        throw OutputExistsError(std::to_string(others.size()) +
+                                " output frame(s) were made from other plates "
                                 "(depthbatch/source: another shot's job writing to this output.path); --skip-existing "
                                 "never replaces them (choose another output.path, or pass --overwrite):" +
                                 list_some(others));
     if (!existing.empty())
-        throw OutputExistsError(std::to_string(existing.size()) + " output frames already exist (set "
+        throw OutputExistsError(std::to_string(existing.size()) +
+                                " output frames already exist (set "
                                 "output.overwrite to skip or overwrite, or pass --skip-existing / --overwrite):" +
                                 list_some(existing));
     return sel;
@@ -344,7 +363,7 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
 /// temporaries that killed earlier runs on this host left there are removed. Nothing is created yet: the
 /// nearest existing folder must let us create the rest. Throws RenderError.
 void sweep_stale_temporaries(const JobContext& ctx, const std::vector<int>& frames) {
-    std::map<std::string, std::set<std::string>> owned;   // folder -> the file names of this job's frames there
+    std::map<std::string, std::set<std::string>> owned;  // folder -> the file names of this job's frames there
     for (int f : ctx.shot) {
         const fs::path p(ctx.output.path(f));
         owned[p.parent_path().string()].insert(p.filename().string());
@@ -382,7 +401,7 @@ void check_output_folders(const JobContext& ctx, const std::vector<int>& todo, b
                               std::strerror(errno) + ")");
         ::close(fd);
         ::unlink(probe.c_str());
-        if (f != todo.front() && dir == first_dir) break;   // one pattern: one folder, checked once
+        if (f != todo.front() && dir == first_dir) break;  // one pattern: one folder, checked once
     }
 }
 
@@ -419,8 +438,9 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
     const auto first = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.front());
     const auto last = std::lower_bound(ctx.shot.begin(), ctx.shot.end(), todo.back());
     // A stage that plans a bounded context itself (a video model's windows for a chunk: video_window_stage.h).
-    if (const auto positions = chain.plan_partial(static_cast<int>(ctx.shot.size()), static_cast<int>(first - ctx.shot.begin()),
-                                                  static_cast<int>(last - ctx.shot.begin()))) {
+    if (const auto positions =
+            chain.plan_partial(static_cast<int>(ctx.shot.size()), static_cast<int>(first - ctx.shot.begin()),
+                               static_cast<int>(last - ctx.shot.begin()))) {
         for (int p : *positions) {
             const int f = ctx.shot[static_cast<size_t>(p)];
             plan.push_back({f, std::binary_search(todo.begin(), todo.end(), f), rerender_reason(sel, f)});
@@ -430,14 +450,15 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
                      ? "window 0, which holds the shot's first frame, and " + std::to_string(kRelativeContextWindows) +
                            " windows before, for the scale/shift chain"
                      : std::string("the windows' own inputs"),
-                 ctx.job.depth.stabilize ? ", and " + std::to_string(stabilize_radius(ctx.job)) +
-                                               " frames each side for depth.stabilize"
-                                         : std::string(),
+                 ctx.job.depth.stabilize
+                     ? ", and " + std::to_string(stabilize_radius(ctx.job)) + " frames each side for depth.stabilize"
+                     : std::string(),
                  ")");
         log_info(plan.size() - todo.size(), " warm-up frames (inferred, not written)");
         return plan;
     }
-    const auto start = from_start ? ctx.shot.begin() : first - std::min<std::ptrdiff_t>(context, first - ctx.shot.begin());
+    const auto start =
+        from_start ? ctx.shot.begin() : first - std::min<std::ptrdiff_t>(context, first - ctx.shot.begin());
     const auto end = last + std::min<std::ptrdiff_t>(context, ctx.shot.end() - 1 - last);
     for (auto it = start; it <= end; ++it)
         plan.push_back({*it, std::binary_search(todo.begin(), todo.end(), *it), rerender_reason(sel, *it)});
@@ -445,7 +466,8 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
         log_info("temporal stabilization: centred window of ", 2 * stabilize_radius(ctx.job) + 1, " frames (",
                  stabilize_radius(ctx.job), " on each side)");
     if (from_start)
-        log_info("video model: frames from the shot's first (", *ctx.shot.begin(), ") to ", context, " after the last written");
+        log_info("video model: frames from the shot's first (", *ctx.shot.begin(), ") to ", context,
+                 " after the last written");
     log_info(plan.size() - todo.size(), " warm-up frames (inferred, not written)");
     return plan;
 }
@@ -461,13 +483,15 @@ std::vector<int> check_context_plates(const JobContext& ctx, const std::vector<P
     const std::string what = ctx.contract().multi_frame() ? "the video windows" : "depth.stabilize's window";
     std::vector<std::string> lines;
     for (int f : missing)
-        lines.push_back("frame " + std::to_string(f) + ": plate missing: " + ctx.input.path(f) + " (not a frame of this run: " +
-                        what + " of frames " + format_frame_spec(written) + " read it as context)");
+        lines.push_back("frame " + std::to_string(f) + ": plate missing: " + ctx.input.path(f) +
+                        " (not a frame of this run: " + what + " of frames " + format_frame_spec(written) +
+                        " read it as context)");
     if (ctx.job.pipeline.on_error == OnError::Stop)
-        throw InputError(std::to_string(missing.size()) + " plate(s) this run reads as context are missing (" + what +
-                         "; the frames they cut would differ from a whole render):" + list_some(lines) +
-                         "\n  deliver them, or set pipeline.on_error: continue to render the frames anyway (those whose "
-                         "windows read them are marked depthbatch/temporal_context, or not written, and the run exits 7)");
+        throw InputError(
+            std::to_string(missing.size()) + " plate(s) this run reads as context are missing (" + what +
+            "; the frames they cut would differ from a whole render):" + list_some(lines) +
+            "\n  deliver them, or set pipeline.on_error: continue to render the frames anyway (those whose "
+            "windows read them are marked depthbatch/temporal_context, or not written, and the run exits 7)");
     if (messages) *messages = lines;
     return missing;
 }
@@ -495,7 +519,8 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     };
     // The model's provenance from its contract: licence, checkpoint and its sha256, training domain (README).
     for (const char* key : {"license", "source", "source_sha256", "variant", "domain"})
-        if (const auto it = ctx.contract().provenance.find(key); it != ctx.contract().provenance.end() && !it->second.empty())
+        if (const auto it = ctx.contract().provenance.find(key);
+            it != ctx.contract().provenance.end() && !it->second.empty())
             meta.push_back({std::string("depthbatch/model_") + key, it->second});
     // What the written R, G, B are in (passthrough_color.h), ours and OIIO's name for it (oiio:ColorSpace, read by
     // OIIO-based tools; written through OpenEXR, write_depth_exr).
@@ -513,12 +538,16 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     // bf16 that gave way to fp32 on the first frame says so).
     if (ctx.model->precision() != Precision::Fp32 || ctx.precision_check) {
         std::string p = option_name(ctx.model->precision());
-        if (ctx.model->precision() != job.model.precision) p += std::string(" (") + option_name(job.model.precision) + " asked: beyond the tolerance on the first frame)";
+        if (ctx.model->precision() != job.model.precision)
+            p += std::string(" (") + option_name(job.model.precision) +
+                 " asked: beyond the tolerance on the first frame)";
         meta.push_back({"depthbatch/precision", p});
     }
-    if (job.depth.stabilize) meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window())});
+    if (job.depth.stabilize)
+        meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window())});
     for (auto& kv : stages) meta.push_back(std::move(kv));
-    if (const std::string camera = describe_camera(job.camera); !camera.empty()) meta.push_back({"depthbatch/camera", camera});
+    if (const std::string camera = describe_camera(job.camera); !camera.empty())
+        meta.push_back({"depthbatch/camera", camera});
     return meta;
 }
 
@@ -528,7 +557,8 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
 
 using namespace detail;
 
-detail::OpenedRun detail::open_run(const JobConfig& job, const std::function<void(const std::string&)>& phase, bool render) {
+detail::OpenedRun detail::open_run(const JobConfig& job, const std::function<void(const std::string&)>& phase,
+                                   bool render) {
     OpenedRun run;
     phase("loading model");
     run.ctx = open_job(job);
@@ -540,7 +570,8 @@ detail::OpenedRun detail::open_run(const JobConfig& job, const std::function<voi
     run.stage = OpenedRun::Stage::NothingToDo;
     if (run.selected.todo.empty()) return run;
     if (render && !run.selected.skipped.empty())
-        log_info("skipping ", run.selected.skipped.size(), " frames whose output exists (complete, same settings and model)");
+        log_info("skipping ", run.selected.skipped.size(),
+                 " frames whose output exists (complete, same settings and model)");
     check_output_folders(*run.ctx, run.selected.todo, render);
     plan_from_first_frame(*run.ctx, run.selected.todo.front());
     run.stage = OpenedRun::Stage::Planned;
@@ -553,19 +584,20 @@ SequenceStats job_sequence_stats(const JobConfig& job, bool recompute) {
     return sequence_stats(*ctx, recompute);
 }
 
-
 ValidationResult validate_job(const JobConfig& job, bool deep) {
     ValidationResult v;
     const auto line = [&v](const std::string& key, const std::string& value) {
         v.plan.push_back(key + std::string(key.size() < 11 ? 11 - key.size() : 1, ' ') + value);
     };
-    OpenedRun run = open_run(job, [](const std::string&) {}, false);
+    OpenedRun run = open_run(
+        job, [](const std::string&) {}, false);
     const std::unique_ptr<JobContext>& ctx = run.ctx;
     const ModelContract& c = ctx->contract();
     line("job", job.job_file.empty() ? "(built in code)" : job.job_file);
     line("model", ctx->model->path() + " (" + c.name + ", " + depth_kind_name(c.kind) + ", sha256 " +
                       ctx->model->sha256().substr(0, 12) + ")");
-    line("device", describe_device(ctx->model->device_name(), ctx->model->gpu()) + " (" + ctx->model->device_reason() + ")");
+    line("device",
+         describe_device(ctx->model->device_name(), ctx->model->gpu()) + " (" + ctx->model->device_reason() + ")");
     line("shot", std::to_string(ctx->shot.size()) + " frames (" + format_frame_spec(ctx->shot) + ")");
     if (run.stage == OpenedRun::Stage::Empty) {
         line("frames", "none: this run's share of the job is empty (nothing to do)");
@@ -574,9 +606,12 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     const FrameSelection& sel = run.selected;
     for (const FrameResult& r : sel.missing) v.warnings.push_back(r.message);
     if (!sel.missing.empty()) v.exit_code = ExitCode::Partial;
-    line("frames", std::to_string(sel.todo.size()) + " to render (" + (sel.todo.empty() ? "none" : format_frame_spec(sel.todo)) +
-                       ")" + (sel.skipped.empty() ? "" : ", " + std::to_string(sel.skipped.size()) + " kept (complete, same settings)") +
-                       (sel.rerender.empty() ? "" : ", " + std::to_string(sel.rerender.size()) + " to render again"));
+    line(
+        "frames",
+        std::to_string(sel.todo.size()) + " to render (" + (sel.todo.empty() ? "none" : format_frame_spec(sel.todo)) +
+            ")" +
+            (sel.skipped.empty() ? "" : ", " + std::to_string(sel.skipped.size()) + " kept (complete, same settings)") +
+            (sel.rerender.empty() ? "" : ", " + std::to_string(sel.rerender.size()) + " to render again"));
     if (run.stage == OpenedRun::Stage::NothingToDo) return v;
     // Every plate of the run: there, its header readable, of the kind the first frame decided.
     std::vector<int> plates = sel.todo;
@@ -592,8 +627,8 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     }
     for (int f : plates) {
         const std::string path = ctx->input.path(f);
-        if (!fs::is_regular_file(path)) continue;   // missing plates: reported by select_frames above
-        if (deep) check_auto_kind(*ctx, read_plate(path, f, job.input));   // every pixel decoded, as the render
+        if (!fs::is_regular_file(path)) continue;  // missing plates: reported by select_frames above
+        if (deep) check_auto_kind(*ctx, read_plate(path, f, job.input));  // every pixel decoded, as the render
         else check_auto_kind(*ctx, probe_plate(path, f, job.input));
     }
     line("plates", std::to_string(plates.size()) + (deep ? " decoded in full: " : " checked: ") + ctx->first_kind);
@@ -608,16 +643,17 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     } catch (const RenderError& e) {
         throw ModelError(e.what());
     }
-    line("forward", "one pass at the processing size " + std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) +
-                        ": " + std::to_string(std::lround(ms_since(t0))) + " ms");
+    line("forward", "one pass at the processing size " + std::to_string(fp.input_width) + "x" +
+                        std::to_string(fp.input_height) + ": " + std::to_string(std::lround(ms_since(t0))) + " ms");
     line("reformat", std::to_string(fp.plate_width) + "x" + std::to_string(fp.plate_height) + " -> model input " +
-                         std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) + ", depth back at plate size (" +
-                         option_name(job.depth.upsample.method) + ")");
-    line("depth", std::string("depth.Z ") + option_name(job.depth.convention) + ", normalize " + option_name(job.depth.normalize) +
-                      (job.depth.stabilize ? ", stabilized" : ""));
-    line("output", job.output.path + " (" + option_name(job.output.channels) + ", " + option_name(job.output.compression) +
-                       ", overwrite " + option_name(job.output.overwrite) + ")");
-    if (const std::string passes = ctx->passes.describe(describe_camera(job.camera), job.output.passes_type); !passes.empty())
+                         std::to_string(fp.input_width) + "x" + std::to_string(fp.input_height) +
+                         ", depth back at plate size (" + option_name(job.depth.upsample.method) + ")");
+    line("depth", std::string("depth.Z ") + option_name(job.depth.convention) + ", normalize " +
+                      option_name(job.depth.normalize) + (job.depth.stabilize ? ", stabilized" : ""));
+    line("output", job.output.path + " (" + option_name(job.output.channels) + ", " +
+                       option_name(job.output.compression) + ", overwrite " + option_name(job.output.overwrite) + ")");
+    if (const std::string passes = ctx->passes.describe(describe_camera(job.camera), job.output.passes_type);
+        !passes.empty())
         line("passes", passes);
     if (!job.output.preview.path.empty()) line("previews", job.output.preview.path);
     if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
@@ -638,6 +674,5 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     if (!job.pipeline.review.empty()) line("review", job.pipeline.review);
     return v;
 }
-
 
 }  // namespace depthbatch

@@ -51,13 +51,13 @@ bool Reader::has(const std::string& key) const {
 
 std::string Reader::str(const std::string& key) const {
     YAML::Node n = node(key);
-    if (n && n.IsNull()) {   // written null (or --set KEY=null) where a value is needed
+    if (n && n.IsNull()) {  // written null (or --set KEY=null) where a value is needed
         const auto dot = key.rfind('.');
         const std::string holder = dot == std::string::npos ? std::string() : key.substr(0, dot);
         fail(key, "is null, and a value is needed here" +
-                      (job_nested_keys().count(holder) ? "; to leave out '" + holder + "' as a whole, unset it (--set " +
-                                                             holder + "=null)"
-                                                       : std::string()));
+                      (job_nested_keys().count(holder)
+                           ? "; to leave out '" + holder + "' as a whole, unset it (--set " + holder + "=null)"
+                           : std::string()));
     }
     if (!n.IsScalar()) fail(key, "expected a single value (a string)");
     return n.Scalar();
@@ -68,7 +68,8 @@ std::string Reader::str(const std::string& key, const std::string& fallback) con
 }
 
 int Reader::integer_text(const std::string& key, const std::string& s, long lo, long hi) const {
-    const bool digits = !s.empty() && s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+' ? 1 : 0) == std::string::npos &&
+    const bool digits = !s.empty() &&
+                        s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+' ? 1 : 0) == std::string::npos &&
                         s.find_first_of("0123456789") != std::string::npos;
     if (!digits) fail(key, "expected an integer (decimal digits), got '" + printable(s) + "'");
     long v = 0;
@@ -105,7 +106,8 @@ bool Reader::boolean(const std::string& key) const {
     fail(key, "expected true or false, got '" + s + "'");
 }
 
-std::string Reader::choice(const std::string& key, const std::set<std::string>& allowed, const std::string& fallback) const {
+std::string Reader::choice(const std::string& key, const std::set<std::string>& allowed,
+                           const std::string& fallback) const {
     if (!has(key)) return fallback;
     const std::string s = str(key);
     if (!allowed.count(s)) fail(key, "'" + s + "' is not one of: " + job_text::join(allowed));
@@ -118,15 +120,15 @@ std::string Reader::expand(const std::string& key, const std::string& s) const {
     const auto value_of = [&](const std::string& name) -> std::string {
         const char* v = std::getenv(name.c_str());
         if (!v)
-            fail(key, "environment variable " + name + " is not set (in '" + printable(s) +
-                          "'; $$ is a literal $)");
+            fail(key, "environment variable " + name + " is not set (in '" + printable(s) + "'; $$ is a literal $)");
         return v;
     };
     std::string out;
     size_t i = 0;
     if (!s.empty() && s[0] == '~' && (s.size() == 1 || s[1] == '/')) {
         const char* home = std::getenv("HOME");
-        if (!home || !*home) fail(key, "'" + printable(s) + "' starts with ~, and environment variable HOME is not set");
+        if (!home || !*home)
+            fail(key, "'" + printable(s) + "' starts with ~, and environment variable HOME is not set");
         out = home;
         i = 1;
     }
@@ -141,23 +143,24 @@ std::string Reader::expand(const std::string& key, const std::string& s) const {
             const std::string name = close == std::string::npos ? "" : s.substr(i + 2, close - i - 2);
             if (name.empty() || !starts_name(name[0]) || !std::all_of(name.begin(), name.end(), in_name))
                 fail(key, "'" + printable(s.substr(i, close == std::string::npos ? std::string::npos : close + 1 - i)) +
-                              "' in '" + printable(s) + "' is not ${NAME} (NAME: letters, digits and _, not "
+                              "' in '" + printable(s) +
+                              "' is not ${NAME} (NAME: letters, digits and _, not "
                               "starting with a digit; $$ is a literal $)");
             out += value_of(name);
             i = close + 1;
         } else if (starts_name(s[i + 1])) {
             size_t end = i + 1;
             while (end < s.size() && in_name(s[end])) ++end;
-            if (s[i + 1] == 'F' && (i + 2 == s.size() || !in_name(s[i + 2]) ||
-                                    std::isdigit(static_cast<unsigned char>(s[i + 2])))) {
-                out += "$F";   // the frame token ($F, $F4): its digits follow as they are
+            if (s[i + 1] == 'F' &&
+                (i + 2 == s.size() || !in_name(s[i + 2]) || std::isdigit(static_cast<unsigned char>(s[i + 2])))) {
+                out += "$F";  // the frame token ($F, $F4): its digits follow as they are
                 i += 2;
             } else {
                 out += value_of(s.substr(i + 1, end - i - 1));
                 i = end;
             }
         } else {
-            out += s[i++];   // "$" before anything else ("$1", "$-") is itself
+            out += s[i++];  // "$" before anything else ("$1", "$-") is itself
         }
     }
     return out;
@@ -166,15 +169,17 @@ std::string Reader::expand(const std::string& key, const std::string& s) const {
 std::string Reader::path(const std::string& key) const {
     const std::string written = str(key);
     const std::string s = t_.literal.count(key) ? written : expand(key, written);
-    if (s.empty()) fail(key, written.empty() ? "path is empty" : "path '" + printable(written) + "' is empty once expanded");
+    if (s.empty())
+        fail(key, written.empty() ? "path is empty" : "path '" + printable(written) + "' is empty once expanded");
     // "D:\temp\new.####.exr" in double quotes is D:<TAB>emp<LF>ew...: YAML and TOML unescape \t and \n.
     const auto control = std::find_if(s.begin(), s.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; });
     if (control != s.end())
         fail(key, "the path '" + printable(s) + "' holds a control character (" + printable(std::string(1, *control)) +
-                  " at position " + std::to_string(control - s.begin() + 1) + ") after unescaping: in double quotes, "
-                  "\\t, \\n and other backslash escapes are read as such. Write Windows paths in single quotes "
-                  "('D:\\shots\\plate.####.exr' in YAML, 'D:\\shots\\...' or \"D:\\\\shots\\\\...\" in TOML) "
-                  "or with forward slashes (D:/shots/plate.####.exr)");
+                      " at position " + std::to_string(control - s.begin() + 1) +
+                      ") after unescaping: in double quotes, "
+                      "\\t, \\n and other backslash escapes are read as such. Write Windows paths in single quotes "
+                      "('D:\\shots\\plate.####.exr' in YAML, 'D:\\shots\\...' or \"D:\\\\shots\\\\...\" in TOML) "
+                      "or with forward slashes (D:/shots/plate.####.exr)");
     auto b = t_.base.find(key);
     const fs::path base = b != t_.base.end() ? fs::path(b->second) : fs::path(t_.base_dir);
     return resolve_user_path(base, s);

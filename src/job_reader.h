@@ -18,17 +18,13 @@ namespace depthbatch {
 namespace job_text {
 
 // The job-file spelling of every closed option set, one table each: parsing and option_name() read them.
-template <class E>
-struct OptionNames;
-#define DEPTHBATCH_OPTION_NAMES(E, ...)                                                        \
-    template <>                                                                                \
-    struct OptionNames<E> {                                                                    \
-        static constexpr std::pair<E, const char*> table[] = {__VA_ARGS__};                   \
-    };
+template <class E> struct OptionNames;
+#define DEPTHBATCH_OPTION_NAMES(E, ...) \
+    template <> struct OptionNames<E> { static constexpr std::pair<E, const char*> table[] = {__VA_ARGS__}; };
 DEPTHBATCH_OPTION_NAMES(OverwritePolicy, {OverwritePolicy::Error, "error"}, {OverwritePolicy::Skip, "skip"},
                         {OverwritePolicy::Overwrite, "overwrite"})
-DEPTHBATCH_OPTION_NAMES(Compression, {Compression::Zip, "zip"}, {Compression::Zips, "zips"},
-                        {Compression::Piz, "piz"}, {Compression::Dwaa, "dwaa"}, {Compression::None, "none"})
+DEPTHBATCH_OPTION_NAMES(Compression, {Compression::Zip, "zip"}, {Compression::Zips, "zips"}, {Compression::Piz, "piz"},
+                        {Compression::Dwaa, "dwaa"}, {Compression::None, "none"})
 DEPTHBATCH_OPTION_NAMES(OutputChannels, {OutputChannels::Rgba, "rgba"}, {OutputChannels::Depth, "depth"},
                         {OutputChannels::All, "all"})
 DEPTHBATCH_OPTION_NAMES(ExistingDepth, {ExistingDepth::Replace, "replace"}, {ExistingDepth::Rename, "rename"})
@@ -52,8 +48,7 @@ DEPTHBATCH_OPTION_NAMES(ColormapName, {ColormapName::Turbo, "turbo"}, {ColormapN
                         {ColormapName::Inferno, "inferno"})
 #undef DEPTHBATCH_OPTION_NAMES
 
-template <class E>
-const char* name_of(E v) {
+template <class E> const char* name_of(E v) {
     for (const auto& [value, name] : OptionNames<E>::table)
         if (value == v) return name;
     return "?";
@@ -81,8 +76,7 @@ public:
     bool boolean(const std::string& key) const;
     std::string choice(const std::string& key, const std::set<std::string>& allowed, const std::string& fallback) const;
     /// A closed option set: `value` is left as it is (the default) when the job does not set `key`.
-    template <class E>
-    void option(const std::string& key, E& value) const {
+    template <class E> void option(const std::string& key, E& value) const {
         if (!has(key)) return;
         const std::string s = str(key);
         std::set<std::string> allowed;

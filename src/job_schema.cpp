@@ -56,7 +56,7 @@ std::string job_keys_help() {
     s << "Job file keys (YAML or TOML, one schema; docs/jobs.md \"Job file\"). Nested keys (a.b.c) go in a mapping:\n"
          "output: {preview: {path: p.####.jpg, size: 480}}; a bare value sets the one named.\n"
          "* = not in the settings fingerprint (--skip-existing keeps outputs made with other values).\n";
-    std::vector<std::string> sections;   // in the order the table first names them
+    std::vector<std::string> sections;  // in the order the table first names them
     for (const JobKey& k : job_keys()) {
         const std::string key = k.key, section = key.substr(0, key.find('.'));
         if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(section);
@@ -78,7 +78,7 @@ std::string job_keys_help() {
 }
 
 std::string job_keys_markdown() {
-    const auto cell = [](std::string text) {   // a Markdown table cell: '|' would end it
+    const auto cell = [](std::string text) {  // a Markdown table cell: '|' would end it
         std::string out;
         for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
         return out;
@@ -91,7 +91,8 @@ std::string job_keys_markdown() {
         std::string doc = k.doc;
         if (k.holds_keys()) doc += " (a bare value is its " + std::string(k.scalar_form) + ")";
         if (k.deprecated) doc += " (deprecated: use " + std::string(k.old_name_of) + ")";
-        s << "| `" << k.key << "` | " << cell(def) << " | " << (k.affects_pixels() ? "yes" : "\xe2\x80\x94") << " | " << cell(doc) << " |\n";
+        s << "| `" << k.key << "` | " << cell(def) << " | " << (k.affects_pixels() ? "yes" : "\xe2\x80\x94") << " | "
+          << cell(doc) << " |\n";
     }
     return s.str();
 }

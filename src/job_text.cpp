@@ -41,8 +41,7 @@ void record_yaml_marks(const YAML::Node& node, const std::string& prefix, Tree& 
 }
 
 YAML::Node toml_to_yaml(const toml::node& node, const std::string& key, Tree& tree) {
-    if (!key.empty())
-        tree.where[key] = tree.origin + ":" + std::to_string(node.source().begin.line);
+    if (!key.empty()) tree.where[key] = tree.origin + ":" + std::to_string(node.source().begin.line);
     if (const auto* table = node.as_table()) {
         YAML::Node out(YAML::NodeType::Map);
         for (const auto& [k, v] : *table) {
@@ -138,9 +137,10 @@ std::string toml_as_ascii(const std::string& text, const std::string& origin) {
                 const bool multi = at(i, "'''");
                 bool has_wide = false;
                 const size_t end = literal_end(i, multi, has_wide);
-                if (end == std::string::npos && has_wide)      // toml++ would read on past it as code
-                    fail(std::string("a literal string without its closing quote") + (multi ? " (''')" : " (') on its line"));
-                if (end == std::string::npos || !has_wide) {   // copied as written
+                if (end == std::string::npos && has_wide)  // toml++ would read on past it as code
+                    fail(std::string("a literal string without its closing quote") +
+                         (multi ? " (''')" : " (') on its line"));
+                if (end == std::string::npos || !has_wide) {  // copied as written
                     in = multi ? In::MultiLiteral : In::Literal;
                     out += multi ? "'''" : "'";
                     i += multi ? 2 : 0;
@@ -175,7 +175,7 @@ std::string toml_as_ascii(const std::string& text, const std::string& origin) {
                 if (i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80)
                     fail("a backslash before a character beyond ASCII is not an escape (write \\\\ for a backslash)");
                 out += ch;
-                if (i + 1 < text.size() && text[i + 1] != '\n') out += text[++i];   // (a newline: counted above)
+                if (i + 1 < text.size() && text[i + 1] != '\n') out += text[++i];  // (a newline: counted above)
             } else if (in == In::Basic && ch == '"') {
                 in = In::Code, last = ch, out += ch;
             } else if (in == In::MultiBasic && at(i, "\"\"\"")) {
@@ -209,7 +209,8 @@ namespace {
 
 /// The 1-based number of the line holding byte `pos` of `text`.
 int line_of(const std::string& text, size_t pos) {
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(std::min(pos, text.size())), '\n'));
+    return 1 + static_cast<int>(
+                   std::count(text.begin(), text.begin() + static_cast<long>(std::min(pos, text.size())), '\n'));
 }
 
 /// For a YAML syntax error on line `error_line` (1-based): the first line up to it whose indentation holds a
@@ -221,7 +222,7 @@ int tab_indented_line(const std::string& text, int error_line) {
         const size_t nl = text.find('\n', start);
         const std::string l = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
         const size_t content = l.find_first_not_of(" \t\r");
-        const bool tab = l.find('\t') < content;   // (npos: a blank line, all of it indentation)
+        const bool tab = l.find('\t') < content;  // (npos: a blank line, all of it indentation)
         if (tab && (line == error_line || (content != std::string::npos && l[content] != '#'))) return line;
         if (nl == std::string::npos) break;
         start = nl + 1;
@@ -237,7 +238,9 @@ struct DocumentProbe : YAML::EventHandler {
     void OnDocumentEnd() override {}
     void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
     void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
-    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { content = true; }
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {
+        content = true;
+    }
     void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
         content = true;
     }
@@ -256,20 +259,22 @@ struct DocumentProbe : YAML::EventHandler {
 YAML::Node load_yaml_document(const std::string& text, const std::string& origin) {
     const auto syntax_error = [&](int line, const std::string& msg) {
         if (const int tab = tab_indented_line(text, line))
-            return ConfigError(origin + ":" + std::to_string(tab) + ": a tab character in the indentation; YAML "
-                               "indents with spaces (YAML syntax error: " + msg + ")");
+            return ConfigError(origin + ":" + std::to_string(tab) +
+                               ": a tab character in the indentation; YAML "
+                               "indents with spaces (YAML syntax error: " +
+                               msg + ")");
         return ConfigError(origin + ":" + std::to_string(line) + ": YAML syntax error: " + msg);
     };
     try {
         std::istringstream in(text);
         YAML::Parser parser(in);
         DocumentProbe doc;
-        std::optional<int> last_start;   // Mark::pos of the document before
+        std::optional<int> last_start;  // Mark::pos of the document before
         for (int index = 0; parser.HandleNextDocument(doc); ++index) {
             if (last_start && doc.start.pos == *last_start) {
                 const size_t at = static_cast<size_t>(std::max(0, doc.start.pos));
-                throw syntax_error(doc.start.line + 1, "unexpected '" + printable(text.substr(at, 1)) +
-                                                           "' (a ',' outside [ ] or { }?)");
+                throw syntax_error(doc.start.line + 1,
+                                   "unexpected '" + printable(text.substr(at, 1)) + "' (a ',' outside [ ] or { }?)");
             }
             last_start = doc.start.pos;
             if (index > 0 && doc.content)
@@ -282,7 +287,6 @@ YAML::Node load_yaml_document(const std::string& text, const std::string& origin
         throw syntax_error(e.mark.line + 1, e.msg);
     }
 }
-
 
 }  // namespace
 
@@ -314,7 +318,8 @@ Tree parse_tree(const std::string& raw_text, const std::string& format, const st
     } else {
         tree.root = load_yaml_document(text, origin);
         if (tree.root.IsNull()) tree.root = YAML::Node(YAML::NodeType::Map);
-        if (!tree.root.IsMap()) throw ConfigError(origin + ": a job file is a mapping of sections (input, output, ...)");
+        if (!tree.root.IsMap())
+            throw ConfigError(origin + ": a job file is a mapping of sections (input, output, ...)");
         record_yaml_marks(tree.root, "", tree);
     }
     return tree;
@@ -325,8 +330,7 @@ Tree parse_tree(const std::string& raw_text, const std::string& format, const st
 /// finds "--set key=value" as the key's `where`.
 void apply_override(Tree& tree, const std::string& assignment, const std::string& typed, bool literal) {
     const auto eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0)
-        throw ConfigError("--set '" + assignment + "': expected key.path=value");
+    if (eq == std::string::npos || eq == 0) throw ConfigError("--set '" + assignment + "': expected key.path=value");
     const std::string key = assignment.substr(0, eq);
     const std::string value = assignment.substr(eq + 1);
     const auto dot = key.find('.');
@@ -338,20 +342,21 @@ void apply_override(Tree& tree, const std::string& assignment, const std::string
         if (sec == job_sections().end()) {
             std::set<std::string> sections;
             for (const auto& kv : job_sections()) sections.insert(kv.first);
-            throw ConfigError(flag + ": unknown section '" + key.substr(0, dot) + "' (allowed: " + join(sections) + ")");
+            throw ConfigError(flag + ": unknown section '" + key.substr(0, dot) + "' (allowed: " + join(sections) +
+                              ")");
         }
         const auto inner = key.find('.', dot + 1);
-        const std::string first = key.substr(0, inner);   // section.key
+        const std::string first = key.substr(0, inner);  // section.key
         if (!sec->second.count(first.substr(dot + 1)))
-            throw ConfigError(flag + ": unknown key '" + first + "' (allowed in '" + sec->first + "': " +
-                              join(sec->second) + ")");
+            throw ConfigError(flag + ": unknown key '" + first + "' (allowed in '" + sec->first +
+                              "': " + join(sec->second) + ")");
         if (inner != std::string::npos) {
             const auto nested = job_nested_keys().find(first);
             if (nested == job_nested_keys().end())
                 throw ConfigError(flag + ": '" + first + "' holds one value, not keys (--set " + first + "=VALUE)");
             if (!nested->second.count(key.substr(inner + 1)))
-                throw ConfigError(flag + ": unknown key '" + key + "' (allowed in '" + first + "': " +
-                                  join(nested->second) + ")");
+                throw ConfigError(flag + ": unknown key '" + key + "' (allowed in '" + first +
+                                  "': " + join(nested->second) + ")");
         }
     }
     YAML::Node parsed;
@@ -368,14 +373,14 @@ void apply_override(Tree& tree, const std::string& assignment, const std::string
     if (yaml_null) parsed = YAML::Node(YAML::NodeType::Null);
     else if (parsed.IsNull()) parsed = YAML::Node(value);
     const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
-    if (tree.root[section] && !tree.root[section].IsNull() && !tree.root[section].IsMap())   // the file's error
+    if (tree.root[section] && !tree.root[section].IsNull() && !tree.root[section].IsMap())  // the file's error
         throw ConfigError(tree.at(section) + ": section '" + section + "' must be a mapping of keys");
     if (!tree.root[section] || !tree.root[section].IsMap()) {
         tree.root[section] = YAML::Node(YAML::NodeType::Map);
         if (!tree.where.count(section)) tree.where[section] = flag;
     }
     YAML::Node sec = tree.root[section];
-    if (const auto inner = leaf.find('.'); inner != std::string::npos) {   // output.preview.path=...
+    if (const auto inner = leaf.find('.'); inner != std::string::npos) {  // output.preview.path=...
         const std::string outer = leaf.substr(0, inner);
         if (!sec[outer] || !sec[outer].IsMap()) {
             YAML::Node map(YAML::NodeType::Map);
@@ -392,14 +397,14 @@ void apply_override(Tree& tree, const std::string& assignment, const std::string
     tree.where[key] = flag;
     tree.base[key] = fs::current_path().string();
     if (literal) tree.literal.insert(key);
-    else tree.literal.erase(key);   // a later --set of the key is YAML and a path in it expands, as in the file
+    else tree.literal.erase(key);  // a later --set of the key is YAML and a path in it expands, as in the file
 }
-
 
 std::string read_job_file(const std::string& job_path, std::string& format) {
     const fs::path p(job_path);
     std::string ext = p.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (ext == ".yaml" || ext == ".yml") format = "yaml";
     else if (ext == ".toml") format = "toml";
     else throw ConfigError(job_path + ": job files end in .yaml, .yml or .toml");
@@ -412,11 +417,12 @@ std::string read_job_file(const std::string& job_path, std::string& format) {
     if (fs::is_directory(st)) throw ConfigError(job_path + ": is a directory, not a job file");
     if (!fs::is_regular_file(st))
         throw ConfigError(job_path + ": not a job file (" +
-                          (fs::is_fifo(st)              ? "a FIFO (named pipe)"
+                          (fs::is_fifo(st)             ? "a FIFO (named pipe)"
                            : fs::is_character_file(st) ? "a character device"
                            : fs::is_block_file(st)     ? "a block device"
                            : fs::is_socket(st)         ? "a socket"
-                                                       : "not a regular file") + ")");
+                                                       : "not a regular file") +
+                          ")");
     const auto too_big = [&](const std::string& size) {
         return ConfigError(job_path + ": not a job file (" + size + "; a job file is at most 4 MiB of text)");
     };
@@ -426,7 +432,7 @@ std::string read_job_file(const std::string& job_path, std::string& format) {
     if (!in) throw ConfigError(job_path + ": cannot open the job file (" + std::strerror(errno) + ")");
     std::string text;
     char chunk[65536];
-    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {   // bounded: the file may grow as it is read
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {  // bounded: the file may grow as it is read
         text.append(chunk, static_cast<size_t>(in.gcount()));
         if (text.size() > kMaxJobBytes) throw too_big("over 4 MiB");
     }

@@ -15,11 +15,11 @@ namespace depthbatch::job_text {
 // A parsed job: one YAML tree whatever the file format, plus where each key came from.
 struct Tree {
     YAML::Node root = YAML::Node(YAML::NodeType::Map);
-    std::string origin;                          // the job file (or "<text>")
-    std::string base_dir;                        // resolves relative paths from the file
-    std::map<std::string, std::string> where;    // "model.batch" -> "job.yaml:12"
-    std::map<std::string, std::string> base;     // key -> folder its relative paths resolve against
-    std::set<std::string> literal;               // keys set by a flag (--output, --summary): taken as written
+    std::string origin;                        // the job file (or "<text>")
+    std::string base_dir;                      // resolves relative paths from the file
+    std::map<std::string, std::string> where;  // "model.batch" -> "job.yaml:12"
+    std::map<std::string, std::string> base;   // key -> folder its relative paths resolve against
+    std::set<std::string> literal;             // keys set by a flag (--output, --summary): taken as written
 
     std::string at(const std::string& key) const {
         auto it = where.find(key);
@@ -33,7 +33,8 @@ std::string join(const std::set<std::string>& keys);
 /// `text` (UTF-8, a leading BOM dropped) in `format` ("yaml" or "toml") as a located tree. Throws ConfigError
 /// naming origin:line for a syntax error, a NUL byte, a repeated key, a second YAML document, a TOML date, and
 /// (TOML) a byte beyond ASCII outside a string or comment (toml_as_ascii).
-Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin, const std::string& base_dir);
+Tree parse_tree(const std::string& text, const std::string& format, const std::string& origin,
+                const std::string& base_dir);
 
 /// `text` (TOML) with no byte beyond ASCII and the same values, for toml++ (3.x reaches undefined behaviour on
 /// some of them): in basic strings such a character becomes an escape (backslash-u and 4 hex digits, or

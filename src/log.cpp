@@ -54,7 +54,7 @@ void log_line(LogLevel level, const std::string& message) {
 void log_line_always(LogLevel level, const std::string& message) {
     std::string line;
     line.reserve(message.size());
-    for (size_t start = 0;;) {   // keep '\n' (multi-line lists), escape every other control character
+    for (size_t start = 0;;) {  // keep '\n' (multi-line lists), escape every other control character
         const size_t nl = message.find('\n', start);
         line += printable(message.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
         if (nl == std::string::npos) break;

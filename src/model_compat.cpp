@@ -95,7 +95,7 @@ std::string stored_zip_entry(const std::string& path, const std::string& suffix)
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) return "";
     const uint64_t file_size = static_cast<uint64_t>(in.tellg());
-    const uint64_t tail_size = std::min<uint64_t>(file_size, 22 + 65535);   // the record and its longest comment
+    const uint64_t tail_size = std::min<uint64_t>(file_size, 22 + 65535);  // the record and its longest comment
     const std::string tail = read_at(in, file_size - tail_size, tail_size);
     const size_t end = tail.rfind("PK\5\6");
     if (end == std::string::npos) return "";
@@ -110,7 +110,8 @@ std::string stored_zip_entry(const std::string& path, const std::string& suffix)
     const std::string headers = read_at(in, directory, directory_size);
     for (size_t at = 0; at + 46 <= headers.size() && headers.compare(at, 4, "PK\1\2") == 0;) {
         const uint64_t method = little_endian(headers, at + 10, 2), name_size = little_endian(headers, at + 28, 2),
-                       extra_size = little_endian(headers, at + 30, 2), comment_size = little_endian(headers, at + 32, 2);
+                       extra_size = little_endian(headers, at + 30, 2),
+                       comment_size = little_endian(headers, at + 32, 2);
         const std::string name = headers.substr(at + 46, name_size);
         uint64_t size = little_endian(headers, at + 20, 4), local = little_endian(headers, at + 42, 4);
         if (method == 0 && name.size() >= suffix.size() &&
@@ -159,7 +160,8 @@ std::string libtorch_version() { return TORCH_VERSION; }
 
 std::string recorded_exporting_torch(const std::string& path) {
     try {
-        const nlohmann::json j = nlohmann::json::parse(stored_zip_entry(path, "/extra/depthbatch.json"), nullptr, false);
+        const nlohmann::json j =
+            nlohmann::json::parse(stored_zip_entry(path, "/extra/depthbatch.json"), nullptr, false);
         if (!j.is_object() || !j.contains("exported_by") || !j["exported_by"].is_object()) return "";
         const nlohmann::json& torch = j["exported_by"].value("torch", nlohmann::json());
         if (!torch.is_string()) return "";
@@ -168,7 +170,7 @@ std::string recorded_exporting_torch(const std::string& path) {
         for (const char c : version)
             if (c < 0x20 || c > 0x7e) return "";
         return version;
-    } catch (const std::exception&) {   // an unreadable file: not recorded
+    } catch (const std::exception&) {  // an unreadable file: not recorded
         return "";
     }
 }
@@ -191,7 +193,8 @@ std::string describe_load_failure(const std::string& path, const std::string& li
                    " does not have";
         }
     if (what.empty())
-        for (const char* reason : {"Keyword argument ", "Expected at most ", "Argument ", "Expected a value of type "}) {
+        for (const char* reason :
+             {"Keyword argument ", "Expected at most ", "Argument ", "Expected a value of type "}) {
             const size_t at = e.find(reason);
             const std::string op = at == std::string::npos ? std::string() : first_schema_op(e);
             if (op.empty() || (std::string(reason) == "Argument " && e.find(" not provided", at) == std::string::npos))
@@ -210,21 +213,25 @@ std::string describe_load_failure(const std::string& path, const std::string& li
         if (const size_t at = e.find(kFileVersion); at != std::string::npos) {
             const std::string file = number_at(e, at + kFileVersion.size());
             const size_t max_at = e.find(kMaxVersion, at);
-            const std::string max = max_at == std::string::npos ? std::string() : number_at(e, max_at + kMaxVersion.size());
+            const std::string max =
+                max_at == std::string::npos ? std::string() : number_at(e, max_at + kMaxVersion.size());
             if (!file.empty())
                 what = "is TorchScript file format version " + file + ", newer than " + here + " reads" +
                        (max.empty() ? std::string() : " (up to " + max + ")");
         }
     if (what.empty()) return "";
-    const std::string made = exported_torch.empty()
-        ? "the file does not record the torch that exported it (exported before depthbatch recorded it, or made elsewhere)"
-        : "the file was exported with torch " + exported_torch;
-    const std::string newer = exported_torch.empty() ? std::string("a newer LibTorch (as new as the torch that exported it)")
-                                                     : "a LibTorch >= " + major_minor(exported_torch);
-    return path + ": " + what + "; " + made + ". Re-export it with this project's tools/ (python -m tools.export ..., "
+    const std::string made = exported_torch.empty() ? "the file does not record the torch that exported it (exported "
+                                                      "before depthbatch recorded it, or made elsewhere)"
+                                                    : "the file was exported with torch " + exported_torch;
+    const std::string newer = exported_torch.empty()
+                                  ? std::string("a newer LibTorch (as new as the torch that exported it)")
+                                  : "a LibTorch >= " + major_minor(exported_torch);
+    return path + ": " + what + "; " + made +
+           ". Re-export it with this project's tools/ (python -m tools.export ..., "
            "or python -m tools.fastdepth prepare for the default model; their exports call only operators LibTorch 2.4 "
-           "has), save a file made elsewhere again with torch " + major_minor(libtorch_version()) +
-           " or older, or run depthbatch on " + newer + " (docs/models.md \"Which LibTorch loads a model\")";
+           "has), save a file made elsewhere again with torch " +
+           major_minor(libtorch_version()) + " or older, or run depthbatch on " + newer +
+           " (docs/models.md \"Which LibTorch loads a model\")";
 }
 
 }  // namespace depthbatch

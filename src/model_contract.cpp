@@ -36,8 +36,7 @@ const char* align_name(TemporalWindowing::Align align) {
 namespace {
 
 /// input.frames and the temporal block (TemporalWindowing's invariants); `fail` throws naming the field.
-template <class Fail>
-void validate_temporal(const ModelContract& c, const Fail& fail) {
+template <class Fail> void validate_temporal(const ModelContract& c, const Fail& fail) {
     const auto n = [](long long v) { return std::to_string(v); };
     if (c.frames < 1 || c.frames > kMaxContractFrames)
         fail("input.frames must be 1 to " + n(kMaxContractFrames) + ", not " + n(c.frames));
@@ -46,7 +45,8 @@ void validate_temporal(const ModelContract& c, const Fail& fail) {
         if (t.window != 0) fail("temporal is set but input.frames is 1 (a windowed model takes input.frames > 1)");
         return;
     }
-    if (t.window == 0) fail("temporal is missing: a multi-frame model (input.frames " + n(c.frames) + ") must state its windowing");
+    if (t.window == 0)
+        fail("temporal is missing: a multi-frame model (input.frames " + n(c.frames) + ") must state its windowing");
     if (t.window < 2 || t.window > c.frames)
         fail("temporal.window must be 2 to input.frames (" + n(c.frames) + "), not " + n(t.window));
     if (t.overlap < 1 || t.overlap >= t.window)
@@ -54,16 +54,19 @@ void validate_temporal(const ModelContract& c, const Fail& fail) {
     if (t.crossfade < 2 || t.crossfade >= t.overlap)
         fail("temporal.crossfade must be 2 to temporal.overlap - 1 (" + n(t.overlap - 1) + "), not " + n(t.crossfade));
     if (static_cast<int>(t.keyframes.size()) != t.overlap)
-        fail("temporal.keyframes must list temporal.overlap (" + n(t.overlap) + ") frames, not " + n(static_cast<long long>(t.keyframes.size())));
+        fail("temporal.keyframes must list temporal.overlap (" + n(t.overlap) + ") frames, not " +
+             n(static_cast<long long>(t.keyframes.size())));
     for (size_t i = 0; i < t.keyframes.size(); ++i) {
         if (t.keyframes[i] < 0 || t.keyframes[i] >= t.window)
-            fail("temporal.keyframes[" + n(static_cast<long long>(i)) + "] must be 0 to " + n(t.window - 1) + ", not " + n(t.keyframes[i]));
+            fail("temporal.keyframes[" + n(static_cast<long long>(i)) + "] must be 0 to " + n(t.window - 1) + ", not " +
+                 n(t.keyframes[i]));
         if (i > 0 && t.keyframes[i] <= t.keyframes[i - 1]) fail("temporal.keyframes must be strictly increasing");
     }
     for (int i = 0; i < t.crossfade; ++i)
         if (t.keyframes[static_cast<size_t>(t.overlap - t.crossfade + i)] != t.window - t.crossfade + i)
-            fail("temporal.keyframes must end with the window's last temporal.crossfade (" + n(t.crossfade) + ") frames, " +
-                 n(t.window - t.crossfade) + " to " + n(t.window - 1) + " (the frames the next window cross-fades)");
+            fail("temporal.keyframes must end with the window's last temporal.crossfade (" + n(t.crossfade) +
+                 ") frames, " + n(t.window - t.crossfade) + " to " + n(t.window - 1) +
+                 " (the frames the next window cross-fades)");
     if (c.kind == DepthKind::MetricDepth && t.align != TemporalWindowing::Align::None)
         fail("temporal.align must be \"none\" for metric_depth output (metric depth is not rescaled)");
 }
@@ -73,34 +76,40 @@ void validate_temporal(const ModelContract& c, const Fail& fail) {
 void validate_model_contract(const ModelContract& c, const std::string& origin) {
     auto fail = [&](const std::string& what) { throw ModelError(origin + ": model contract: " + what); };
     if (c.multiple < 1 || c.multiple > kMaxContractMultiple)
-        fail("input.multiple must be 1 to " + std::to_string(kMaxContractMultiple) + " px, not " + std::to_string(c.multiple));
+        fail("input.multiple must be 1 to " + std::to_string(kMaxContractMultiple) + " px, not " +
+             std::to_string(c.multiple));
     if ((c.height != 0) != (c.width != 0)) fail("input.size needs both height and width");
     if (c.height != 0 && (c.height < 1 || c.width < 1 || c.height > kMaxContractSize || c.width > kMaxContractSize))
-        fail("input.size [" + std::to_string(c.height) + ", " + std::to_string(c.width) + "] ([height, width]): each side must be 1 to " +
-             std::to_string(kMaxContractSize) + " px");
+        fail("input.size [" + std::to_string(c.height) + ", " + std::to_string(c.width) +
+             "] ([height, width]): each side must be 1 to " + std::to_string(kMaxContractSize) + " px");
     if (c.height > 0 && (c.height % c.multiple || c.width % c.multiple))
-        fail("input.size " + std::to_string(c.height) + "x" + std::to_string(c.width) +
-             " is not a multiple of " + std::to_string(c.multiple));
+        fail("input.size " + std::to_string(c.height) + "x" + std::to_string(c.width) + " is not a multiple of " +
+             std::to_string(c.multiple));
     if (c.fixed_size && c.height <= 0) fail("a fixed-size (traced) model must state input.size");
     if (c.kind == DepthKind::MetricDepth && c.units != "m") fail("metric_depth output must have units \"m\"");
     if (c.colorspace.empty()) fail("input.colorspace is empty");
     if (!(c.max_scale >= 1 && c.max_scale <= kMaxOutputScale))
-        fail("output.max_scale must be 1 to " + std::to_string(static_cast<int>(kMaxOutputScale)) + ", not " + std::to_string(c.max_scale));
+        fail("output.max_scale must be 1 to " + std::to_string(static_cast<int>(kMaxOutputScale)) + ", not " +
+             std::to_string(c.max_scale));
     if (!(c.reference_focal_px >= 0) || !std::isfinite(c.reference_focal_px))
         fail("output.reference_focal_px must be > 0 (or absent), not " + std::to_string(c.reference_focal_px));
     validate_temporal(c, fail);
     // output.extra_outputs (issue 25): names a job can list in output.passes, channels the EXR can hold.
     for (size_t i = 0; i < c.extra_outputs.size(); ++i) {
         const ExtraOutput& e = c.extra_outputs[i];
-        const bool name_ok = !e.name.empty() && e.name.size() <= 64 && !is_geometric_pass(e.name) &&
-                             std::all_of(e.name.begin(), e.name.end(), [](unsigned char ch) { return std::isalnum(ch) || ch == '_'; });
-        if (!name_ok) fail("output.extra_outputs name '" + e.name.substr(0, 64) + "' must be letters, digits and _ (not P or N)");
-        const bool channel_ok = !e.channel.empty() && e.channel.size() <= 128 &&
-                                std::all_of(e.channel.begin(), e.channel.end(), [](unsigned char ch) { return ch > 0x20 && ch < 0x7f; }) &&
-                                e.channel != "R" && e.channel != "G" && e.channel != "B" && e.channel != "A" &&
-                                e.channel != "depth.Z" && e.channel.front() != '.' && e.channel.back() != '.';
-        if (!channel_ok) fail("output.extra_outputs channel '" + e.channel.substr(0, 64) + "' of '" + e.name +
-                              "' is not a channel name of its own (printable, no spaces, not R, G, B, A or depth.Z)");
+        const bool name_ok =
+            !e.name.empty() && e.name.size() <= 64 && !is_geometric_pass(e.name) &&
+            std::all_of(e.name.begin(), e.name.end(), [](unsigned char ch) { return std::isalnum(ch) || ch == '_'; });
+        if (!name_ok)
+            fail("output.extra_outputs name '" + e.name.substr(0, 64) + "' must be letters, digits and _ (not P or N)");
+        const bool channel_ok =
+            !e.channel.empty() && e.channel.size() <= 128 &&
+            std::all_of(e.channel.begin(), e.channel.end(), [](unsigned char ch) { return ch > 0x20 && ch < 0x7f; }) &&
+            e.channel != "R" && e.channel != "G" && e.channel != "B" && e.channel != "A" && e.channel != "depth.Z" &&
+            e.channel.front() != '.' && e.channel.back() != '.';
+        if (!channel_ok)
+            fail("output.extra_outputs channel '" + e.channel.substr(0, 64) + "' of '" + e.name +
+                 "' is not a channel name of its own (printable, no spaces, not R, G, B, A or depth.Z)");
         for (size_t k = 0; k < i; ++k)
             if (c.extra_outputs[k].name == e.name || c.extra_outputs[k].channel == e.channel)
                 fail("output.extra_outputs: '" + e.name + "' (" + e.channel + ") repeats a name or channel");
@@ -139,7 +148,8 @@ ModelOutputCheck check_model_output(const std::vector<int64_t>& out, const std::
     for (int64_t d : out)
         if (d == 0) throw ModelError(shapes + " has a zero dimension" + for_input + ": no depth to write");
     if (!((out.size() == 4 && out[1] == 1) || out.size() == 3) || out[0] != in[0])
-        throw ModelError(shapes + " is not an image [N,1,H,W] or [N,H,W] with N = " + std::to_string(in[0]) + for_input);
+        throw ModelError(shapes + " is not an image [N,1,H,W] or [N,H,W] with N = " + std::to_string(in[0]) +
+                         for_input);
     if (dtype != "Float" && dtype != "Double" && dtype != "Half" && dtype != "BFloat16")
         throw ModelError(shapes + " is " + dtype + ", not floating point depth" + for_input +
                          " (float32 is expected; float16, bfloat16 and float64 are converted to float32)");
@@ -152,7 +162,8 @@ ModelOutputCheck check_model_output(const std::vector<int64_t>& out, const std::
         std::snprintf(scale, sizeof scale, "%g", c.max_scale);
         throw ModelError(shapes + " is more than " + scale + "x the input " + shape_text(in) +
                          " in height or width: refused before it is resized and written (a contract allows larger "
-                         "outputs with output.max_scale, up to " + std::to_string(static_cast<int>(kMaxOutputScale)) + ")");
+                         "outputs with output.max_scale, up to " +
+                         std::to_string(static_cast<int>(kMaxOutputScale)) + ")");
     }
     if (oh > INT_MAX || ow > INT_MAX) throw ModelError(shapes + " is larger than an image can be" + for_input);
     ModelOutputCheck r;
@@ -168,8 +179,9 @@ ModelOutputCheck check_model_output(const std::vector<int64_t>& out, const std::
     }
     if (r.transposed && c.fixed_size)
         throw ModelError(shapes + " has the height and width of the input " + shape_text(in) +
-                         " swapped (H x W = " + std::to_string(oh) + "x" + std::to_string(ow) + " for " + std::to_string(ih) +
-                         "x" + std::to_string(iw) + "): its depth would be rotated; a fixed-size model must return "
+                         " swapped (H x W = " + std::to_string(oh) + "x" + std::to_string(ow) + " for " +
+                         std::to_string(ih) + "x" + std::to_string(iw) +
+                         "): its depth would be rotated; a fixed-size model must return "
                          "its input's orientation (re-export it)");
     return r;
 }
@@ -194,9 +206,8 @@ std::string field_name(const std::string& where, const char* key) { return where
 
 /// The field `key` of `parent` (whose path in the file is `where`, "" for the top) as T: `fallback` when it is
 /// absent, and a ModelError naming the field, what it must be and what it is otherwise (null included).
-template <class T>
-T field(const json& parent, const std::string& where, const char* key, const std::string& origin,
-        std::optional<T> fallback = std::nullopt) {
+template <class T> T field(const json& parent, const std::string& where, const char* key, const std::string& origin,
+                           std::optional<T> fallback = std::nullopt) {
     const std::string name = field_name(where, key);
     if (!parent.contains(key)) {
         if (fallback) return *fallback;
@@ -204,9 +215,11 @@ T field(const json& parent, const std::string& where, const char* key, const std
     }
     const json& v = parent[key];
     const bool ok = std::is_same_v<T, std::string> ? v.is_string()
-                  : std::is_same_v<T, bool>        ? v.is_boolean()
+                    : std::is_same_v<T, bool>      ? v.is_boolean()
                                                    : v.is_number();
-    if (!ok) throw ModelError(origin + ": depthbatch.json field " + name + " must be " + json_type_name<T>() + ", not " + brief(v));
+    if (!ok)
+        throw ModelError(origin + ": depthbatch.json field " + name + " must be " + json_type_name<T>() + ", not " +
+                         brief(v));
     return v.get<T>();
 }
 
@@ -260,7 +273,8 @@ void refuse_control_characters(const std::string& value, const std::string& name
         const unsigned cp = format ? 0x2000u + ((at(1) & 0x3Fu) << 6) + (at(2) & 0x3Fu) : c1 ? at(1) : ch;
         std::snprintf(code, sizeof code, "U+%04X", cp);
         throw ModelError(origin + ": depthbatch.json field " + name + " holds a control character (" + code +
-                         " at byte " + std::to_string(i) + "): the contract's strings go into the log and every "
+                         " at byte " + std::to_string(i) +
+                         "): the contract's strings go into the log and every "
                          "EXR's metadata; re-export the model with printable text there");
     }
 }
@@ -283,15 +297,15 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
         };
         j = json::parse(text, depth_limit);
     } catch (const json::exception& e) {
-        std::string what = e.what();   // names the bytes it stopped at: cut, and any invalid UTF-8 left as it is
+        std::string what = e.what();  // names the bytes it stopped at: cut, and any invalid UTF-8 left as it is
         if (what.size() > 300) what = what.substr(0, 300) + "...";
         throw ModelError(origin + ": depthbatch.json is not valid JSON: " + what);
     } catch (const std::length_error&) {
         if (!too_deep) throw;
     }
     if (too_deep)
-        throw ModelError(origin + ": depthbatch.json nests objects or arrays deeper than " + std::to_string(kMaxContractDepth) +
-                         " levels (a contract has two)");
+        throw ModelError(origin + ": depthbatch.json nests objects or arrays deeper than " +
+                         std::to_string(kMaxContractDepth) + " levels (a contract has two)");
     if (!j.is_object()) throw ModelError(origin + ": depthbatch.json must be a JSON object, not " + brief(j));
     ModelContract c;
     c.embedded = true;
@@ -305,7 +319,8 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
     if (in.contains("size") && !in["size"].is_null()) {
         const json& size = in["size"];
         if (!size.is_array() || size.size() != 2 || !size[0].is_number_integer() || !size[1].is_number_integer())
-            throw ModelError(origin + ": depthbatch.json field input.size must be [height, width] in integer pixels, not " +
+            throw ModelError(origin +
+                             ": depthbatch.json field input.size must be [height, width] in integer pixels, not " +
                              brief(size));
         c.height = integer_in(size[0], "input.size", 1, kMaxContractSize, origin);
         c.width = integer_in(size[1], "input.size", 1, kMaxContractSize, origin);
@@ -320,13 +335,16 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
     const json& out = section(j, "output", origin);
     const std::string kind = field<std::string>(out, "output", "kind", origin);
     auto k = parse_depth_kind(kind);
-    if (!k) throw ModelError(origin + ": depthbatch.json output.kind '" + (kind.size() > 80 ? kind.substr(0, 77) + "..." : kind) +
-                              "' is unknown (metric_depth, relative_inverse_depth or relative_depth)");
+    if (!k)
+        throw ModelError(origin + ": depthbatch.json output.kind '" +
+                         (kind.size() > 80 ? kind.substr(0, 77) + "..." : kind) +
+                         "' is unknown (metric_depth, relative_inverse_depth or relative_depth)");
     c.kind = *k;
     c.units = field<std::string>(out, "output", "units", origin, std::string());
     c.reference_focal_px = field<double>(out, "output", "reference_focal_px", origin, 0.0);
     if (!(c.reference_focal_px >= 0) || !std::isfinite(c.reference_focal_px))
-        throw ModelError(origin + ": depthbatch.json output.reference_focal_px must be > 0, not " + brief(out.at("reference_focal_px")));
+        throw ModelError(origin + ": depthbatch.json output.reference_focal_px must be > 0, not " +
+                         brief(out.at("reference_focal_px")));
     c.max_scale = field<double>(out, "output", "max_scale", origin, 4.0);
     if (!(c.max_scale >= 1 && c.max_scale <= kMaxOutputScale))
         throw ModelError(origin + ": depthbatch.json field output.max_scale must be 1 to " +
@@ -343,20 +361,26 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
         w.crossfade = integer_in(required("crossfade"), "temporal.crossfade", 2, kMaxContractFrames, origin);
         const json& keys = required("keyframes");
         if (!keys.is_array() || keys.size() > static_cast<size_t>(kMaxContractFrames))
-            throw ModelError(origin + ": depthbatch.json field temporal.keyframes must be an array of frame indices, not " + brief(keys));
-        for (const json& k : keys) w.keyframes.push_back(integer_in(k, "temporal.keyframes", 0, kMaxContractFrames, origin));
+            throw ModelError(origin +
+                             ": depthbatch.json field temporal.keyframes must be an array of frame indices, not " +
+                             brief(keys));
+        for (const json& k : keys)
+            w.keyframes.push_back(integer_in(k, "temporal.keyframes", 0, kMaxContractFrames, origin));
         const std::string align = field<std::string>(t, "temporal", "align", origin);
         if (align == "scale_shift") w.align = TemporalWindowing::Align::ScaleShift;
         else if (align == "none") w.align = TemporalWindowing::Align::None;
         else
-            throw ModelError(origin + ": depthbatch.json field temporal.align must be \"scale_shift\" or \"none\", not " +
+            throw ModelError(origin +
+                             ": depthbatch.json field temporal.align must be \"scale_shift\" or \"none\", not " +
                              brief(t["align"]));
     }
     if (out.contains("extra_outputs") && !out["extra_outputs"].is_null()) {
         const json& extras = out["extra_outputs"];
         if (!extras.is_array() || extras.size() > 16)
-            throw ModelError(origin + ": depthbatch.json field output.extra_outputs must be a list (at most 16) of "
-                             "{\"name\": ..., \"channel\": ...}, not " + brief(extras));
+            throw ModelError(origin +
+                             ": depthbatch.json field output.extra_outputs must be a list (at most 16) of "
+                             "{\"name\": ..., \"channel\": ...}, not " +
+                             brief(extras));
         for (const json& e : extras) {
             if (!e.is_object() || !e.contains("name") || !e.contains("channel") || !e["name"].is_string() ||
                 !e["channel"].is_string())
@@ -365,25 +389,31 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
             c.extra_outputs.push_back({e["name"].get<std::string>(), e["channel"].get<std::string>()});
         }
     }
-    if (j.contains("exported_by")) {   // {"torch": "2.13.0+cpu"}: what wrote the file (tools/contract.py)
+    if (j.contains("exported_by")) {  // {"torch": "2.13.0+cpu"}: what wrote the file (tools/contract.py)
         const json& by = j["exported_by"];
         if (!by.is_object())
-            throw ModelError(origin + ": depthbatch.json field exported_by must be an object ({\"torch\": \"2.13.0\"}), not " + brief(by));
+            throw ModelError(origin +
+                             ": depthbatch.json field exported_by must be an object ({\"torch\": \"2.13.0\"}), not " +
+                             brief(by));
         if (by.contains("torch")) {
             const json& v = by["torch"];
-            const bool ok = v.is_string() && !v.get_ref<const std::string&>().empty() && v.get_ref<const std::string&>().size() <= 64 &&
+            const bool ok = v.is_string() && !v.get_ref<const std::string&>().empty() &&
+                            v.get_ref<const std::string&>().size() <= 64 &&
                             std::all_of(v.get_ref<const std::string&>().begin(), v.get_ref<const std::string&>().end(),
                                         [](unsigned char ch) { return ch > 0x20 && ch < 0x7f; });
             if (!ok)
-                throw ModelError(origin + ": depthbatch.json field exported_by.torch must be a torch version (1-64 printable "
-                                 "characters, e.g. \"2.13.0\"), not " + brief(v));
+                throw ModelError(origin +
+                                 ": depthbatch.json field exported_by.torch must be a torch version (1-64 printable "
+                                 "characters, e.g. \"2.13.0\"), not " +
+                                 brief(v));
             c.exported_torch = v.get<std::string>();
         }
     }
     for (auto it = j.begin(); it != j.end(); ++it)
-        if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" && it.key() != "temporal" &&
-            it.key() != "exported_by")
-            c.provenance[it.key()] = it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
+        if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" &&
+            it.key() != "temporal" && it.key() != "exported_by")
+            c.provenance[it.key()] =
+                it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
     refuse_control_characters(c.name, "name", origin);
     refuse_control_characters(c.colorspace, "input.colorspace", origin);
     refuse_control_characters(c.units, "output.units", origin);

@@ -17,7 +17,7 @@ void describe_model(std::ostream& out, const DepthModel& model) {
         << "input        RGB [0,1] in '" << c.colorspace << "', multiple of " << c.multiple << " px";
     if (c.height) out << ", size " << c.width << "x" << c.height << " (w x h)";
     out << (c.fixed_size ? ", fixed size" : ", any size") << "\n";
-    if (c.multi_frame()) {   // a video model: its clips and the windowing it is run with (video_window_stage.h)
+    if (c.multi_frame()) {  // a video model: its clips and the windowing it is run with (video_window_stage.h)
         const TemporalWindowing& t = c.temporal;
         std::string keys;
         for (int k : t.keyframes) keys += (keys.empty() ? "" : ",") + std::to_string(k);
@@ -33,19 +33,22 @@ void describe_model(std::ostream& out, const DepthModel& model) {
     if (c.reference_focal_px > 0)
         out << "focal        metric for a " << c.reference_focal_px
             << " px focal length at the processing size (output.reference_focal_px): metres = raw x "
-               "focal_px / " << c.reference_focal_px << ", focal_px = (fx + fy) / 2; the job states the "
+               "focal_px / "
+            << c.reference_focal_px
+            << ", focal_px = (fx + fy) / 2; the job states the "
                "camera (camera.focal, camera.fov or camera.focal_px)\n";
     for (const auto& e : c.extra_outputs)
         out << "extra output " << e.name << " -> EXR channel " << e.channel << " (output.passes: [" << e.name << "])\n";
     out << "parameters   " << model.parameter_count() << "\n"
-        << "module       " << (model.traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)")
-        << "\n";
-    if (c.embedded)   // the contract's exported_by.torch (docs/models.md "Which LibTorch loads a model")
+        << "module       "
+        << (model.traced() ? "traced (torch.jit.trace: fixed input size)" : "scripted (torch.jit.script)") << "\n";
+    if (c.embedded)  // the contract's exported_by.torch (docs/models.md "Which LibTorch loads a model")
         out << "exported by  "
             << (c.exported_torch.empty() ? std::string("not recorded (exported before depthbatch recorded it)")
                                          : "torch " + c.exported_torch)
             << "; running on LibTorch " << libtorch_version() << "\n";
-    for (const auto& [k, v] : c.provenance) out << k << std::string(k.size() < 13 ? 13 - k.size() : 1, ' ') << v << "\n";
+    for (const auto& [k, v] : c.provenance)
+        out << k << std::string(k.size() < 13 ? 13 - k.size() : 1, ' ') << v << "\n";
 }
 
 void describe_model(std::ostream& out, const std::string& model_path) {

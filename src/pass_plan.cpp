@@ -18,13 +18,16 @@ PassPlan::PassPlan(const std::vector<std::string>& passes, const ModelContract& 
             if (depth_units != "m")
                 throw ConfigError("output.passes: " + p + " needs depth in metres, and depth.Z here holds " +
                                   (depth_units.empty() ? std::string("values without units") : depth_units) +
-                                  " (model kind " + depth_kind_name(contract.kind) + ", depth.convention " + convention +
+                                  " (model kind " + depth_kind_name(contract.kind) + ", depth.convention " +
+                                  convention +
                                   "). A metric model with depth.convention raw "
                                   "or metric gives metres; a relative model needs depth.convention: metric with "
                                   "depth.near and depth.far in metres and depth.normalize: frame or sequence");
             if (!has_focal)
-                throw ConfigError("output.passes: " + p + " needs the shot's camera: set camera.focal (mm, with "
-                                  "camera.haperture), camera.fov (horizontal degrees) or camera.focal_px (plate pixels)");
+                throw ConfigError(
+                    "output.passes: " + p +
+                    " needs the shot's camera: set camera.focal (mm, with "
+                    "camera.haperture), camera.fov (horizontal degrees) or camera.focal_px (plate pixels)");
             planned.kind = p == "P" ? PlannedPass::Kind::Position : PlannedPass::Kind::Normals;
             for (const char* axis : {".X", ".Y", ".Z"}) planned.channels.push_back(p + axis);
             passes_.push_back(std::move(planned));
@@ -34,7 +37,8 @@ PassPlan::PassPlan(const std::vector<std::string>& passes, const ModelContract& 
         const auto e = std::find_if(extras.begin(), extras.end(), [&](const ExtraOutput& x) { return x.name == p; });
         if (e == extras.end()) {
             std::string declared;
-            for (const ExtraOutput& x : extras) declared += (declared.empty() ? "" : ", ") + x.name + " (" + x.channel + ")";
+            for (const ExtraOutput& x : extras)
+                declared += (declared.empty() ? "" : ", ") + x.name + " (" + x.channel + ")";
             throw ConfigError("output.passes: '" + p + "' is not P or N, and " + model_path +
                               " declares no extra output of that name (its contract's output.extra_outputs: " +
                               (declared.empty() ? std::string("none") : declared) + ")");

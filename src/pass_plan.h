@@ -29,7 +29,7 @@ struct PlannedPass {
 
 class PassPlan {
 public:
-    PassPlan() = default;   ///< no passes
+    PassPlan() = default;  ///< no passes
     /// Plans `passes` (output.passes) for a model with `contract` (at `model_path`, named in errors). `depth_units`
     /// is what depth.Z holds (DepthNormalizer::units(): "m" for metres); `has_focal`: the job states the camera's
     /// focal length (camera.focal/fov/focal_px, or a .chan track with a field of view on every line).

@@ -39,7 +39,7 @@ void normal_row(const float* __restrict U, const float* __restrict D, const floa
         const bool okl = surface(dl), okr = surface(dr);
         const float jl = std::fabs(z - dl), jr = std::fabs(dr - z);
         const bool smooth_x = okl & okr & ((jl > jr ? jl : jr) <= 2 * (jl > jr ? jr : jl) + z * fx_inv);
-        const bool right = okr & (!okl | (jr <= jl));   // one-sided: after - here
+        const bool right = okr & (!okl | (jr <= jl));  // one-sided: after - here
         const bool use_r = smooth_x | right, use_l = smooth_x | !right;
         // Neighbouring rays differ by 1 / fx in x (no load of X[i +- 1]: a conditional load keeps the loop from
         // vectorizing).
@@ -98,7 +98,7 @@ void position_pass(const float* depth, int width, int height, const PlateCamera&
         } else {
             for (int i = 0; i < width; ++i) {
                 const bool s = surface(d[i]);
-                const float z = s ? d[i] : 0.0f, w = s ? 1.0f : 0.0f;   // no surface: (0, 0, 0), not the camera
+                const float z = s ? d[i] : 0.0f, w = s ? 1.0f : 0.0f;  // no surface: (0, 0, 0), not the camera
                 const float cx = z * rx[i], cy = z * y, cz = -z;
                 X[i] = m0 * cx + m1 * cy + m2 * cz + m3 * w;
                 Y[i] = m4 * cx + m5 * cy + m6 * cz + m7 * w;
@@ -132,7 +132,7 @@ void normal_pass(const float* depth, int width, int height, const PlateCamera& c
         float *NX = n[0] + row, *NY = n[1] + row, *NZ = n[2] + row;
         normal_row(above.data() + 1, here.data() + 1, below.data() + 1, rxp.data() + 1, y, y_up, y_down, fx_inv, fy_inv,
                    width, NX, NY, NZ);
-        if (world)   // camera -> world: the .chan rotation
+        if (world)  // camera -> world: the .chan rotation
             for (int i = 0; i < width; ++i) {
                 const float cx = NX[i], cy = NY[i], cz = NZ[i];
                 NX[i] = r00 * cx + r01 * cy + r02 * cz;
@@ -142,7 +142,9 @@ void normal_pass(const float* depth, int width, int height, const PlateCamera& c
         // Shift the three padded rows.
         std::swap(above, here);
         std::swap(here, below);
-        if (j + 2 < height) std::copy(depth + row + 2 * static_cast<size_t>(width), depth + row + 3 * static_cast<size_t>(width), below.begin() + 1);
+        if (j + 2 < height)
+            std::copy(depth + row + 2 * static_cast<size_t>(width), depth + row + 3 * static_cast<size_t>(width),
+                      below.begin() + 1);
         else std::fill(below.begin(), below.end(), nan);
     }
 }

@@ -38,7 +38,8 @@ std::shared_ptr<const PassthroughColor> PassthroughColor::create(const std::stri
     p->impl_ = std::make_unique<Impl>();
     p->plate_ = p->written_ = plate_colorspace;
     if (mode == PassthroughColorspace::SceneLinear) {
-        if (!std::filesystem::exists(config_path)) throw ConfigError("OCIO config '" + config_path + "' does not exist");
+        if (!std::filesystem::exists(config_path))
+            throw ConfigError("OCIO config '" + config_path + "' does not exist");
         try {
             const OCIO::ConstConfigRcPtr config = OCIO::Config::CreateFromFile(config_path.c_str());
             if (!config->hasRole(OCIO::ROLE_SCENE_LINEAR))
@@ -51,7 +52,8 @@ std::shared_ptr<const PassthroughColor> PassthroughColor::create(const std::stri
             // A data colorspace (raw, non-color) has no scene-linear form: OCIO passes it unchanged, and the header
             // must then say what it is, not claim the linear space.
             if (from && from->isData()) p->written_ = p->plate_;
-            const OCIO::ConstProcessorRcPtr fwd = config->getProcessor(plate_colorspace.c_str(), OCIO::ROLE_SCENE_LINEAR);
+            const OCIO::ConstProcessorRcPtr fwd =
+                config->getProcessor(plate_colorspace.c_str(), OCIO::ROLE_SCENE_LINEAR);
             if (!fwd->isNoOp() && !(from && from->isData())) {
                 p->converts_ = true;
                 p->impl_->forward = fwd->getDefaultCPUProcessor();
@@ -111,7 +113,8 @@ void PassthroughColor::apply(Plate& plate) const {
 }
 
 long PassthroughColor::half_losses(int bits) const {
-    if (bits < 1 || bits > 16) throw std::invalid_argument("half_losses: bits " + std::to_string(bits) + " is not 1..16");
+    if (bits < 1 || bits > 16)
+        throw std::invalid_argument("half_losses: bits " + std::to_string(bits) + " is not 1..16");
     if (known_[bits]) return losses_[bits];
     const int codes = 1 << bits, top = codes - 1;
     const float scale = static_cast<float>(top);
@@ -121,9 +124,9 @@ long PassthroughColor::half_losses(int bits) const {
     std::vector<float> rgb(static_cast<size_t>(codes) * per_code * 3);
     std::vector<int> code_of(rgb.size());
     size_t k = 0;
-    auto put = [&](const int (&v)[3]) {
+    auto put = [&](const int(&v)[3]) {
         for (int c = 0; c < 3; ++c) {
-            rgb[k] = static_cast<float>(v[c]) / scale;   // as the plate reader gives it (plate_reader.cpp)
+            rgb[k] = static_cast<float>(v[c]) / scale;  // as the plate reader gives it (plate_reader.cpp)
             code_of[k++] = v[c];
         }
     };

@@ -108,8 +108,9 @@ int choose_part(const std::vector<OIIO::ImageSpec>& specs, const InputSettings& 
             for (int s = 0; s < parts && part < 0; ++s)
                 if (specs[s].get_string_attribute("view") == job.view && has_colour(specs[s])) part = s;
             if (part < 0)
-                throw ConfigError("input.view '" + job.view + "': no part of that view holds R,G,B or Y channels (parts: " +
-                                  list_parts(specs) + ")");
+                throw ConfigError("input.view '" + job.view +
+                                  "': no part of that view holds R,G,B or Y channels (parts: " + list_parts(specs) +
+                                  ")");
         }
     } else {
         for (int s = 0; s < parts && part < 0; ++s)
@@ -184,8 +185,9 @@ ChannelRoles assign_channels(const OIIO::ImageSpec& spec, const std::vector<std:
         if (g && b) layers.push_back(name);
     }
     if (!layer.empty() && std::find(layers.begin(), layers.end(), layer) == layers.end())
-        throw ConfigError("input.layer '" + layer + "': no layer of that name holds R,G,B (" +
-                          (layers.empty() ? std::string("the file has no such layer") : "layers: " + join_names(layers)) + ")");
+        throw ConfigError(
+            "input.layer '" + layer + "': no layer of that name holds R,G,B (" +
+            (layers.empty() ? std::string("the file has no such layer") : "layers: " + join_names(layers)) + ")");
     if (!layer.empty() || layers.size() == 1) {
         const std::string L = layer.empty() ? layers.front() : layer;
         const int bare_a = p.a;
@@ -211,12 +213,14 @@ ChannelRoles assign_channels(const OIIO::ImageSpec& spec, const std::vector<std:
         // grey (+ alpha): WideFloatRange.exr's lone G; of two unnamed channels the first is taken as grey
         p.r = p.g = p.b = colour[0];
     } else if (colour.size() == 3 && layers.empty()) {
-        p.r = colour[0], p.g = colour[1], p.b = colour[2];   // three unnamed colour channels
+        p.r = colour[0], p.g = colour[1], p.b = colour[2];  // three unnamed colour channels
     } else {
         throw InputError("no R,G,B or Y channels to make an image of among " + std::to_string(spec.nchannels) +
                          " channels (" + join_names(spec.channelnames) + ")" +
-                         (layers.size() > 1 ? "; several layers hold R,G,B (" + join_names(layers) + "): set input.layer "
-                                              "to the one the model should see" : ""));
+                         (layers.size() > 1 ? "; several layers hold R,G,B (" + join_names(layers) +
+                                                  "): set input.layer "
+                                                  "to the one the model should see"
+                                            : ""));
     }
     return p;
 }

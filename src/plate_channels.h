@@ -43,8 +43,8 @@ std::string join_names(const std::vector<std::string>& items, const char* sep = 
 
 /// A channel name split into its view and its name without the view component.
 struct ChannelName {
-    std::string view;   ///< "" when the file has no views
-    std::string base;   ///< e.g. "R", "Z", "depth.Z", "forward.u"
+    std::string view;  ///< "" when the file has no views
+    std::string base;  ///< e.g. "R", "Z", "depth.Z", "forward.u"
 };
 /// `name` by OpenEXR's multi-view rule: the component before the last names the view when it is one of
 /// `views`; otherwise the channel belongs to the default view, views[0]. Without views: {"", name}.
@@ -72,8 +72,8 @@ int choose_part(const std::vector<OIIO::ImageSpec>& specs, const InputSettings& 
 
 /// The views of part `part` and the one chosen.
 struct ViewChoice {
-    std::vector<std::string> views;   ///< the part's multiView list (empty unless single-part multi-view)
-    std::string view;                 ///< the chosen view; "" when the part has none
+    std::vector<std::string> views;  ///< the part's multiView list (empty unless single-part multi-view)
+    std::string view;                ///< the chosen view; "" when the part has none
 };
 /// The views of specs[part] and the chosen one (input.view, default the first view or the part's own view
 /// attribute). Throws ConfigError for an input.view the part does not have (naming its views, or its own view
@@ -82,10 +82,10 @@ ViewChoice choose_view(const std::vector<OIIO::ImageSpec>& specs, int part, cons
 
 /// What each channel of a part feeds (indices into the spec's channels, -1 for none).
 struct ChannelRoles {
-    int r = -1, g = -1, b = -1;       ///< the model's R,G,B (all three equal for a grey plate)
-    int a = -1;                       ///< alpha
-    std::vector<int> own_depth;       ///< the chosen view's depth channels (Z, depth.Z, left.Z, depth.left.Z)
-    std::vector<int> other_depth;     ///< the other views' depth channels
+    int r = -1, g = -1, b = -1;    ///< the model's R,G,B (all three equal for a grey plate)
+    int a = -1;                    ///< alpha
+    std::vector<int> own_depth;    ///< the chosen view's depth channels (Z, depth.Z, left.Z, depth.left.Z)
+    std::vector<int> other_depth;  ///< the other views' depth channels
 };
 /// The roles of `spec`'s channels for view `view` of `views` (ViewChoice; both empty for a file without views)
 /// and input.layer `layer` ("" = none). Throws ConfigError for a `layer` no layer of that view holds R,G,B in

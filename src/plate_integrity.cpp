@@ -55,7 +55,7 @@ uint64_t be(const std::string& b, size_t at, int n) {
 
 struct ExrPart {
     bool tiled = false;
-    int64_t chunk_count = -1;   // the chunkCount attribute, else computed
+    int64_t chunk_count = -1;  // the chunkCount attribute, else computed
     int32_t ymin = 0, ymax = -1, xmin = 0, xmax = -1;
     int compression = 0;
     bool has_tiles = false;
@@ -65,11 +65,17 @@ struct ExrPart {
 
 int lines_per_chunk(int compression) {
     switch (compression) {
-        case 0: case 1: case 2: return 1;     // none, RLE, ZIPS
-        case 3: case 5: return 16;            // ZIP, PXR24
-        case 4: case 6: case 7: case 8: return 32;   // PIZ, B44, B44A, DWAA
-        case 9: return 256;                   // DWAB
-        default: return -1;
+    case 0:
+    case 1:
+    case 2: return 1;  // none, RLE, ZIPS
+    case 3:
+    case 5: return 16;  // ZIP, PXR24
+    case 4:
+    case 6:
+    case 7:
+    case 8: return 32;   // PIZ, B44, B44A, DWAA
+    case 9: return 256;  // DWAB
+    default: return -1;
     }
 }
 
@@ -96,15 +102,18 @@ int64_t exr_chunks(const ExrPart& p) {
         return lines > 0 ? (h + lines - 1) / lines : -1;
     }
     if (!p.has_tiles || p.tile_w == 0 || p.tile_h == 0) return -1;
-    auto tiles = [&](int64_t ew, int64_t eh) { return ((ew + p.tile_w - 1) / p.tile_w) * ((eh + p.tile_h - 1) / p.tile_h); };
+    auto tiles = [&](int64_t ew, int64_t eh) {
+        return ((ew + p.tile_w - 1) / p.tile_w) * ((eh + p.tile_h - 1) / p.tile_h);
+    };
     int64_t n = 0;
-    if (p.level_mode == 0) return tiles(w, h);   // one level
+    if (p.level_mode == 0) return tiles(w, h);  // one level
     const int64_t lx = level_count(w, p.round_mode), ly = level_count(h, p.round_mode);
-    if (p.level_mode == 1) {   // mipmap
-        for (int l = 0; l < std::max(lx, ly); ++l) n += tiles(level_size(w, l, p.round_mode), level_size(h, l, p.round_mode));
+    if (p.level_mode == 1) {  // mipmap
+        for (int l = 0; l < std::max(lx, ly); ++l)
+            n += tiles(level_size(w, l, p.round_mode), level_size(h, l, p.round_mode));
         return n;
     }
-    if (p.level_mode == 2) {   // ripmap
+    if (p.level_mode == 2) {  // ripmap
         for (int y = 0; y < ly; ++y)
             for (int x = 0; x < lx; ++x) n += tiles(level_size(w, x, p.round_mode), level_size(h, y, p.round_mode));
         return n;
@@ -121,10 +130,10 @@ void check_exr(File& f) {
     if (deep) return;
     size_t at = 8;
     std::vector<ExrPart> parts;
-    for (;;) {   // headers
+    for (;;) {  // headers
         ExrPart part;
         part.tiled = single_tiled;
-        for (;;) {   // attributes: name\0 type\0 size value; an empty name ends the header
+        for (;;) {  // attributes: name\0 type\0 size value; an empty name ends the header
             const size_t name_end = b.find('\0', at);
             if (name_end == std::string::npos) return;
             const std::string name = b.substr(at, name_end - at);
@@ -150,7 +159,8 @@ void check_exr(File& f) {
                 part.tiled = t == "tiledimage";
             } else if (name == "tiles" && type == "tiledesc" && n == 9) {
                 part.has_tiles = true;
-                part.tile_w = static_cast<uint32_t>(le(b, at, 4)), part.tile_h = static_cast<uint32_t>(le(b, at + 4, 4));
+                part.tile_w = static_cast<uint32_t>(le(b, at, 4)),
+                part.tile_h = static_cast<uint32_t>(le(b, at + 4, 4));
                 const unsigned mode = static_cast<unsigned char>(b[at + 8]);
                 part.level_mode = mode & 0xf, part.round_mode = (mode >> 4) & 0xf;
             }
@@ -159,7 +169,7 @@ void check_exr(File& f) {
         parts.push_back(part);
         if (!multipart) break;
         if (at >= b.size()) return;
-        if (b[at] == '\0') {   // the empty header ending the list
+        if (b[at] == '\0') {  // the empty header ending the list
             ++at;
             break;
         }
@@ -169,7 +179,8 @@ void check_exr(File& f) {
     for (const ExrPart& p : parts) {
         const int64_t n = exr_chunks(p);
         if (n < 0 || n > (1 << 26)) return;
-        if (at + 8 * static_cast<uint64_t>(n) > f.size) truncated("the chunk offset table", at + 8 * static_cast<uint64_t>(n), f.size);
+        if (at + 8 * static_cast<uint64_t>(n) > f.size)
+            truncated("the chunk offset table", at + 8 * static_cast<uint64_t>(n), f.size);
         const std::string table = f.read(at, 8 * static_cast<uint64_t>(n));
         for (int64_t i = 0; i < n; ++i, at += 8) {
             const uint64_t off = le(table, static_cast<size_t>(8 * i), 8);
@@ -213,8 +224,8 @@ void check_jpeg(File& f) {
     const uint64_t n = std::min<uint64_t>(f.size, 256);
     const std::string tail = f.read(f.size - n, n);
     if (tail.find("\xFF\xD9") == std::string::npos)
-        throw InputError("truncated: no JPEG end-of-image marker (FFD9) at the end of the file (" + std::to_string(f.size) +
-                         " bytes; a copy cut short?)");
+        throw InputError("truncated: no JPEG end-of-image marker (FFD9) at the end of the file (" +
+                         std::to_string(f.size) + " bytes; a copy cut short?)");
 }
 
 // ---- DPX, TIFF ----------------------------------------------------------------------------------------------
@@ -227,17 +238,25 @@ void check_dpx(File& f) {
     auto u32 = [&](size_t at) { return big ? be(h, at, 4) : le(h, at, 4); };
     auto u16 = [&](size_t at) { return big ? be(h, at, 2) : le(h, at, 2); };
     const uint64_t total = u32(16);
-    if (total != 0 && total != 0xffffffffu && total > f.size) truncated("the DPX file (its header's file size)", total, f.size);
+    if (total != 0 && total != 0xffffffffu && total > f.size)
+        truncated("the DPX file (its header's file size)", total, f.size);
     const uint64_t width = u32(772), height = u32(776);
     const unsigned descriptor = static_cast<unsigned char>(h[800]), bits = static_cast<unsigned char>(h[803]);
     const uint64_t packing = u16(804), encoding = u16(806), offset = u32(808);
     if (encoding != 0 || offset == 0 || offset == 0xffffffffu || width == 0 || height == 0) return;
     int comps = 0;
     switch (descriptor) {
-        case 1: case 2: case 3: case 4: case 6: case 7: case 8: comps = 1; break;
-        case 50: comps = 3; break;
-        case 51: case 52: comps = 4; break;
-        default: return;
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 6:
+    case 7:
+    case 8: comps = 1; break;
+    case 50: comps = 3; break;
+    case 51:
+    case 52: comps = 4; break;
+    default: return;
     }
     uint64_t row = 0;
     const uint64_t values = width * comps;
@@ -255,7 +274,7 @@ void check_tiff(File& f) {
     const bool little = h.compare(0, 2, "II") == 0;
     if (!little && h.compare(0, 2, "MM") != 0) return;
     auto num = [&](const std::string& s, size_t at, int n) { return little ? le(s, at, n) : be(s, at, n); };
-    if (num(h, 2, 2) != 42) return;   // BigTIFF (43) is left to the decoder
+    if (num(h, 2, 2) != 42) return;  // BigTIFF (43) is left to the decoder
     const uint64_t ifd = num(h, 4, 4);
     const std::string cnt = f.read(ifd, 2);
     if (cnt.size() < 2) truncated("the TIFF directory", ifd + 2, f.size);
@@ -289,7 +308,7 @@ void check_tiff(File& f) {
 
 void check_plate_complete(const std::string& path) {
     File f(path);
-    if (!f.in) return;   // the decoder reports an unreadable file
+    if (!f.in) return;  // the decoder reports an unreadable file
     const std::string m = f.read(0, 8);
     std::string format;
     if (m.size() >= 4 && le(m, 0, 4) == 20000630u) format = "openexr";

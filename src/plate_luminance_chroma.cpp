@@ -33,7 +33,7 @@ void copy_exr_attributes(const Imf::Header& header, OIIO::ImageSpec& spec) {
     static const std::pair<const char*, const char*> renames[] = {
         {"owner", "Copyright"}, {"comments", "ImageDescription"}, {"capDate", "DateTime"}};
     static const char* skipped[] = {"channels", "compression", "dataWindow", "displayWindow", "lineOrder",
-                                    "tiles", "type", "chunkCount", "version"};
+                                    "tiles",    "type",        "chunkCount", "version"};
     for (auto it = header.begin(); it != header.end(); ++it) {
         std::string name = it.name();
         if (std::find_if(std::begin(skipped), std::end(skipped), [&](const char* s) { return name == s; }) !=
@@ -45,11 +45,16 @@ void copy_exr_attributes(const Imf::Header& header, OIIO::ImageSpec& spec) {
         if (auto* s = dynamic_cast<const Imf::StringAttribute*>(&a)) spec.attribute(name, s->value());
         else if (auto* i = dynamic_cast<const Imf::IntAttribute*>(&a)) spec.attribute(name, i->value());
         else if (auto* f = dynamic_cast<const Imf::FloatAttribute*>(&a)) spec.attribute(name, f->value());
-        else if (auto* d = dynamic_cast<const Imf::DoubleAttribute*>(&a)) spec.attribute(name, static_cast<float>(d->value()));
-        else if (auto* v = dynamic_cast<const Imf::V2fAttribute*>(&a)) spec.attribute(name, OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, OIIO::TypeDesc::VEC2), &v->value());
-        else if (auto* v = dynamic_cast<const Imf::V2iAttribute*>(&a)) spec.attribute(name, OIIO::TypeDesc(OIIO::TypeDesc::INT, OIIO::TypeDesc::VEC2), &v->value());
-        else if (auto* m = dynamic_cast<const Imf::M44fAttribute*>(&a)) spec.attribute(name, OIIO::TypeMatrix44, &m->value());
-        else if (auto* m = dynamic_cast<const Imf::M33fAttribute*>(&a)) spec.attribute(name, OIIO::TypeMatrix33, &m->value());
+        else if (auto* d = dynamic_cast<const Imf::DoubleAttribute*>(&a))
+            spec.attribute(name, static_cast<float>(d->value()));
+        else if (auto* v = dynamic_cast<const Imf::V2fAttribute*>(&a))
+            spec.attribute(name, OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, OIIO::TypeDesc::VEC2), &v->value());
+        else if (auto* v = dynamic_cast<const Imf::V2iAttribute*>(&a))
+            spec.attribute(name, OIIO::TypeDesc(OIIO::TypeDesc::INT, OIIO::TypeDesc::VEC2), &v->value());
+        else if (auto* m = dynamic_cast<const Imf::M44fAttribute*>(&a))
+            spec.attribute(name, OIIO::TypeMatrix44, &m->value());
+        else if (auto* m = dynamic_cast<const Imf::M33fAttribute*>(&a))
+            spec.attribute(name, OIIO::TypeMatrix33, &m->value());
         // other attribute types (chromaticities, keycode, ...) are not carried
     }
 }

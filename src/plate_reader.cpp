@@ -21,9 +21,7 @@
 namespace depthbatch {
 namespace {
 
-std::string where(int frame, const std::string& path) {
-    return "frame " + std::to_string(frame) + " (" + path + ")";
-}
+std::string where(int frame, const std::string& path) { return "frame " + std::to_string(frame) + " (" + path + ")"; }
 
 /// Integer codes held in a `container`-bit type -> float code / (2^bits - 1), correctly rounded. Codes of
 /// fewer bits than the container (10-bit DPX in uint16) come from OIIO bit-replicated (c << 6 | c >> 4):
@@ -68,7 +66,8 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const Inpu
         const std::string message = library_error_line(OIIO::geterror());
         // OIIO 2.4 refuses subsampled channels; a luminance/chroma EXR is read through OpenEXR instead.
         if (is_luminance_chroma_exr(info.path)) {
-            if (job.part != "0" && job.part != "") throw ConfigError("input.part '" + job.part + "': the file has one part");
+            if (job.part != "0" && job.part != "")
+                throw ConfigError("input.part '" + job.part + "': the file has one part");
             if (!job.view.empty()) throw ConfigError("input.view '" + job.view + "': the file has no views");
             read_luminance_chroma(info, nullptr);
             return nullptr;
@@ -101,7 +100,7 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const Inpu
         if (level.format == OIIO::TypeUnknown || (level.width >= w && level.height >= h)) break;
         w = level.width, h = level.height;
     }
-    (void)in->geterror();   // the probing past the last part / level above is not an error of the file
+    (void)in->geterror();  // the probing past the last part / level above is not an error of the file
     info.file_spec = spec;
     info.unassociated_alpha = spec.get_int_attribute("oiio:UnassociatedAlpha", 0) != 0;
 
@@ -111,7 +110,8 @@ std::unique_ptr<OIIO::ImageInput> open_plate_checked(PlateInfo& info, const Inpu
 
     if (info.format == "openexr" && has_chroma_channels(info.file_spec)) {
         if (info.parts > 1 || !info.views.empty())
-            throw InputError("luminance/chroma (Y, RY, BY) channels in a multi-part or multi-view file are not supported");
+            throw InputError(
+                "luminance/chroma (Y, RY, BY) channels in a multi-part or multi-view file are not supported");
         in.reset();
         read_luminance_chroma(info, nullptr);
         return nullptr;
@@ -176,7 +176,8 @@ std::string PlateInfo::describe() const {
         if (!part_name.empty()) d << " '" << part_name << "'";
         d << " of " << parts << " (set input.part / input.view for another)";
     }
-    if (!views.empty()) d << "; view '" << view << "' of " << join_names(views) << (view == views.front() ? " (default view)" : "");
+    if (!views.empty())
+        d << "; view '" << view << "' of " << join_names(views) << (view == views.front() ? " (default view)" : "");
     else if (!view.empty()) d << "; view '" << view << "'";
     if (mip_levels > 1) d << "; mip level 0 of " << mip_levels;
     if (s.tile_width > 0) d << "; tiled " << s.tile_width << "x" << s.tile_height;
@@ -206,7 +207,8 @@ std::string plate_identity(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return "";
     char mtime[64];
-    std::snprintf(mtime, sizeof mtime, "%lld.%09ld", static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
+    std::snprintf(mtime, sizeof mtime, "%lld.%09ld", static_cast<long long>(st.st_mtim.tv_sec),
+                  static_cast<long>(st.st_mtim.tv_nsec));
     return std::to_string(static_cast<long long>(st.st_size)) + " bytes, modified " + mtime;
 }
 
@@ -224,7 +226,7 @@ Plate read_plate(const std::string& path, int frame, const InputSettings& input)
     plate.path = path;
     with_frame_context(plate, [&] {
         std::unique_ptr<OIIO::ImageInput> in = open_plate(plate, input, false);
-        if (!in) {   // luminance/chroma through OpenEXR
+        if (!in) {  // luminance/chroma through OpenEXR
             read_luminance_chroma(plate, &plate.pixels);
             return 0;
         }

@@ -62,10 +62,11 @@ const char* progress_style_name(ProgressStyle style) {
 }
 
 ProgressStyle progress_style_from_name(const std::string& name) {
-    for (ProgressStyle s : {ProgressStyle::Lines, ProgressStyle::Deadline, ProgressStyle::Tractor, ProgressStyle::OpenJD,
-                            ProgressStyle::Bar, ProgressStyle::None})
+    for (ProgressStyle s : {ProgressStyle::Lines, ProgressStyle::Deadline, ProgressStyle::Tractor,
+                            ProgressStyle::OpenJD, ProgressStyle::Bar, ProgressStyle::None})
         if (name == progress_style_name(s)) return s;
-    throw ConfigError("--progress '" + printable(name) + "': expected auto, lines, deadline, tractor, openjd, bar or none");
+    throw ConfigError("--progress '" + printable(name) +
+                      "': expected auto, lines, deadline, tractor, openjd, bar or none");
 }
 
 ProgressChoice progress_from_flag(const std::string& name, bool quiet,
@@ -90,19 +91,24 @@ ProgressChoice choose_progress_style(const std::function<const char*(const char*
             ignored = "; DEPTHBATCH_PROGRESS='" + printable(want) + "' names no dialect and was ignored";
         }
     }
-    const std::string warning = ignored.empty() ? "" : "progress: " + ignored.substr(2) + " (dialects: auto, lines, deadline, tractor, openjd, bar, none)";
+    const std::string warning = ignored.empty() ? ""
+                                                : "progress: " + ignored.substr(2) +
+                                                      " (dialects: auto, lines, deadline, tractor, openjd, bar, none)";
     if (set("OPENJD_SESSION_WORKING_DIR"))
-        return {ProgressStyle::OpenJD, "OPENJD_SESSION_WORKING_DIR is set: an Open Job Description session" + ignored, warning};
-    if (set("TR_ENV_JID")) return {ProgressStyle::Tractor, "TR_ENV_JID is set: a Tractor blade's command" + ignored, warning};
+        return {ProgressStyle::OpenJD, "OPENJD_SESSION_WORKING_DIR is set: an Open Job Description session" + ignored,
+                warning};
+    if (set("TR_ENV_JID"))
+        return {ProgressStyle::Tractor, "TR_ENV_JID is set: a Tractor blade's command" + ignored, warning};
     if (stdout_is_tty) return {ProgressStyle::Bar, "standard output is a terminal" + ignored, warning};
-    return {ProgressStyle::Lines, "standard output is not a terminal and no engine that reads progress was found" + ignored, warning};
+    return {ProgressStyle::Lines,
+            "standard output is not a terminal and no engine that reads progress was found" + ignored, warning};
 }
 
 ProgressStyle progress_style_for(int fd) { return ::isatty(fd) ? ProgressStyle::Bar : ProgressStyle::Lines; }
 
 void report_task_failure(std::ostream& out, ProgressStyle style, const std::string& why) {
     if (style != ProgressStyle::OpenJD) return;
-    std::string line;   // one line: the message's lines joined with "; ", their indentation dropped
+    std::string line;  // one line: the message's lines joined with "; ", their indentation dropped
     for (size_t start = 0; start <= why.size();) {
         size_t nl = why.find('\n', start);
         if (nl == std::string::npos) nl = why.size();
@@ -147,8 +153,9 @@ void ProgressReporter::say_if_reader_gone() {
         if (!out_ && !reader_gone_) tell = reader_gone_ = true;
     }
     if (tell)
-        log_warning("progress: standard output is closed (the reader of the progress lines went away): rendering goes "
-                    "on, progress is no longer printed; the log and the summary still are");
+        log_warning(
+            "progress: standard output is closed (the reader of the progress lines went away): rendering goes "
+            "on, progress is no longer printed; the log and the summary still are");
 }
 
 void ProgressReporter::on_frame_done(const FrameResult& r) {
@@ -169,9 +176,10 @@ void ProgressReporter::on_frame_done_locked(const FrameResult& r) {
     const double pct = total > 0 ? 100.0 * std::min(done, total) / total : 100.0;
     if (!quiet_) {
         out_ << "frame " << r.frame << (r.status == ExitCode::Ok ? " rendered " : " failed ") << done << "/" << total;
-        if (r.status == ExitCode::Ok) out_ << " " << std::fixed << std::setprecision(2) << r.seconds << " s" << std::defaultfloat;
+        if (r.status == ExitCode::Ok)
+            out_ << " " << std::fixed << std::setprecision(2) << r.seconds << " s" << std::defaultfloat;
         else out_ << ": " << printable(r.message.substr(0, r.message.find('\n')));
-        out_ << " (Progress: " << std::lround(std::floor(pct)) << "%)";   // Deadline's CommandLine plugin regex
+        out_ << " (Progress: " << std::lround(std::floor(pct)) << "%)";  // Deadline's CommandLine plugin regex
         if (style_ == ProgressStyle::Lines || style_ == ProgressStyle::Deadline) {
             out_ << std::endl;
             return;
@@ -198,7 +206,7 @@ void ProgressReporter::engine_line_locked(double pct) {
 }
 
 std::string ProgressReporter::bar_text_locked() const {
-    if (!started_frames_) return "depthbatch: " + phase_ + " ...";   // the frame count is not known yet
+    if (!started_frames_) return "depthbatch: " + phase_ + " ...";  // the frame count is not known yet
     const int total = static_cast<int>(todo_.size());
     const int done = static_cast<int>(finished_.size());
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
@@ -233,7 +241,7 @@ void ProgressReporter::print_above(std::ostream& log, const std::string& text) {
 void ProgressReporter::finish() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (style_ == ProgressStyle::Bar && bar_shown_) {
-        out_ << "\r\033[K" << bar_text_locked() << std::endl;   // the last state stays on screen
+        out_ << "\r\033[K" << bar_text_locked() << std::endl;  // the last state stays on screen
         bar_shown_ = false;
     }
 }
@@ -263,7 +271,7 @@ int ProgressReporter::skipped() const {
 ProgressLogScope::ProgressLogScope(ProgressReporter& progress, ProgressStyle style, std::ostream& log, bool verbose,
                                    bool quiet)
     : progress_(progress), level_(quiet ? LogLevel::Warning : log_level()) {
-    if (style == ProgressStyle::Bar) {   // log lines go above the bar; per-frame lines only with -v
+    if (style == ProgressStyle::Bar) {  // log lines go above the bar; per-frame lines only with -v
         set_log_stream(&progress.log_stream(log));
         if (!verbose) set_log_level(LogLevel::Warning);
     }

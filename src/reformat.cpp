@@ -38,8 +38,9 @@ OIIO::ImageBuf interpolated(const OIIO::ImageBuf& src, int w, int h) {
     // An empty source (or target) has nothing to interpolate from: the uninitialised buffer below would be
     // written as depth.
     if (src.spec().width < 1 || src.spec().height < 1 || w < 1 || h < 1)
-        throw RenderError("depth resize from " + std::to_string(src.spec().width) + "x" + std::to_string(src.spec().height) +
-                          " to " + std::to_string(w) + "x" + std::to_string(h) + ": an empty image has no depth to resize");
+        throw RenderError("depth resize from " + std::to_string(src.spec().width) + "x" +
+                          std::to_string(src.spec().height) + " to " + std::to_string(w) + "x" + std::to_string(h) +
+                          ": an empty image has no depth to resize");
     // Every pixel is written below: no zero fill (OIIO's ImageBufAlgo::zero took ~15 ms for a 1080p float plane).
     OIIO::ImageBuf dst(OIIO::ImageSpec(w, h, src.nchannels(), OIIO::TypeDesc::FLOAT), OIIO::InitializePixels::No);
     const OIIO::ImageSpec& s = src.spec();
@@ -49,7 +50,8 @@ OIIO::ImageBuf interpolated(const OIIO::ImageBuf& src, int w, int h) {
         return dst;
     }
     if (!OIIO::ImageBufAlgo::resize(dst, at_origin(src), "triangle", 0.0f, {}, 1))
-        throw RenderError("resize to " + std::to_string(w) + "x" + std::to_string(h) + " failed: " + library_error_line(dst.geterror()));
+        throw RenderError("resize to " + std::to_string(w) + "x" + std::to_string(h) +
+                          " failed: " + library_error_line(dst.geterror()));
     return dst;
 }
 
@@ -61,7 +63,7 @@ ReformatPlan ReformatPlan::make(int width, int height, const ProcessingSize& siz
     p.plate_width = width;
     p.plate_height = height;
     p.pixel_aspect = pixel_aspect > 0 && std::isfinite(pixel_aspect) ? pixel_aspect : 1.0;
-    const double square_width = width * p.pixel_aspect;   // the desqueezed plate's width (square pixels)
+    const double square_width = width * p.pixel_aspect;  // the desqueezed plate's width (square pixels)
     const int m = std::max(1, c.multiple);
     auto short_side = [&](int target) {
         const double scale = static_cast<double>(target) / std::min(square_width, static_cast<double>(height));
@@ -134,7 +136,7 @@ ModelInput ReformatPlan::to_model_input(const OIIO::ImageBuf& rgb, long* out_of_
     long clamped = 0;
     for (int c = 0; c < 3; ++c)
         for (int y = 0; y < input_height; ++y) {
-            const int sy = std::min(y, scaled_height - 1);            // edge-replicate padding
+            const int sy = std::min(y, scaled_height - 1);  // edge-replicate padding
             float* out = in.chw.data() + (static_cast<size_t>(c) * input_height + y) * input_width;
             const float* line = base[c] + sy * row;
             for (int x = 0; x < input_width; ++x) {
@@ -170,8 +172,9 @@ UpsampleGuide ReformatPlan::make_guide(const ModelInput& input, const OIIO::Imag
         throw std::invalid_argument("make_guide: the plate's RGB must be packed float, 3 channels, " +
                                     std::to_string(plate_width) + "x" + std::to_string(plate_height));
     // Rec. 709 luma of the colour stage's output (0-1 after it clamps; NaN/Inf already 0).
-    g.high = {plate_width, plate_height,
-              rec709_luma(static_cast<const float*>(packed.localpixels()), static_cast<size_t>(plate_width) * plate_height)};
+    g.high = {
+        plate_width, plate_height,
+        rec709_luma(static_cast<const float*>(packed.localpixels()), static_cast<size_t>(plate_width) * plate_height)};
     return g;
 }
 
@@ -181,22 +184,25 @@ OIIO::ImageBuf ReformatPlan::restore(const DepthImage& depth, const UpsampleSett
         throw RenderError("ReformatPlan::restore: the depth to restore is " + std::to_string(depth.width) + "x" +
                           std::to_string(depth.height) + " with " + std::to_string(depth.data.size()) +
                           " values: an empty (or inconsistent) depth image cannot be resized to the plate");
-    OIIO::ImageBuf out(OIIO::ImageSpec(depth.width, depth.height, 1, OIIO::TypeDesc::FLOAT), OIIO::InitializePixels::No);
+    OIIO::ImageBuf out(OIIO::ImageSpec(depth.width, depth.height, 1, OIIO::TypeDesc::FLOAT),
+                       OIIO::InitializePixels::No);
     std::memcpy(out.localpixels(), depth.data.data(), depth.data.size() * sizeof(float));
-    if (depth.width != input_width || depth.height != input_height)
-        out = interpolated(out, input_width, input_height);
+    if (depth.width != input_width || depth.height != input_height) out = interpolated(out, input_width, input_height);
     if (scaled_width != input_width || scaled_height != input_height) {
         OIIO::ImageBuf crop;
         OIIO::ImageBufAlgo::cut(crop, out, OIIO::ROI(0, scaled_width, 0, scaled_height), 1);
         out = std::move(crop);
     }
     if (guided(upsample)) {
-        if (!guide) throw std::invalid_argument("ReformatPlan::restore: depth.upsample " +
-                                                std::string(option_name(upsample.method)) + " needs the plate's guide");
+        if (!guide)
+            throw std::invalid_argument("ReformatPlan::restore: depth.upsample " +
+                                        std::string(option_name(upsample.method)) + " needs the plate's guide");
         Plane low{scaled_width, scaled_height, std::vector<float>(static_cast<size_t>(scaled_width) * scaled_height)};
-        if (!out.get_pixels(OIIO::ROI(0, scaled_width, 0, scaled_height, 0, 1, 0, 1), OIIO::TypeDesc::FLOAT, low.data.data()))
+        if (!out.get_pixels(OIIO::ROI(0, scaled_width, 0, scaled_height, 0, 1, 0, 1), OIIO::TypeDesc::FLOAT,
+                            low.data.data()))
             throw RenderError("restore: reading the model's depth failed: " + library_error_line(out.geterror()));
-        OIIO::ImageBuf result(OIIO::ImageSpec(plate_width, plate_height, 1, OIIO::TypeDesc::FLOAT), OIIO::InitializePixels::No);
+        OIIO::ImageBuf result(OIIO::ImageSpec(plate_width, plate_height, 1, OIIO::TypeDesc::FLOAT),
+                              OIIO::InitializePixels::No);
         guided_upsample(low, guide->low, guide->high, upsample, static_cast<float*>(result.localpixels()));
         return result;
     }

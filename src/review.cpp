@@ -39,7 +39,8 @@ fs::path find_review_script(const std::string& tools_env) {
     }
     const fs::path p = find_data_file("tools/review.py");
     if (!fs::is_regular_file(p, ec))
-        throw RenderError("review: " + p.string() + " is missing: this install is incomplete (cmake --install puts "
+        throw RenderError("review: " + p.string() +
+                          " is missing: this install is incomplete (cmake --install puts "
                           "it there), or set DEPTHBATCH_TOOLS to a folder holding review.py");
     return p;
 }
@@ -54,9 +55,11 @@ ReviewPython find_review_python(const std::string& python_env, const std::string
         const fs::path p = fs::path(dir) / "python3";
         if (::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p, ec)) return {p.string(), "python3 on PATH"};
     }
-    throw RenderError("review: no Python to draw the sheet: DEPTHBATCH_PYTHON is not set, the tools venv this build "
-                      "was configured with (" + (configured.empty() ? std::string("none") : configured) +
-                      ") is gone and there is no python3 on PATH; set DEPTHBATCH_PYTHON to a Python with " + kModules);
+    throw RenderError(
+        "review: no Python to draw the sheet: DEPTHBATCH_PYTHON is not set, the tools venv this build "
+        "was configured with (" +
+        (configured.empty() ? std::string("none") : configured) +
+        ") is gone and there is no python3 on PATH; set DEPTHBATCH_PYTHON to a Python with " + kModules);
 }
 
 std::string last_meaningful_line(const std::string& said, bool& from_script) {
@@ -82,10 +85,12 @@ std::string env(const char* name) {
 
 ReviewPaths review_paths(const std::string& out, const std::string& key) {
     std::string ext = fs::path(out).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (ext == ".png") return {out, fs::path(out).replace_extension(".html").string()};
     if (ext == ".html") return {fs::path(out).replace_extension(".png").string(), out};
-    throw ConfigError(key + ": " + out + ": the review sheet is a PNG and its page an HTML file beside it; give a path "
+    throw ConfigError(key + ": " + out +
+                      ": the review sheet is a PNG and its page an HTML file beside it; give a path "
                       "ending in .png or .html (either names the pair), not " +
                       (ext.empty() ? std::string("one without an extension") : "'" + ext + "'"));
 }
@@ -107,8 +112,8 @@ nlohmann::json manifest_path_value(const std::string& path) {
 }  // namespace
 
 std::string write_review(const JobConfig& job, const std::string& out, const std::vector<std::string>& summaries,
-                  const std::string& key) {
-    const ReviewPaths paths = review_paths(out, key);   // before anything is read, drawn or made
+                         const std::string& key) {
+    const ReviewPaths paths = review_paths(out, key);  // before anything is read, drawn or made
     const std::string& png = paths.png;
     const std::string& html = paths.html;
     const FrameSequence plates(job.input.path), depths(job.output.path);
@@ -141,23 +146,29 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
         }
     }
     nlohmann::json manifest = {{"title", fs::path(job.job_file).stem().string()},
-                               {"colormap", option_name(job.output.preview.colormap)}, {"frames", nlohmann::json::array()}};
+                               {"colormap", option_name(job.output.preview.colormap)},
+                               {"frames", nlohmann::json::array()}};
     for (int f : frames) {
         std::string status = fs::exists(depths.path(f)) ? "rendered" : "missing", reason;
         if (told.count(f) && (status == "missing") == (told[f].first == "failed")) std::tie(status, reason) = told[f];
-        manifest["frames"].push_back({{"frame", f}, {"plate", manifest_path_value(plates.path(f))},
-                                      {"depth", manifest_path_value(depths.path(f))}, {"status", status}, {"reason", reason}});
+        manifest["frames"].push_back({{"frame", f},
+                                      {"plate", manifest_path_value(plates.path(f))},
+                                      {"depth", manifest_path_value(depths.path(f))},
+                                      {"status", status},
+                                      {"reason", reason}});
     }
     // The script and its Python before anything is written: a missing one leaves nothing behind.
     const fs::path script = detail::find_review_script(env("DEPTHBATCH_TOOLS"));
-    const detail::ReviewPython python = detail::find_review_python(env("DEPTHBATCH_PYTHON"), DEPTHBATCH_TOOLS_PYTHON, env("PATH"));
+    const detail::ReviewPython python =
+        detail::find_review_python(env("DEPTHBATCH_PYTHON"), DEPTHBATCH_TOOLS_PYTHON, env("PATH"));
     // The manifest's text before any file is made: the title and the reasons are only shown (bytes that are not
     // UTF-8 become U+FFFD there); paths went in losslessly above.
     const std::string manifest_text = manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     Publication png_out = guard.open(png, OutputRole::ReviewSheet, key);
     Publication html_out = guard.open(html, OutputRole::ReviewSheet, key);
-    const fs::path manifest_path = fs::temp_directory_path() / ("depthbatch-review-" + std::to_string(::getpid()) + ".json");
-    struct RemoveManifest {   // on every way out, an exception included
+    const fs::path manifest_path =
+        fs::temp_directory_path() / ("depthbatch-review-" + std::to_string(::getpid()) + ".json");
+    struct RemoveManifest {  // on every way out, an exception included
         const fs::path& path;
         ~RemoveManifest() {
             std::error_code ec;
@@ -172,8 +183,8 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
     // Run by its path, never as tools.review: nothing else of tools/ is needed, and -B with
     // PYTHONDONTWRITEBYTECODE writes no __pycache__ into an install or a checkout. PYTHONPATH is left as it is
     // (a studio's Python may find matplotlib through it).
-    const std::vector<std::string> argv = {python.exe, "-B", script.string(), manifest_path.string(),
-                                           png_out.temp_path(), html_out.temp_path()};
+    const std::vector<std::string> argv = {
+        python.exe, "-B", script.string(), manifest_path.string(), png_out.temp_path(), html_out.temp_path()};
     std::vector<std::string> extra_env = {"MPLBACKEND=Agg", "PYTHONDONTWRITEBYTECODE=1"};
     const bool debug = log_level() >= LogLevel::Debug;
     if (debug) extra_env.push_back("DEPTHBATCH_REVIEW_TRACEBACK=1");
@@ -185,9 +196,10 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
     const std::string line = detail::last_meaningful_line(said, from_script);
     if (status != 0) {
         log_debug("review: ", python.exe, " ", script.string(), " exited ", status, "; it printed:\n", all);
-        throw RenderError("review: cannot make " + png + " with " + python.origin + " (" + python.exe + "): " +
-                          (line.empty() ? "no output" : line) +
-                          (from_script || status < 0 ? "" : " (exit " + std::to_string(status) + "; -v shows all it printed)"));
+        throw RenderError(
+            "review: cannot make " + png + " with " + python.origin + " (" + python.exe +
+            "): " + (line.empty() ? "no output" : line) +
+            (from_script || status < 0 ? "" : " (exit " + std::to_string(status) + "; -v shows all it printed)"));
     }
     if (!all.empty()) log_debug("review: ", script.string(), " printed:\n", all);
     png_out.publish(true);

@@ -20,7 +20,7 @@ ReviewTarget review_target(const JobConfig& job, const std::string& out_flag, co
 void run_review(const JobConfig& job, const std::string& out_flag, const std::vector<std::string>& summary_flags,
                 std::ostream& out) {
     const ReviewTarget target = review_target(job, out_flag, fs::current_path());
-    const ReviewPaths sheet = review_paths(target.out, target.key);   // .png or .html, refused before anything is read
+    const ReviewPaths sheet = review_paths(target.out, target.key);  // .png or .html, refused before anything is read
     std::vector<std::string> summaries;
     for (const auto& s : summary_flags) summaries.push_back(resolve_user_path(fs::current_path(), s));
     const std::string held = write_review(job, target.out, summaries, target.key);
@@ -29,7 +29,7 @@ void run_review(const JobConfig& job, const std::string& out_flag, const std::ve
 
 void review_after_render(const JobConfig& job) {
     if (job.pipeline.review.empty()) return;
-    try {   // the sheet is a convenience: it never changes the job's exit code
+    try {  // the sheet is a convenience: it never changes the job's exit code
         std::vector<std::string> summaries;
         if (!job.pipeline.summary.empty()) summaries.push_back(job.pipeline.summary);
         const std::string held = write_review(job, job.pipeline.review, summaries);

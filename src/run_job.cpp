@@ -24,7 +24,8 @@ using namespace detail;
 /// Frames each token of the pipeline carries (model.batch) and how many tokens flow at once: pipeline.frames_in_flight
 /// (else twice the workers), less the frames the stage chain holds (its windows, a partial batch), in tokens; in the
 /// report with the threads that really run, and said in the log.
-size_t plan_tokens(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const StageChain& chain, JobReport& report) {
+size_t plan_tokens(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const StageChain& chain,
+                   JobReport& report) {
     const JobConfig& job = ctx.job;
     const int batch = std::max(1, job.model.batch);
     const int in_flight = job.pipeline.frames_in_flight > 0 ? job.pipeline.frames_in_flight : 2 * ctx.workers;
@@ -32,8 +33,8 @@ size_t plan_tokens(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     const size_t tokens = static_cast<size_t>(std::max(1, (std::max(in_flight - held_most, 1) + batch - 1) / batch));
     // What really runs: an arena asked for more threads than TBB allows (its default: the cores) gets no more,
     // though its max_concurrency() still says what was asked; LibTorch's count is what it reports back.
-    const int workers = std::min(ctx.workers, static_cast<int>(tbb::global_control::active_value(
-                                                  tbb::global_control::max_allowed_parallelism)));
+    const int workers = std::min(
+        ctx.workers, static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
     const int torch_asked = job.model.threads > 0 ? job.model.threads : ctx.workers;
     const auto asked = [](int used, int n) { return used < n ? " (asked " + std::to_string(n) + ")" : std::string(); };
     report.worker_threads = workers;
@@ -42,10 +43,11 @@ size_t plan_tokens(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     for (const PlannedFrame& p : plan)
         if (p.write) todo.push_back(p.frame);
     const char* omp_wait = std::getenv("OMP_WAIT_POLICY");
-    log_info(todo.size(), " frames (", format_frame_spec(todo), "), ", workers, " worker threads", asked(workers, ctx.workers),
-             ", LibTorch ", ctx.torch_threads, " intra-op threads", asked(ctx.torch_threads, torch_asked),
-             " (OMP_WAIT_POLICY ", omp_wait ? omp_wait : "unset: libgomp's threads spin between forwards", "), ",
-             report.frames_in_flight, " frames in flight, batch ", batch);
+    log_info(todo.size(), " frames (", format_frame_spec(todo), "), ", workers, " worker threads",
+             asked(workers, ctx.workers), ", LibTorch ", ctx.torch_threads, " intra-op threads",
+             asked(ctx.torch_threads, torch_asked), " (OMP_WAIT_POLICY ",
+             omp_wait ? omp_wait : "unset: libgomp's threads spin between forwards", "), ", report.frames_in_flight,
+             " frames in flight, batch ", batch);
     return tokens;
 }
 
@@ -91,9 +93,11 @@ public:
     /// that are ready (others, or none).
     void through_chain(Records& b) {
         const auto t_in = Clock::now();
-        if (idle_since_) report_.infer_wait_ms += std::chrono::duration<double, std::milli>(t_in - *idle_since_).count();
+        if (idle_since_)
+            report_.infer_wait_ms += std::chrono::duration<double, std::milli>(t_in - *idle_since_).count();
         for (FrameRecord& f : b) {
-            if (f.shot_pos >= 0 && static_cast<size_t>(f.shot_pos) < identity_.size()) identity_[f.shot_pos] = f.plate_identity;
+            if (f.shot_pos >= 0 && static_cast<size_t>(f.shot_pos) < identity_.size())
+                identity_[f.shot_pos] = f.plate_identity;
             chain_.push(std::move(f));
         }
         b = settle(chain_.pop_ready());
@@ -105,7 +109,7 @@ public:
             finish(ctx_, f, seq_.range, job_meta_);
             if (f.failed() && stop_on_error_) stop_ = true;
             f.result.seconds = std::chrono::duration<double>(Clock::now() - f.started).count();
-            if (!f.write && !f.failed()) continue;   // warm-up frames are not reported
+            if (!f.write && !f.failed()) continue;  // warm-up frames are not reported
             std::lock_guard<std::mutex> lock(report_mutex_);
             // A warm-up frame whose plate was found missing before the render is counted there already.
             if (!f.write && std::any_of(report_.frames.begin(), report_.frames.end(),
@@ -114,9 +118,11 @@ public:
             // A frame this run reads only as context is not one of its frames: never counted (progress stays within
             // N/N), said once; what it cut is marked or fails on its own.
             if (!f.write) {
-                if (std::find(report_.context_failed.begin(), report_.context_failed.end(), f.frame) == report_.context_failed.end()) {
+                if (std::find(report_.context_failed.begin(), report_.context_failed.end(), f.frame) ==
+                    report_.context_failed.end()) {
                     report_.context_failed.push_back(f.frame);
-                    log_warning(f.result.message, " (not a frame of this run: it is read as context by the frames around it)");
+                    log_warning(f.result.message,
+                                " (not a frame of this run: it is read as context by the frames around it)");
                 }
                 if (stop_on_error_ && report_.exit_code == ExitCode::Ok) report_.exit_code = f.result.status;
                 continue;
@@ -147,7 +153,8 @@ private:
                     f.write = false;
                     abandoned_.push_back(f.frame);
                 } else {
-                    f.fail(RenderError("frame " + std::to_string(f.frame) + ": not written: a failed frame cut the video "
+                    f.fail(RenderError("frame " + std::to_string(f.frame) +
+                                       ": not written: a failed frame cut the video "
                                        "windows that make it (a chunk runs only its own windows); --skip-existing "
                                        "renders it once that frame's plate reads"));
                 }
@@ -161,9 +168,11 @@ private:
     /// context's plates as they were read by this render; a plate it did not read (none should be) as it is now.
     std::string context_plates_of(int pos) const {
         std::vector<int> frames;
-        for (int p : context_positions(reach_, static_cast<int>(ctx_.shot.size()), pos)) frames.push_back(ctx_.shot[static_cast<size_t>(p)]);
+        for (int p : context_positions(reach_, static_cast<int>(ctx_.shot.size()), pos))
+            frames.push_back(ctx_.shot[static_cast<size_t>(p)]);
         return context_plates_value(frames, [this](int frame) {
-            const size_t p = static_cast<size_t>(std::lower_bound(ctx_.shot.begin(), ctx_.shot.end(), frame) - ctx_.shot.begin());
+            const size_t p =
+                static_cast<size_t>(std::lower_bound(ctx_.shot.begin(), ctx_.shot.end(), frame) - ctx_.shot.begin());
             return identity_[p] ? *identity_[p] : plate_identity(ctx_.input.path(frame));
         });
     }
@@ -178,12 +187,12 @@ private:
     JobReport& report_;
     const bool stop_on_error_;
     std::atomic<bool> stop_{false};
-    size_t next_ = 0;                                  ///< the source's place in the plan
-    std::optional<Clock::time_point> idle_since_;      ///< the chain step's last exit (report.infer_wait_ms)
+    size_t next_ = 0;                              ///< the source's place in the plan
+    std::optional<Clock::time_point> idle_since_;  ///< the chain step's last exit (report.infer_wait_ms)
     std::mutex report_mutex_;
     std::vector<int> abandoned_;
     const TemporalReach reach_;
-    std::vector<std::optional<std::string>> identity_;   ///< each shot position's plate identity as read (serial step)
+    std::vector<std::optional<std::string>> identity_;  ///< each shot position's plate identity as read (serial step)
 };
 
 void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,
@@ -191,22 +200,22 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                    JobReport& report) {
     const size_t tokens = plan_tokens(ctx, plan, chain, report);
     FramePipeline frames(ctx, plan, seq, job_meta, chain, observer, cancel, report);
-    tbb::task_arena arena(report.worker_threads);   // not ctx.workers: asking TBB for more prints a "TBB Warning"
+    tbb::task_arena arena(report.worker_threads);  // not ctx.workers: asking TBB for more prints a "TBB Warning"
     arena.execute([&] {
         using tbb::filter_mode;
         tbb::parallel_pipeline(
-            tokens,
-            tbb::make_filter<void, Records*>(filter_mode::serial_in_order, [&](tbb::flow_control& fc) {
-                Records* b = frames.take();
-                if (!b) fc.stop();
-                return b;
-            }) &
-            tbb::make_filter<Records*, Records*>(filter_mode::parallel, [&](Records* b) { return frames.prepare_all(*b), b; }) &
-            tbb::make_filter<Records*, Records*>(filter_mode::serial_in_order, [&](Records* b) { return frames.through_chain(*b), b; }) &
-            tbb::make_filter<Records*, void>(filter_mode::parallel, [&](Records* b) {
-                std::unique_ptr<Records> own(b);
-                frames.finish_all(*b);
-            }));
+            tokens, tbb::make_filter<void, Records*>(filter_mode::serial_in_order, [&](tbb::flow_control& fc) {
+                        Records* b = frames.take();
+                        if (!b) fc.stop();
+                        return b;
+                    }) & tbb::make_filter<Records*, Records*>(filter_mode::parallel, [&](Records* b) {
+                        return frames.prepare_all(*b), b;
+                    }) & tbb::make_filter<Records*, Records*>(filter_mode::serial_in_order, [&](Records* b) {
+                        return frames.through_chain(*b), b;
+                    }) & tbb::make_filter<Records*, void>(filter_mode::parallel, [&](Records* b) {
+                        std::unique_ptr<Records> own(b);
+                        frames.finish_all(*b);
+                    }));
         frames.flush();
     });
     // The stages that combine frames (the stabilizer, a video model's windows) start afresh at each size change.
@@ -216,8 +225,10 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                     " cannot combine frames across a size change and start afresh there",
                     changes.size() * 2 >= plan.size() ? ", so they had almost no effect on this shot" : "");
     if (!frames.abandoned().empty())
-        log_warning("stop: frames ", format_frame_spec(frames.abandoned()), " were not published: the stop cut their temporal "
-                    "window short: stabilizer or video model windows (a re-run with --skip-existing renders them whole)");
+        log_warning(
+            "stop: frames ", format_frame_spec(frames.abandoned()),
+            " were not published: the stop cut their temporal "
+            "window short: stabilizer or video model windows (a re-run with --skip-existing renders them whole)");
 }
 
 }  // namespace
@@ -226,7 +237,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     const auto t_start = Clock::now();
     JobObserver quiet;
     JobObserver& watch = observer ? *observer : quiet;
-    OpenedRun run = open_run(job, [&watch](const std::string& phase) { watch.on_phase(phase); }, true);
+    OpenedRun run = open_run(
+        job, [&watch](const std::string& phase) { watch.on_phase(phase); }, true);
     const std::unique_ptr<JobContext>& ctx = run.ctx;
     JobReport report;
     report.job_file = job.job_file;
@@ -262,7 +274,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     };
     if (run.stage == OpenedRun::Stage::NothingToDo) {  // a retried farm chunk whose frames all exist
         log_info("nothing to do: ", report.skipped, " frames exist");
-        sweep_stale_temporaries(*ctx, report.requested);   // a killed run's temporaries go even when nothing renders
+        sweep_stale_temporaries(*ctx, report.requested);  // a killed run's temporaries go even when nothing renders
         watch.on_start(counted, report.skipped);
         report_missing();
         close_report(report, *ctx, cancel, t_start);
@@ -298,7 +310,6 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     close_report(report, *ctx, cancel, t_start);
     return report;
 }
-
 
 int abandon_frames_in_flight() { return detail::remove_live_temporaries(); }
 

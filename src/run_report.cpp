@@ -12,7 +12,8 @@ namespace depthbatch {
 std::vector<int> undone_frames(const JobReport& report) {
     std::vector<int> undone;
     for (int f : report.requested)
-        if (std::none_of(report.frames.begin(), report.frames.end(), [f](const FrameResult& r) { return r.frame == f; }) &&
+        if (std::none_of(report.frames.begin(), report.frames.end(),
+                         [f](const FrameResult& r) { return r.frame == f; }) &&
             std::none_of(report.skipped_frames.begin(), report.skipped_frames.end(),
                          [f](const SkippedFrame& s) { return s.frame == f; }))
             undone.push_back(f);
@@ -31,7 +32,8 @@ std::string failure_reason(const JobReport& report) {
     std::string first;
     for (const FrameResult& f : report.frames)
         if (f.status != ExitCode::Ok && first.empty()) first = f.message.substr(0, f.message.find('\n'));
-    if (report.exit_code == ExitCode::Interrupted) return "interrupted: a stop was requested; re-run with --skip-existing";
+    if (report.exit_code == ExitCode::Interrupted)
+        return "interrupted: a stop was requested; re-run with --skip-existing";
     const std::vector<int> failed = failed_frames(report);
     if (failed.empty()) return std::string("exit ") + exit_code_name(report.exit_code);
     return std::to_string(failed.size()) + " frame(s) failed (" + format_frame_spec(failed) + "): " + first;
@@ -39,9 +41,9 @@ std::string failure_reason(const JobReport& report) {
 
 void log_run_summary(const JobConfig& job, const JobReport& report) {
     const double fps = report.wall_s > 0 ? report.rendered / report.wall_s : 0.0;
-    log_line_always(LogLevel::Info, detail::concat("done: ", report.rendered, " rendered, ", report.skipped, " skipped, ",
-                                                   report.failed, " failed in ", report.wall_s, " s (", fps,
-                                                   " frames/s) on ", report.device));
+    log_line_always(LogLevel::Info, detail::concat("done: ", report.rendered, " rendered, ", report.skipped,
+                                                   " skipped, ", report.failed, " failed in ", report.wall_s, " s (",
+                                                   fps, " frames/s) on ", report.device));
     if (report.rendered > 0) {
         const StageTimes& t = report.totals;
         const double n = report.rendered;
@@ -56,10 +58,11 @@ void log_run_summary(const JobConfig& job, const JobReport& report) {
     size_t clamped = 0;
     for (const FrameResult& f : report.frames)
         nonfinite += f.nonfinite_pixels, out_of_range += f.out_of_range_pixels, clamped += f.depth_clamped;
-    std::vector<std::string> pixels;   // per frame: -v, the summary JSON and each EXR's header
+    std::vector<std::string> pixels;  // per frame: -v, the summary JSON and each EXR's header
     if (nonfinite) pixels.push_back(std::to_string(nonfinite) + " NaN/Inf plate pixels replaced by 0");
     if (out_of_range)
-        pixels.push_back(std::to_string(out_of_range) + " pixels outside 0-1 after colour (" + option_name(job.color.hdr) + ")");
+        pixels.push_back(std::to_string(out_of_range) + " pixels outside 0-1 after colour (" +
+                         option_name(job.color.hdr) + ")");
     if (clamped) pixels.push_back(std::to_string(clamped) + " depth values clamped");
     for (size_t i = 0; i < pixels.size(); ++i)
         if (i == 0) pixels[0] = "over the rendered frames: " + pixels[0];
@@ -84,8 +87,7 @@ void log_run_summary(const JobConfig& job, const JobReport& report) {
         if (report.failed > 0)
             log_error("partial: ", report.failed, " frames failed (", format_frame_spec(failed_frames(report)),
                       "), the rest were rendered", also);
-        else
-            log_error("partial: every frame of this run was rendered", also);
+        else log_error("partial: every frame of this run was rendered", also);
     }
 }
 

@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 namespace depthbatch {
 
 std::string SequenceStats::mismatch(const SequenceStats& o) const {
-    if (model_sha256 != o.model_sha256) return "model (sha256 " + o.model_sha256.substr(0, 12) + " vs " + model_sha256.substr(0, 12) + ")";
+    if (model_sha256 != o.model_sha256)
+        return "model (sha256 " + o.model_sha256.substr(0, 12) + " vs " + model_sha256.substr(0, 12) + ")";
     if (input_pattern != o.input_pattern) return "input.path ('" + o.input_pattern + "' vs '" + input_pattern + "')";
     if (shot_frames != o.shot_frames) return "input.frames ('" + o.shot_frames + "' vs '" + shot_frames + "')";
     // The keys compared on their own first, so that the message names them; then the rest of the processing.
@@ -41,30 +42,33 @@ std::string SequenceStats::mismatch(const SequenceStats& o) const {
         std::vector<int> changed;
         for (size_t i = 0; i < sample_frames.size() && i < sample_plates.size() && i < o.sample_plates.size(); ++i)
             if (sample_plates[i] != o.sample_plates[i]) changed.push_back(sample_frames[i]);
-        return "the sample's plates (frames " + format_frame_spec(changed) + " changed since the statistics were taken)";
+        return "the sample's plates (frames " + format_frame_spec(changed) +
+               " changed since the statistics were taken)";
     }
     // A sidecar of depthbatch 0.2 has no "; settings" digest: the rest agreeing, it stands (as it did then).
-    const bool older_sidecar = processing.find("; settings ") == std::string::npos &&
-                               o.processing.rfind(processing + "; settings ", 0) == 0;
+    const bool older_sidecar =
+        processing.find("; settings ") == std::string::npos && o.processing.rfind(processing + "; settings ", 0) == 0;
     if (processing != o.processing && !older_sidecar)
         return "processing ('" + o.processing + "' vs '" + processing + "')";
     return "";
 }
 
 std::string SequenceStats::identity() const {
-    const nlohmann::json j = {model_sha256, input_pattern, shot_frames, processing, percentile_low, percentile_high,
-                              sample_frames, sample_plates, low, high, values};
+    const nlohmann::json j = {model_sha256,  input_pattern, shot_frames, processing, percentile_low, percentile_high,
+                              sample_frames, sample_plates, low,         high,       values};
     return sha256_text(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::string recompute_stats_advice(const std::string& job_file) {
     std::string quoted = "'";
     for (char c : job_file) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return "recompute them with `depthbatch stats " + quoted + "' --overwrite`, then render with --skip-existing: the "
+    return "recompute them with `depthbatch stats " + quoted +
+           "' --overwrite`, then render with --skip-existing: the "
            "frames normalized with the old statistics render again";
 }
 
-std::vector<int> changed_sample_plates(const SequenceStats& stats, const std::function<std::string(int)>& identity_now) {
+std::vector<int> changed_sample_plates(const SequenceStats& stats,
+                                       const std::function<std::string(int)>& identity_now) {
     std::vector<int> changed;
     for (size_t i = 0; i < stats.sample_frames.size() && i < stats.sample_plates.size(); ++i)
         if (identity_now(stats.sample_frames[i]) != stats.sample_plates[i]) changed.push_back(stats.sample_frames[i]);
@@ -151,16 +155,19 @@ SequenceStats reuse_or_compute_sequence_stats(const OutputGuard& guard, const st
             return *have;
         }
         if (!replace)
-            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); " + advice);
+            throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); " +
+                                    advice);
         log_warning(path, ": made for another job (", diff, " differs): recomputing");
     }
-    log_info("sequence statistics: ", want.sample_frames.size(), " frames (", format_frame_spec(want.sample_frames), ")");
+    log_info("sequence statistics: ", want.sample_frames.size(), " frames (", format_frame_spec(want.sample_frames),
+             ")");
     std::vector<float> values;
     for (int f : want.sample_frames) {
         const std::vector<float> v = frame_values(f);
         values.insert(values.end(), v.begin(), v.end());
     }
-    want.values = static_cast<long long>(std::count_if(values.begin(), values.end(), [](float v) { return std::isfinite(v); }));
+    want.values =
+        static_cast<long long>(std::count_if(values.begin(), values.end(), [](float v) { return std::isfinite(v); }));
     std::tie(want.low, want.high) = percentile_pair(std::move(values), want.percentile_low, want.percentile_high);
     Publication out = guard.open(path, OutputRole::StatsSidecar);
     if (!write_sequence_stats(out, want, replace)) {

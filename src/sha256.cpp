@@ -11,8 +11,7 @@
 namespace depthbatch {
 namespace {
 /// Feeds a digest; `feed(update)` calls update(data, size) for each piece of input.
-template <class Feed>
-std::string digest_hex(Feed feed) {
+template <class Feed> std::string digest_hex(Feed feed) {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
     feed([&ctx](const char* data, size_t size) { EVP_DigestUpdate(ctx.get(), data, size); });

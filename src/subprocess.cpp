@@ -22,7 +22,7 @@ std::string run_capture(const std::vector<std::string>& argv, int& status, const
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    std::vector<std::string> env_strings(extra_env);   // first: getenv() takes the first of a name
+    std::vector<std::string> env_strings(extra_env);  // first: getenv() takes the first of a name
     for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
     std::vector<char*> env;
     for (auto& e : env_strings) env.push_back(e.data());

@@ -10,6 +10,7 @@ namespace depthbatch::detail {
 /// Run `argv` with `extra_env` ("NAME=value") added to this environment; return its stdout and stderr together.
 /// `status` is its exit code, 128 + N for a signal N, or -1 when it could not be started (the text then says
 /// why).
-std::string run_capture(const std::vector<std::string>& argv, int& status, const std::vector<std::string>& extra_env = {});
+std::string run_capture(const std::vector<std::string>& argv, int& status,
+                        const std::vector<std::string>& extra_env = {});
 
 }  // namespace depthbatch::detail

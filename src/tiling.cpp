@@ -36,7 +36,8 @@ std::vector<TileRect> tile_grid(int width, int height, int size, int overlap) {
     return tiles;
 }
 
-std::pair<double, double> align_to_global(const std::vector<float>& tile, const std::vector<float>& global, size_t step) {
+std::pair<double, double> align_to_global(const std::vector<float>& tile, const std::vector<float>& global,
+                                          size_t step) {
     std::vector<float> x, y;
     for (size_t i = 0; i < tile.size() && i < global.size(); i += std::max<size_t>(1, step))
         if (std::isfinite(tile[i]) && std::isfinite(global[i])) x.push_back(tile[i]), y.push_back(global[i]);
@@ -46,7 +47,7 @@ std::pair<double, double> align_to_global(const std::vector<float>& tile, const 
     Affine fit;
     if (spread > 1e-6 * std::max(1.0, std::abs(static_cast<double>(*hi))))
         fit = robust_affine_fit(x, y, std::vector<unsigned char>(x.size(), 1));
-    if (fit.scale == 1.0 && fit.shift == 0.0) {   // flat tile, or no fit: the shift alone (median difference)
+    if (fit.scale == 1.0 && fit.shift == 0.0) {  // flat tile, or no fit: the shift alone (median difference)
         std::vector<float> d(x.size());
         for (size_t i = 0; i < x.size(); ++i) d[i] = y[i] - x[i];
         std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
@@ -56,8 +57,8 @@ std::pair<double, double> align_to_global(const std::vector<float>& tile, const 
 }
 
 TileBlender::TileBlender(int width, int height, int overlap)
-    : width_(width), height_(height), overlap_(overlap),
-      sum_(static_cast<size_t>(width) * height, 0.0), weight_(static_cast<size_t>(width) * height, 0.0) {}
+    : width_(width), height_(height), overlap_(overlap), sum_(static_cast<size_t>(width) * height, 0.0),
+      weight_(static_cast<size_t>(width) * height, 0.0) {}
 
 void TileBlender::add(const TileRect& r, const std::vector<float>& depth) {
     for (int j = 0; j < r.height; ++j) {

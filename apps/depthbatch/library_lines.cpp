@@ -18,10 +18,10 @@ struct Rewrite {
 constexpr Rewrite kRewrites[] = {{"libpng error: ", "depthbatch: error: libpng: "},
                                  {"libpng warning: ", "depthbatch: warning: libpng: "}};
 
-int g_original = -1;                  // the original stderr (a duplicate of it, close-on-exec)
-int g_pipe = -1;                      // the pipe's read end (close-on-exec)
-std::atomic<bool> g_routed{false};    // fd 2 is the pipe
-std::atomic<bool> g_drained{false};   // the thread has written all and ended
+int g_original = -1;                 // the original stderr (a duplicate of it, close-on-exec)
+int g_pipe = -1;                     // the pipe's read end (close-on-exec)
+std::atomic<bool> g_routed{false};   // fd 2 is the pipe
+std::atomic<bool> g_drained{false};  // the thread has written all and ended
 
 /// write() all of `size` bytes of `data` to `fd`; gives up on an error other than EINTR (a closed stderr).
 void write_all(int fd, const char* data, size_t size) noexcept {
@@ -51,7 +51,7 @@ void copy_lines() {
 
 extern "C" void on_fatal_signal(int signo) {
     finish_library_lines();
-    std::raise(signo);   // SA_RESETHAND: the default action now (a core dump, the shell's "Segmentation fault")
+    std::raise(signo);  // SA_RESETHAND: the default action now (a core dump, the shell's "Segmentation fault")
 }
 
 }  // namespace
@@ -78,7 +78,7 @@ std::string LibraryLines::feed(std::string_view bytes) {
             prefix = prefix || r.from.substr(0, held_.size()) == held_;
         }
         if (prefix || held_.empty()) continue;
-        out += held_;   // not a library line: as it came
+        out += held_;  // not a library line: as it came
         held_.clear();
         line_start_ = c == '\n' || c == '\r';
     }
@@ -111,7 +111,7 @@ void route_library_lines() {
         return;
     }
     std::fflush(stderr);
-    ::dup2(fds[1], STDERR_FILENO);   // fd 2 is now the pipe's only write end (fds[1] closes next)
+    ::dup2(fds[1], STDERR_FILENO);  // fd 2 is now the pipe's only write end (fds[1] closes next)
     ::close(fds[1]);
     g_routed = true;
     struct sigaction action {};
@@ -123,7 +123,7 @@ void route_library_lines() {
 
 void finish_library_lines() noexcept {
     if (!g_routed.exchange(false)) return;
-    ::dup2(g_original, STDERR_FILENO);   // closes the pipe's last write end: the thread reads to its end, then stops
+    ::dup2(g_original, STDERR_FILENO);  // closes the pipe's last write end: the thread reads to its end, then stops
     const timespec tick{0, 5'000'000};
     for (int i = 0; i < 200 && !g_drained.load(); ++i) ::nanosleep(&tick, nullptr);
 }

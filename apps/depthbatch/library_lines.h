@@ -24,8 +24,8 @@ public:
     std::string finish();
 
 private:
-    std::string held_;            ///< the start of the current line while it matches a prefix
-    bool line_start_ = true;      ///< the next byte begins a line ('\n' or '\r' before it)
+    std::string held_;        ///< the start of the current line while it matches a prefix
+    bool line_start_ = true;  ///< the next byte begins a line ('\n' or '\r' before it)
 };
 
 /// From now on, fd 2 is a pipe read by a thread that writes LibraryLines' output to the original stderr. Fatal

@@ -35,7 +35,7 @@ std::atomic<bool> g_cancel{false};
 // flight finish if they can within pipeline.grace_s, else the watchdog abandons them (stop_watchdog).
 // Second: leave at once (a hidden temporary file may remain in the output folder, never a partial EXR).
 extern "C" void on_signal(int signo) {
-    if (!g_cancel.load()) note_stop_signal(signo);   // the summary's error names it
+    if (!g_cancel.load()) note_stop_signal(signo);  // the summary's error names it
     if (g_cancel.exchange(true)) cli::finish_library_lines(), std::_Exit(static_cast<int>(ExitCode::Interrupted));
 }
 
@@ -49,9 +49,10 @@ void refuse_empty_values(CLI::App& app) {
         if (o->count() == 0 || o->get_type_size() == 0 || o->check_name("--frames")) continue;
         for (const std::string& v : o->results())
             if (v.find_first_not_of(" \t") == std::string::npos) {
-                if (!o->nonpositional())   // the job file or model argument
-                    throw ConfigError("the " + o->get_name() + " argument is empty (an unset variable in "
-                                                  "the command?)");
+                if (!o->nonpositional())  // the job file or model argument
+                    throw ConfigError("the " + o->get_name() +
+                                      " argument is empty (an unset variable in "
+                                      "the command?)");
                 throw ConfigError(empty_value_error(o->get_name()));
             }
     }
@@ -61,17 +62,18 @@ void refuse_empty_values(CLI::App& app) {
 /// After the first stop request: if the render is still running when pipeline.grace_s has passed, remove the
 /// temporaries of frames in flight, say what was done, write the summary and exit 130 (a forward pass cannot
 /// be interrupted, so it is abandoned rather than waited for). `finished` is set when run_job returns.
-void stop_watchdog(const JobConfig& job, const ProgressReporter& progress,
-                   const std::atomic<bool>& finished) {
+void stop_watchdog(const JobConfig& job, const ProgressReporter& progress, const std::atomic<bool>& finished) {
     using Clock = std::chrono::steady_clock;
-    const auto wait_until = [&](const auto& done) {   // false when run_job returned first
+    const auto wait_until = [&](const auto& done) {  // false when run_job returned first
         for (; !done(); std::this_thread::sleep_for(std::chrono::milliseconds(20)))
             if (finished.load()) return false;
         return true;
     };
     if (!wait_until([] { return g_cancel.load(); })) return;
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.pipeline.grace_s));
-    log_warning("stop requested: no new frames; frames in flight have ", job.pipeline.grace_s, " s (pipeline.grace_s) to finish");
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.pipeline.grace_s));
+    log_warning("stop requested: no new frames; frames in flight have ", job.pipeline.grace_s,
+                " s (pipeline.grace_s) to finish");
     if (!wait_until([&] { return Clock::now() >= deadline; }) || finished.load()) return;
     const int removed = abandon_frames_in_flight();
     log_error("grace period of ", job.pipeline.grace_s, " s over: abandoned the frames in flight (", removed,
@@ -86,11 +88,15 @@ void stop_watchdog(const JobConfig& job, const ProgressReporter& progress,
 int render_job(const JobConfig& job, ProgressStyle style, bool verbose, bool quiet) {
     ProgressReporter progress(std::cout, style, quiet);
     JobReport report;
-    {   // while the job runs: the log above the progress, the stop watchdog; one teardown when it returns or throws
+    {  // while the job runs: the log above the progress, the stop watchdog; one teardown when it returns or throws
         const ProgressLogScope log_scope(progress, style, std::cerr, verbose, quiet);
         std::atomic<bool> finished{false};
         std::thread watchdog(stop_watchdog, std::cref(job), std::cref(progress), std::cref(finished));
-        struct Join { std::atomic<bool>& done; std::thread& thread; ~Join() { done = true, thread.join(); } } join{finished, watchdog};
+        struct Join {
+            std::atomic<bool>& done;
+            std::thread& thread;
+            ~Join() { done = true, thread.join(); }
+        } join{finished, watchdog};
         std::signal(SIGINT, on_signal), std::signal(SIGTERM, on_signal);
         report = run_job(job, &progress, &g_cancel);
     }
@@ -114,21 +120,27 @@ struct Cli {
 /// main app) and `validate`'s are made by this one function, so no combination is valid for one and not the other
 /// (issue 41 §4; test: Trust.ValidateAndTheDryRunAcceptExactlyTheRendersFlags).
 void add_run_flags(CLI::App& to, JobFlags& f) {
-    auto* frames = to.add_option("--frames", f.frames, "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
+    auto* frames = to.add_option("--frames", f.frames,
+                                 "Frames to render in this run, e.g. 1001-1050 or 1001-1100x2 (a farm chunk)");
     to.add_option("--device", f.device, "auto, cpu, cuda or cuda:N (model.device)");
     to.add_option("--output", f.output_path, "Output path pattern (output.path), relative to the current folder");
     to.add_option("--set", f.sets, "Override any job key: --set model.size=518 (repeatable)")->allow_extra_args(false);
     auto* ow = to.add_flag("--overwrite", f.overwrite, "Replace existing output frames (output.overwrite=overwrite)");
-    to.add_flag("--skip-existing", f.skip_existing, "Render only frames whose output is missing (output.overwrite=skip)")
+    to.add_flag("--skip-existing", f.skip_existing,
+                "Render only frames whose output is missing (output.overwrite=skip)")
         ->excludes(ow);
     to.add_option("--threads", f.threads, "Worker threads for the pipeline and LibTorch (0 = all cores, up to 1024)");
-    to.add_option("--range", f.range, "Only the job's frames from FIRST to LAST, e.g. 1001-1010 (an engine's "
-                                      "<STARTFRAME>-<ENDFRAME>)")->excludes(frames);
-    to.add_option("--chunk", f.chunk, "The I-th of N contiguous chunks of the frames, I/N counted from 1 "
-                                      "(a farm task: --chunk $SLURM_ARRAY_TASK_ID/8)");
+    to.add_option("--range", f.range,
+                  "Only the job's frames from FIRST to LAST, e.g. 1001-1010 (an engine's "
+                  "<STARTFRAME>-<ENDFRAME>)")
+        ->excludes(frames);
+    to.add_option("--chunk", f.chunk,
+                  "The I-th of N contiguous chunks of the frames, I/N counted from 1 "
+                  "(a farm task: --chunk $SLURM_ARRAY_TASK_ID/8)");
     to.add_option("--summary", f.summary, "Write the JSON summary here (pipeline.summary)");
-    to.add_option("--grace", f.grace, "Seconds a stop request (SIGTERM) may take before frames in flight "
-                                      "are abandoned (pipeline.grace_s, default 20)");
+    to.add_option("--grace", f.grace,
+                  "Seconds a stop request (SIGTERM) may take before frames in flight "
+                  "are abandoned (pipeline.grace_s, default 20)");
 }
 
 /// For CLI11's "The following arguments were not expected: --precision fp16": the job keys the flags it names are
@@ -137,7 +149,8 @@ std::string job_key_hint(const std::string& message) {
     std::string hints;
     for (size_t at = message.find("--"); at != std::string::npos; at = message.find("--", at + 2)) {
         size_t end = at + 2;
-        while (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_' || message[end] == '-'))
+        while (end < message.size() &&
+               (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_' || message[end] == '-'))
             ++end;
         std::string name = message.substr(at + 2, end - at - 2);
         std::replace(name.begin(), name.end(), '-', '_');
@@ -158,8 +171,13 @@ std::string job_key_hint(const std::string& message) {
 /// Every flag and subcommand of `app`, bound to `c`.
 void add_flags(CLI::App& app, Cli& c) {
     app.set_version_flag("--version", DEPTHBATCH_VERSION_STRING);
-    app.add_flag_callback("--help-job", [] { std::cout << job_keys_help(); throw CLI::Success(); },
-                          "Print every job file key with its default and what it does, and exit");
+    app.add_flag_callback(
+        "--help-job",
+        [] {
+            std::cout << job_keys_help();
+            throw CLI::Success();
+        },
+        "Print every job file key with its default and what it does, and exit");
     app.require_subcommand(0, 1);
     app.add_option("job", c.job_path, "Job file (.yaml, .yml or .toml)");
     auto* render = app.add_option_group("Render", "Override the job");
@@ -168,44 +186,65 @@ void add_flags(CLI::App& app, Cli& c) {
                    "auto (default: the farm engine's dialect from its environment, else a bar on a terminal, else "
                    "lines), lines, deadline, tractor, openjd, bar or none (docs/farm.md \"On the farm\")")
         ->check(CLI::IsMember({"auto", "lines", "deadline", "tractor", "openjd", "bar", "none"}));
-    app.add_flag("-q,--quiet", c.quiet, "Only warnings, errors and the closing summary (an engine's progress line stays)");
+    app.add_flag("-q,--quiet", c.quiet,
+                 "Only warnings, errors and the closing summary (an engine's progress line stays)");
     app.add_flag("-v,--verbose", c.verbose, "Debug output, with each frame's stage timings");
-    c.stats = app.add_subcommand("stats", "Compute (or check) the sequence statistics sidecar of a job with "
-                                           "depth.normalize: sequence, once, before farm chunks run");
+    c.stats = app.add_subcommand("stats",
+                                 "Compute (or check) the sequence statistics sidecar of a job with "
+                                 "depth.normalize: sequence, once, before farm chunks run");
     c.stats->add_option("job", c.stats_job, "Job file")->required();
     c.stats->add_option("--set", c.stats_sets, "Override any job key (repeatable)")->allow_extra_args(false);
-    c.stats->add_flag("--overwrite", c.stats_overwrite, "Recompute the sidecar and replace it, whatever it holds (a "
-                                                        "sample plate re-delivered); then render with --skip-existing");
-    c.submit = app.add_subcommand("submit", "Put a job on a render farm: write the engine's job files and, for "
-                                             "Slurm, submit them (docs/farm.md \"On the farm\")");
+    c.stats->add_flag("--overwrite", c.stats_overwrite,
+                      "Recompute the sidecar and replace it, whatever it holds (a "
+                      "sample plate re-delivered); then render with --skip-existing");
+    c.submit = app.add_subcommand("submit",
+                                  "Put a job on a render farm: write the engine's job files and, for "
+                                  "Slurm, submit them (docs/farm.md \"On the farm\")");
     c.submit->add_option("job", c.submit_flags.job, "Job file")->required();
-    c.submit->add_option("--engine", c.submit_flags.engine, "slurm (the default: writes the scripts and submits them with sbatch), openjd, deadline, opencue or tractor (write files only)")
+    c.submit
+        ->add_option("--engine", c.submit_flags.engine,
+                     "slurm (the default: writes the scripts and submits them with sbatch), openjd, deadline, opencue "
+                     "or tractor (write files only)")
         ->check(CLI::IsMember({"slurm", "openjd", "deadline", "opencue", "tractor"}));
-    c.submit->add_option("--out", c.submit_flags.out, "Folder for the engine's files and Slurm's logs (default: JOB.farm "
-                                                     "beside the job file)");
-    c.submit->add_option("--chunk-size", c.submit_flags.chunk_size, "Frames per task (default 10; a video model's shot: the smallest multiple of its window stride within 1.3x the whole render's windows)");
+    c.submit->add_option("--out", c.submit_flags.out,
+                         "Folder for the engine's files and Slurm's logs (default: JOB.farm "
+                         "beside the job file)");
+    c.submit->add_option("--chunk-size", c.submit_flags.chunk_size,
+                         "Frames per task (default 10; a video model's shot: the smallest multiple of its window "
+                         "stride within 1.3x the whole render's windows)");
     c.submit->add_option("--partition", c.submit_flags.partition, "Slurm partition");
-    c.submit->add_option("--gpus-per-task", c.submit_flags.gpus, "GPUs each task asks the engine for (default: 1 when "
-                                                               "model.device is cuda or cuda:N, else 0); the task runs on "
-                                                               "the first GPU the engine gives it");
-    c.submit->add_option("--target-runtime", c.submit_flags.target_runtime, "OpenJD targetRuntimeSeconds for adaptive chunks "
-                                                                           "(default 0: fixed chunks)");
-    c.submit->add_option("--set", c.submit_flags.sets, "Override any job key, on every task (repeatable)")->allow_extra_args(false);
+    c.submit->add_option("--gpus-per-task", c.submit_flags.gpus,
+                         "GPUs each task asks the engine for (default: 1 when "
+                         "model.device is cuda or cuda:N, else 0); the task runs on "
+                         "the first GPU the engine gives it");
+    c.submit->add_option("--target-runtime", c.submit_flags.target_runtime,
+                         "OpenJD targetRuntimeSeconds for adaptive chunks "
+                         "(default 0: fixed chunks)");
+    c.submit->add_option("--set", c.submit_flags.sets, "Override any job key, on every task (repeatable)")
+        ->allow_extra_args(false);
     c.submit->add_flag("--dry-run", c.submit_flags.dry_run, "Print the files; write and submit nothing");
-    c.review = app.add_subcommand("review", "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
-                                             "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
+    c.review = app.add_subcommand("review",
+                                  "Make a job's review sheet from its EXRs: a contact sheet and per-frame "
+                                  "depth statistics, PNG + HTML (docs/review.md \"Review a render\")");
     c.review->add_option("job", c.review_job, "Job file")->required();
-    c.review->add_option("--out", c.review_out, "The PNG, or its .html: either names the pair (S.png and S.html); default: the job's pipeline.review, "
-                                              "else OUTPUT_FOLDER/JOB.review.png");
-    c.review->add_option("--summary", c.review_summaries, "JSON summaries of the job's runs: their failed and skipped frames "
-                                                         "are marked (repeatable)")->allow_extra_args(false);
+    c.review->add_option(
+        "--out", c.review_out,
+        "The PNG, or its .html: either names the pair (S.png and S.html); default: the job's pipeline.review, "
+        "else OUTPUT_FOLDER/JOB.review.png");
+    c.review
+        ->add_option("--summary", c.review_summaries,
+                     "JSON summaries of the job's runs: their failed and skipped frames "
+                     "are marked (repeatable)")
+        ->allow_extra_args(false);
     c.review->add_option("--set", c.review_sets, "Override any job key (repeatable)")->allow_extra_args(false);
-    c.validate = app.add_subcommand("validate", "Check a job without rendering: the job, the model (one forward at the "
-                                                 "processing size), every plate, output folders and every path it writes; "
-                                                 "prints the plan and exits with the code the render would give");
+    c.validate = app.add_subcommand("validate",
+                                    "Check a job without rendering: the job, the model (one forward at the "
+                                    "processing size), every plate, output folders and every path it writes; "
+                                    "prints the plan and exits with the code the render would give");
     c.validate->add_option("job", c.validate_job_path, "Job file")->required();
-    add_run_flags(*c.validate, c.validate_flags);   // the render's flags, exactly (checked as the render checks them)
-    c.validate->add_flag("--deep", c.validate_deep, "Also decode every plate of the run in full (slower; finds damaged pixel data)");
+    add_run_flags(*c.validate, c.validate_flags);  // the render's flags, exactly (checked as the render checks them)
+    c.validate->add_flag("--deep", c.validate_deep,
+                         "Also decode every plate of the run in full (slower; finds damaged pixel data)");
     render->add_flag("--dry-run", c.flags.dry_run, "Check the job as `depthbatch validate` does; render nothing");
     c.info = app.add_subcommand("info", "Print a model's contract, parameter count and kind of module");
     c.info->add_option("model", c.info_model, "TorchScript model file")->required();
@@ -222,9 +261,10 @@ static int run_command(int argc, char** argv) {
     // A progress reader that goes away (`depthbatch JOB | head -1`) must not kill the render: writes to the
     // closed pipe fail with EPIPE instead, and ProgressReporter says so once on stderr.
     std::signal(SIGPIPE, SIG_IGN);
-    CLI::App app{"depthbatch: render depth passes (OpenEXR depth.Z) for image sequences with a depth model.\n"
-                 "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
-                 "5 render failure, 6 outputs exist, 7 partial (pipeline.on_error: continue), 130 interrupted."};
+    CLI::App app{
+        "depthbatch: render depth passes (OpenEXR depth.Z) for image sequences with a depth model.\n"
+        "Exit codes: 0 ok, 2 bad job or flags, 3 missing/unreadable plate, 4 model error,\n"
+        "5 render failure, 6 outputs exist, 7 partial (pipeline.on_error: continue), 130 interrupted."};
     Cli c;
     add_flags(app, c);
     try {
@@ -233,7 +273,7 @@ static int run_command(int argc, char** argv) {
             return std::cerr << "depthbatch: error: " << empty_value_error(bare) << "\n", code(ExitCode::Config);
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);   // --help, --version, --help-job
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version, --help-job
         // Every error line carries the one prefix (farm log scrapers match it), and a flag that is a job key's name
         // says how a job key is set.
         std::cerr << "depthbatch: error: " << e.what() << job_key_hint(e.what()) << "\n"
@@ -241,7 +281,8 @@ static int run_command(int argc, char** argv) {
         return code(ExitCode::Config);
     }
     set_log_level(c.quiet ? LogLevel::Warning : c.verbose ? LogLevel::Debug : LogLevel::Info);
-    const ProgressChoice progress_choice = progress_from_flag(c.progress_style, c.quiet, std::getenv, ::isatty(STDOUT_FILENO) != 0);
+    const ProgressChoice progress_choice =
+        progress_from_flag(c.progress_style, c.quiet, std::getenv, ::isatty(STDOUT_FILENO) != 0);
     const ProgressStyle style = progress_choice.style;
     log_debug("progress: ", progress_style_name(style), " (", progress_choice.reason, ")");
     if (!progress_choice.warning.empty()) log_warning(progress_choice.warning);
@@ -256,9 +297,11 @@ static int run_command(int argc, char** argv) {
             c.validate_flags.frames_given = c.validate->count("--frames") > 0;
             return run_validate(load_job_with_flags(c.validate_job_path, c.validate_flags), c.validate_deep, std::cout);
         }
-        if (*c.review) return run_review(load_job(c.review_job, c.review_sets), c.review_out, c.review_summaries, std::cout), 0;
+        if (*c.review)
+            return run_review(load_job(c.review_job, c.review_sets), c.review_out, c.review_summaries, std::cout), 0;
         if (c.job_path.empty())
-            return std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n", code(ExitCode::Config);
+            return std::cerr << app.help() << "\ndepthbatch: error: give a job file (depthbatch shot.yaml)\n",
+                   code(ExitCode::Config);
         c.flags.frames_given = app.count("--frames") > 0;
         job = load_job_with_flags(c.job_path, c.flags);
         if (c.flags.dry_run) return run_validate(*job, false, std::cout);
@@ -268,18 +311,18 @@ static int run_command(int argc, char** argv) {
         std::cout.flush(), std::cerr.flush(), std::fflush(nullptr);
         cli::finish_library_lines();
         std::_Exit(rc);
-    } catch (const std::exception& e) {   // an Error has its exit code; anything else is a render failure
+    } catch (const std::exception& e) {  // an Error has its exit code; anything else is a render failure
         const auto* error = dynamic_cast<const Error*>(&e);
         const std::string what = error ? e.what() : std::string("unexpected: ") + e.what();
         log_error(what);
         if (job && !c.flags.dry_run) write_failure_summary(*job, error ? error->code() : ExitCode::Render, what);
-        report_task_failure(std::cout, style, what);   // a dry run writes no summary (above) either
+        report_task_failure(std::cout, style, what);  // a dry run writes no summary (above) either
         return code(error ? error->code() : ExitCode::Render);
     }
 }
 
 int main(int argc, char** argv) {
-    cli::route_library_lines();   // libpng's own stderr lines get the prefix (library_lines.h)
+    cli::route_library_lines();  // libpng's own stderr lines get the prefix (library_lines.h)
     const int rc = run_command(argc, argv);
     std::cout.flush(), std::cerr.flush(), std::fflush(nullptr);
     cli::finish_library_lines();

@@ -45,9 +45,9 @@ void set_library_environment(int, char** argv, char** envp) {
     if (!have_omp) env[k++] = const_cast<char*>(omp);
     if (!have_dnnl) env[k++] = const_cast<char*>(dnnl);
     env[k] = nullptr;
-    ::execve("/proc/self/exe", argv, env);   // returns only on failure: go on as we are
+    ::execve("/proc/self/exe", argv, env);  // returns only on failure: go on as we are
 }
-__attribute__((section(".preinit_array"), used)) void (*const preinit_library_environment)(int, char**, char**) =
-    &set_library_environment;
+__attribute__((section(".preinit_array"),
+               used)) void (*const preinit_library_environment)(int, char**, char**) = &set_library_environment;
 
 }  // namespace

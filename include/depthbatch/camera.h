@@ -35,12 +35,12 @@ constexpr double kNukeVaperture_mm = 18.672;
 
 /// The job's camera section (all optional; at most one of focal_mm, fov_deg, focal_px).
 struct CameraSettings {
-    std::optional<double> focal_mm;          ///< camera.focal: lens focal length (mm)
-    double haperture_mm = kNukeHaperture_mm; ///< camera.haperture: film back width (mm)
-    double vaperture_mm = kNukeVaperture_mm; ///< camera.vaperture: film back height (mm)
-    std::optional<double> fov_deg;           ///< camera.fov: horizontal field of view (degrees, 0 < fov < 180)
-    std::optional<double> focal_px;          ///< camera.focal_px (older: depth.focal_px): focal in plate columns
-    std::string chan;                        ///< camera.chan: absolute path of a Nuke .chan file, "" = none
+    std::optional<double> focal_mm;           ///< camera.focal: lens focal length (mm)
+    double haperture_mm = kNukeHaperture_mm;  ///< camera.haperture: film back width (mm)
+    double vaperture_mm = kNukeVaperture_mm;  ///< camera.vaperture: film back height (mm)
+    std::optional<double> fov_deg;            ///< camera.fov: horizontal field of view (degrees, 0 < fov < 180)
+    std::optional<double> focal_px;           ///< camera.focal_px (older: depth.focal_px): focal in plate columns
+    std::string chan;                         ///< camera.chan: absolute path of a Nuke .chan file, "" = none
     /// Whether the section states a focal length some way (a .chan file with vfov columns is checked per frame).
     bool has_focal() const { return focal_mm || fov_deg || focal_px; }
 };
@@ -48,8 +48,8 @@ struct CameraSettings {
 /// One line of a .chan file.
 struct ChanSample {
     double translate[3] = {0, 0, 0};
-    double rotate_deg[3] = {0, 0, 0};   ///< rx, ry, rz (degrees)
-    std::optional<double> vfov_deg;     ///< vertical field of view, when the line has an 8th column
+    double rotate_deg[3] = {0, 0, 0};  ///< rx, ry, rz (degrees)
+    std::optional<double> vfov_deg;    ///< vertical field of view, when the line has an 8th column
 };
 
 /// A whole .chan file: frame -> sample.
@@ -66,20 +66,20 @@ std::array<double, 16> chan_camera_to_world(const ChanSample& sample);
 
 /// The windows of a plate frame (OIIO ImageSpec fields), in pixels.
 struct PlateWindows {
-    int x = 0, y = 0, width = 0, height = 0;                  ///< data window: origin and size
-    int full_x = 0, full_y = 0, full_width = 0, full_height = 0;   ///< display window
+    int x = 0, y = 0, width = 0, height = 0;                      ///< data window: origin and size
+    int full_x = 0, full_y = 0, full_width = 0, full_height = 0;  ///< display window
 };
 
 /// The pinhole camera of one plate frame, in the plate's stored pixels (see the header comment).
 struct PlateCamera {
-    double fx = 0;          ///< focal length in stored columns
-    double fy = 0;          ///< focal length in rows (fx * pixel aspect)
-    double cx = 0, cy = 0;  ///< principal point in file pixel coordinates (edges at integers): the display
-                            ///< window's centre
-    int data_x = 0, data_y = 0;   ///< the data window's origin: pixel (i, j) of a data-window buffer is file
-                                  ///< pixel (data_x + i, data_y + j)
+    double fx = 0;               ///< focal length in stored columns
+    double fy = 0;               ///< focal length in rows (fx * pixel aspect)
+    double cx = 0, cy = 0;       ///< principal point in file pixel coordinates (edges at integers): the display
+                                 ///< window's centre
+    int data_x = 0, data_y = 0;  ///< the data window's origin: pixel (i, j) of a data-window buffer is file
+                                 ///< pixel (data_x + i, data_y + j)
     double pixel_aspect = 1;
-    bool world = false;           ///< camera_to_world holds a .chan transform (passes are in world space)
+    bool world = false;  ///< camera_to_world holds a .chan transform (passes are in world space)
     std::array<double, 16> camera_to_world{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
 
     /// Camera-space direction of data-window pixel (i, j)'s centre at unit depth: (u / fx, v / fy, -1).
@@ -110,8 +110,8 @@ PlateCamera make_plate_camera(const CameraSettings& camera, const PlateWindows& 
 /// apply_metric_scaling does (depth_anything_3/utils/alignment.py: focal = (K[0,0] + K[1,1]) / 2, metres =
 /// raw * focal / 300). Equal to fx' when the resize keeps the (desqueezed) aspect; not when model.size forces
 /// another aspect ([140, 140] on 854 x 480: fx' = 0.164 fx, fy' = 0.292 fx, mean 0.228 fx).
-double processing_focal_px(double fx_columns, double pixel_aspect, int plate_width, int plate_height,
-                           int scaled_width, int scaled_height);
+double processing_focal_px(double fx_columns, double pixel_aspect, int plate_width, int plate_height, int scaled_width,
+                           int scaled_height);
 
 /// "focal 35 mm, haperture 24.576 mm -> 2800 px" style description of where a focal length came from, for
 /// metadata (depthbatch/camera) and logs.

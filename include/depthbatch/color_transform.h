@@ -23,12 +23,12 @@
 
 namespace depthbatch {
 
-enum class HdrMode { Clamp, View };   ///< color.hdr
-const char* option_name(HdrMode v);   ///< the job-file spelling ("clamp")
+enum class HdrMode { Clamp, View };  ///< color.hdr
+const char* option_name(HdrMode v);  ///< the job-file spelling ("clamp")
 
 /// The job's color section (JobConfig::Color).
 struct ColorSettings {
-    std::string config;             ///< absolute path, or "" = $OCIO / shipped config
+    std::string config;  ///< absolute path, or "" = $OCIO / shipped config
     HdrMode hdr = HdrMode::Clamp;
     std::string display, view, look;
 };
@@ -46,16 +46,15 @@ public:
     /// name, alias or role in that config, or "auto" (decided from `plate`, which must then be given);
     /// color.hdr "clamp" (colorspace conversion) or "view" (color.display / color.view [/ color.look]).
     /// Logs the choices. Throws ConfigError naming the config and what it lacks (listing what it has).
-    static std::shared_ptr<const ColorTransform> create(const ColorSettings& color,
-                                                        const std::string& input_colorspace,
+    static std::shared_ptr<const ColorTransform> create(const ColorSettings& color, const std::string& input_colorspace,
                                                         const std::string& model_colorspace,
                                                         const PlateInfo* plate = nullptr);
 
     /// A plain colorspace conversion `from` -> `to` (names, aliases or roles), hdr "clamp".
     /// Throws ConfigError naming the config file and the colorspace that does not exist, or OCIO's
     /// message when the config cannot be read.
-    static std::shared_ptr<const ColorTransform> create(const std::string& config_path,
-                                                        const std::string& from, const std::string& to);
+    static std::shared_ptr<const ColorTransform> create(const std::string& config_path, const std::string& from,
+                                                        const std::string& to);
 
     /// The whole stage on a packed 3-channel float32 RGB buffer (any ROI), in place: NaN/Inf -> 0, the
     /// OCIO processor, then everything clamped into [0,1]. Returns the counts for the frame's log line.
@@ -90,7 +89,8 @@ public:
     ///                             something the config has no colorspace for, or unknown chromaticities)
     ///   8/16-bit integer       -> sRGB encoded ("sRGB", or a common alias of it: srgb_tx, sRGB - Texture)
     /// `why`, when given, receives the reason in words for the log.
-    static std::string auto_colorspace(const PlateInfo& plate, const std::string& config_path, std::string* why = nullptr);
+    static std::string auto_colorspace(const PlateInfo& plate, const std::string& config_path,
+                                       std::string* why = nullptr);
 
     /// What auto_colorspace would choose for `plate` with this transform's config, logging nothing: every frame
     /// of a shot under "auto" must come to the same name as the frame that decided (plate_kind and this).

@@ -31,24 +31,24 @@
 
 namespace depthbatch {
 
-enum class Precision { Fp32, Fp16, Bf16, Tf32 };   ///< model.precision
-const char* option_name(Precision v);              ///< the job-file spelling ("fp16")
+enum class Precision { Fp32, Fp16, Bf16, Tf32 };  ///< model.precision
+const char* option_name(Precision v);             ///< the job-file spelling ("fp16")
 
 /// The job's model section (JobConfig::Model): what DepthModel::load takes.
 struct ModelSettings {
-    std::string path = "default";   ///< absolute path, or "default"
-    ModelDevice device;              ///< model.device (gpu_device.h): auto, cpu, cuda or cuda:N
-    ProcessingSize size;             ///< model.size (reformat.h)
-    ContractOverrides contract;      ///< model.colorspace, multiple, kind, units, input_size, fixed_size
+    std::string path = "default";  ///< absolute path, or "default"
+    ModelDevice device;            ///< model.device (gpu_device.h): auto, cpu, cuda or cuda:N
+    ProcessingSize size;           ///< model.size (reformat.h)
+    ContractOverrides contract;    ///< model.colorspace, multiple, kind, units, input_size, fixed_size
     Precision precision = Precision::Fp32;
-    int batch = 1;                   ///< frames per forward
-    int warmup = -1;                 ///< -1 = 3 on CUDA, 0 on CPU
+    int batch = 1;    ///< frames per forward
+    int warmup = -1;  ///< -1 = 3 on CUDA, 0 on CPU
     bool freeze = false;
     bool channels_last = false;
-    int threads = 0;                 ///< LibTorch intra-op threads, 0 = pipeline decides
+    int threads = 0;  ///< LibTorch intra-op threads, 0 = pipeline decides
     struct Tiles {
-        int size = 0;                ///< tile edge in plate px; 0 = no tiles
-        int overlap = 0;             ///< overlap between neighbouring tiles in plate px
+        int size = 0;     ///< tile edge in plate px; 0 = no tiles
+        int overlap = 0;  ///< overlap between neighbouring tiles in plate px
     } tiles;
 };
 
@@ -65,15 +65,15 @@ struct ForwardShape {
 
 /// The low-precision check on a job's first frame (DepthModel::check_precision).
 struct PrecisionCheck {
-    bool ran = false;              ///< false when the precision asked is fp32 or tf32 (nothing to compare)
+    bool ran = false;  ///< false when the precision asked is fp32 or tf32 (nothing to compare)
     Precision asked = Precision::Fp32;
-    Precision in_force = Precision::Fp32;   ///< asked, or Fp32 when the check failed
+    Precision in_force = Precision::Fp32;  ///< asked, or Fp32 when the check failed
     /// The 99th percentile of |low - fp32| over the frame's depth, as a fraction of the fp32 depth's span (its
     /// 99th minus 1st percentile); +inf when the low-precision depth has non-finite values. -1 when not run.
     double error = -1;
-    double tolerance = 0;          ///< kPrecisionTolerance
-    std::string how;               ///< "half module" (the module cast to fp16/bf16) or "autocast"
-    int frame = 0;                 ///< the frame it was checked on (set by the caller)
+    double tolerance = 0;  ///< kPrecisionTolerance
+    std::string how;       ///< "half module" (the module cast to fp16/bf16) or "autocast"
+    int frame = 0;         ///< the frame it was checked on (set by the caller)
 };
 
 /// The largest error PrecisionCheck::error may have for fp16/bf16 to render: 1% of the depth span at the 99th
@@ -83,13 +83,13 @@ inline constexpr double kPrecisionTolerance = 0.01;
 
 /// The figures of a model's inference thread (DepthModel::stats), for the report and the summary.
 struct InferenceStats {
-    int forward_threads = 0;          ///< distinct threads that ran a forward pass: 1 (the model's own)
-    bool on_caller_thread = false;    ///< a forward ran on the thread that loaded the model (never, by design)
-    long forwards = 0;                ///< forward passes run (warm-up, checks and retries included)
-    std::vector<std::string> warmup_shapes;   ///< ForwardShape::text() of each warm-up shape, in order
-    int warmup_passes = 0;            ///< forward passes per warm-up shape
-    double warmup_ms = 0;             ///< wall time of the warm-up (all shapes)
-    double busy_ms = 0;               ///< the inference thread's time in forward passes and their completion
+    int forward_threads = 0;                 ///< distinct threads that ran a forward pass: 1 (the model's own)
+    bool on_caller_thread = false;           ///< a forward ran on the thread that loaded the model (never, by design)
+    long forwards = 0;                       ///< forward passes run (warm-up, checks and retries included)
+    std::vector<std::string> warmup_shapes;  ///< ForwardShape::text() of each warm-up shape, in order
+    int warmup_passes = 0;                   ///< forward passes per warm-up shape
+    double warmup_ms = 0;                    ///< wall time of the warm-up (all shapes)
+    double busy_ms = 0;                      ///< the inference thread's time in forward passes and their completion
 };
 
 class DepthModel;
@@ -233,7 +233,7 @@ private:
     GpuDevice gpu_;
     bool traced_ = false;
     Precision precision_ = Precision::Fp32;
-    Precision asked_precision_ = Precision::Fp32;   ///< the job's model.precision (precision_ is what is in force)
+    Precision asked_precision_ = Precision::Fp32;  ///< the job's model.precision (precision_ is what is in force)
 };
 
 /// How far a low-precision depth image is from the fp32 one of the same input: the 99th percentile of |low - fp32|

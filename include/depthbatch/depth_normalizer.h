@@ -35,7 +35,7 @@ namespace depthbatch {
 
 enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
 enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
-const char* option_name(DepthConvention v);   ///< the job-file spellings ("metric", "sequence")
+const char* option_name(DepthConvention v);                       ///< the job-file spellings ("metric", "sequence")
 const char* option_name(Normalization v);
 
 /// The job's depth section (JobConfig::Depth): the written convention, its range, stabilization, upsampling.
@@ -43,20 +43,20 @@ struct DepthSettings {
     DepthConvention convention = DepthConvention::Raw;  ///< depth.convention (older name depth.kind); a job that
                                                         ///< sets only depth.normalize (not raw) gets Normalized
     Normalization normalize = Normalization::Raw;
-    int near_is = 0;                 ///< normalized: value written at the near end (0 or 1)
-    std::optional<double> near, far; ///< fixed range / clip values (model units; metres if metric)
+    int near_is = 0;                  ///< normalized: value written at the near end (0 or 1)
+    std::optional<double> near, far;  ///< fixed range / clip values (model units; metres if metric)
     double percentile_low = 2.0, percentile_high = 98.0;
     int stats_frames = 16;
-    std::string stats_file;          ///< absolute path, "" = next to the output
+    std::string stats_file;  ///< absolute path, "" = next to the output
     bool stabilize = false;
-    int stabilize_radius = 4;        ///< depth.stabilize_radius R: R frames on each side, a centred window
-                                     ///< of 2R + 1 frames (the older depth.stabilize_window W: R = W / 2, at least 1)
+    int stabilize_radius = 4;  ///< depth.stabilize_radius R: R frames on each side, a centred window
+                               ///< of 2R + 1 frames (the older depth.stabilize_window W: R = W / 2, at least 1)
     /// depth.stabilize_window W as the job wrote it (the older name), else unset: the fingerprint and the EXR
     /// metadata write the window W, so an odd W given before keeps its line (stabilize_window()).
     std::optional<int> stabilize_window_written;
     /// The window W the fingerprint and the EXR metadata (depthbatch/stabilize_window) write: as written, else 2R.
     int stabilize_window() const { return stabilize_window_written.value_or(2 * stabilize_radius); }
-    UpsampleSettings upsample;       ///< depth.upsample, guided_radius, guided_epsilon, edge_threshold
+    UpsampleSettings upsample;  ///< depth.upsample, guided_radius, guided_epsilon, edge_threshold
 };
 
 /// A range of raw model values: the value at the near end and at the far end (near != far).

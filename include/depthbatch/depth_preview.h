@@ -16,15 +16,15 @@
 
 namespace depthbatch {
 
-enum class ColormapName { Turbo, Viridis, Inferno };   ///< output.preview.colormap
-const char* option_name(ColormapName v);               ///< the job-file spelling, also the table's name ("turbo")
+enum class ColormapName { Turbo, Viridis, Inferno };  ///< output.preview.colormap
+const char* option_name(ColormapName v);              ///< the job-file spelling, also the table's name ("turbo")
 
 /// The job's output.preview (JobConfig::Output::Preview).
 struct PreviewSettings {
-    std::string path;               ///< 8-bit preview path pattern (.jpg/.png/.tif), "" = none
+    std::string path;  ///< 8-bit preview path pattern (.jpg/.png/.tif), "" = none
     ColormapName colormap = ColormapName::Turbo;
-    int size = 960;                 ///< long side in px (never enlarged)
-    bool size_given = false;        ///< the job set size (a plate smaller than the default says nothing)
+    int size = 960;           ///< long side in px (never enlarged)
+    bool size_given = false;  ///< the job set size (a plate smaller than the default says nothing)
 };
 
 /// A colour map: 256 sRGB entries in 0-1, entry 0 for the low end.
@@ -41,8 +41,8 @@ Colormap load_colormap(const std::string& name);
 
 /// What the preview shows.
 struct PreviewRange {
-    double near_value = 0, far_value = 1;   ///< depth.Z values at the near and far ends (either may be larger)
-    std::string units;                      ///< "m", "1/m", "" (normalized, relative)
+    double near_value = 0, far_value = 1;  ///< depth.Z values at the near and far ends (either may be larger)
+    std::string units;                     ///< "m", "1/m", "" (normalized, relative)
 };
 
 /// Where the legend's labels go: "far ..." starts at the colour bar's left end `bar_x0`, "near ..." ends at its
@@ -53,9 +53,10 @@ struct LegendLayout {
     int lines = 1;
     int near_line = 0, caption_line = 0;
 };
-LegendLayout legend_layout(int bar_x0, int bar_x1, int centre, int far_width, int near_width, int caption_width, int gap);
+LegendLayout legend_layout(int bar_x0, int bar_x1, int centre, int far_width, int near_width, int caption_width,
+                           int gap);
 
-class Publication;   // src/output/output_guard.h: the file, opened through the job's output guard
+class Publication;  // src/output/output_guard.h: the file, opened through the job's output guard
 
 /// Write `depth` (1 channel float, depth.Z as written, any size) as an 8-bit RGB preview into `out` (a
 /// Publication of OutputRole::Preview that OutputGuard::open made; its final path's extension picks the format,
@@ -65,7 +66,7 @@ class Publication;   // src/output/output_guard.h: the file, opened through the 
 /// "near <value> <units>" at its near end and "far <value> <units>" at its far end, and `caption` (e.g. the
 /// frame number), on as many lines as they need (legend_layout). Written atomically. Throws RenderError naming
 /// the path when it cannot be written. A `size` above the long side writes the depth's own size (run_job warns).
-void write_depth_preview(Publication& out, const OIIO::ImageBuf& depth, const PreviewRange& range,
-                         const Colormap& map, int size, const std::string& caption);
+void write_depth_preview(Publication& out, const OIIO::ImageBuf& depth, const PreviewRange& range, const Colormap& map,
+                         int size, const std::string& caption);
 
 }  // namespace depthbatch

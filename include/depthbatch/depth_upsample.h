@@ -38,7 +38,7 @@ namespace depthbatch {
 
 /// depth.upsample
 enum class DepthUpsample { Bilinear, Guided, EdgeHard };
-const char* option_name(DepthUpsample v);   ///< the job-file spelling ("edge_hard")
+const char* option_name(DepthUpsample v);  ///< the job-file spelling ("edge_hard")
 
 /// The method and its parameters (job keys depth.upsample, depth.guided_radius, depth.guided_epsilon,
 /// depth.edge_threshold).
@@ -87,9 +87,10 @@ Plane box_mean(const Plane& in, int r);
 /// filter steered by `guide_low` (the guide at depth's size, w x h) and `guide_high` (the same guide at plate
 /// resolution), as `settings.method` says (Guided or EdgeHard; Bilinear is not handled here). Throws
 /// std::invalid_argument when sizes disagree. Values are in depth's units; no NaN/Inf in, none out.
-Plane guided_upsample(const Plane& depth, const Plane& guide_low, const Plane& guide_high, const UpsampleSettings& settings);
+Plane guided_upsample(const Plane& depth, const Plane& guide_low, const Plane& guide_high,
+                      const UpsampleSettings& settings);
 /// The same, written to `out` (W x H floats, row-major), e.g. an ImageBuf's own pixels.
-void guided_upsample(const Plane& depth, const Plane& guide_low, const Plane& guide_high, const UpsampleSettings& settings,
-                     float* out);
+void guided_upsample(const Plane& depth, const Plane& guide_low, const Plane& guide_high,
+                     const UpsampleSettings& settings, float* out);
 
 }  // namespace depthbatch

@@ -12,14 +12,14 @@ namespace depthbatch {
 
 /// Process exit codes, one per failure class. Documented in docs/errors.md ("Exit codes").
 enum class ExitCode : int {
-    Ok           = 0,
-    Config       = 2,  ///< bad job file, unknown/mistyped key, bad flag or --set, bad frame spec
-    Input        = 3,  ///< missing or unreadable plate frame (missing file, truncated image, deep EXR, ...)
-    Model        = 4,  ///< model file missing/not TorchScript/LFS pointer, contract or output-shape error
-    Render       = 5,  ///< failure while rendering (non-finite depth, device failure, EXR write failure)
+    Ok = 0,
+    Config = 2,        ///< bad job file, unknown/mistyped key, bad flag or --set, bad frame spec
+    Input = 3,         ///< missing or unreadable plate frame (missing file, truncated image, deep EXR, ...)
+    Model = 4,         ///< model file missing/not TorchScript/LFS pointer, contract or output-shape error
+    Render = 5,        ///< failure while rendering (non-finite depth, device failure, EXR write failure)
     OutputExists = 6,  ///< outputs already exist and the overwrite policy is "error"
-    Partial      = 7,  ///< pipeline.on_error: continue, and some frames failed (the rest were rendered)
-    Interrupted  = 130 ///< SIGINT/SIGTERM: frames in flight finished or abandoned, no partial file left
+    Partial = 7,       ///< pipeline.on_error: continue, and some frames failed (the rest were rendered)
+    Interrupted = 130  ///< SIGINT/SIGTERM: frames in flight finished or abandoned, no partial file left
 };
 
 /// Base of every depthbatch exception. what() is the full, user-facing message.

@@ -44,12 +44,12 @@ namespace depthbatch {
 
 using Metadata = std::vector<std::pair<std::string, std::string>>;
 
-enum class OverwritePolicy { Error, Skip, Overwrite };             ///< output.overwrite
-enum class Compression { Zip, Zips, Piz, Dwaa, None };            ///< output.compression (OpenEXR codecs)
-enum class OutputChannels { Rgba, Depth, All };                   ///< output.channels
-enum class ExistingDepth { Replace, Rename };                     ///< output.existing_depth
-enum class PassPixelType { Float, Half };                         ///< output.passes_type (P, N, mattes)
-const char* option_name(OverwritePolicy v);   ///< the job-file spellings ("skip", "zip", "rgba", ...)
+enum class OverwritePolicy { Error, Skip, Overwrite };  ///< output.overwrite
+enum class Compression { Zip, Zips, Piz, Dwaa, None };  ///< output.compression (OpenEXR codecs)
+enum class OutputChannels { Rgba, Depth, All };         ///< output.channels
+enum class ExistingDepth { Replace, Rename };           ///< output.existing_depth
+enum class PassPixelType { Float, Half };               ///< output.passes_type (P, N, mattes)
+const char* option_name(OverwritePolicy v);             ///< the job-file spellings ("skip", "zip", "rgba", ...)
 const char* option_name(Compression v);
 const char* option_name(OutputChannels v);
 const char* option_name(ExistingDepth v);
@@ -57,21 +57,21 @@ const char* option_name(PassPixelType v);
 
 /// The job's output section (JobConfig::Output).
 struct OutputSettings {
-    std::string path;               ///< absolute path pattern
+    std::string path;  ///< absolute path pattern
     OverwritePolicy overwrite = OverwritePolicy::Error;
     Compression compression = Compression::Zip;
-    int zip_level = 4;              ///< zlib level of zip/zips, 1 (fastest) to 9 (smallest); 4 = OpenEXR's
+    int zip_level = 4;  ///< zlib level of zip/zips, 1 (fastest) to 9 (smallest); 4 = OpenEXR's
     OutputChannels channels = OutputChannels::Rgba;
     ExistingDepth existing_depth = ExistingDepth::Replace;
-    PassthroughType pixel_type = PassthroughType::Auto;   ///< passthrough_color.h resolves auto per plate
+    PassthroughType pixel_type = PassthroughType::Auto;  ///< passthrough_color.h resolves auto per plate
     /// scene_linear: the RGB passthrough converted to the config's scene_linear role; plate: as stored
     PassthroughColorspace passthrough_colorspace = PassthroughColorspace::SceneLinear;
     /// output.passes: passes written beside depth.Z (passes.h), in the job's order: "P" (P.X P.Y P.Z),
     /// "N" (N.X N.Y N.Z), or a model's extra output by its contract name ("sky"); empty = none.
     std::vector<std::string> passes;
-    PassPixelType passes_type = PassPixelType::Float;   ///< output.passes_type: float (default) | half
+    PassPixelType passes_type = PassPixelType::Float;  ///< output.passes_type: float (default) | half
     using Preview = PreviewSettings;
-    Preview preview;                ///< output.preview (depth_preview.h)
+    Preview preview;  ///< output.preview (depth_preview.h)
 };
 
 /// How frames are written: the job's output section itself (channels, pixel type, compression, overwrite
@@ -81,8 +81,8 @@ using ExrWriteOptions = OutputSettings;
 /// One channel of the output file.
 struct OutputChannel {
     std::string name;
-    int source = -1;         ///< plate channel index, -1 for our depth (inside write_depth_exr: -2 - k for extra[k])
-    OIIO::TypeDesc type;     ///< stored pixel type
+    int source = -1;      ///< plate channel index, -1 for our depth (inside write_depth_exr: -2 - k for extra[k])
+    OIIO::TypeDesc type;  ///< stored pixel type
 };
 
 /// The stored type of a passthrough channel: `stored` is the plate channel's type in the file, `pixel_type`
@@ -91,7 +91,8 @@ OIIO::TypeDesc passthrough_type(OIIO::TypeDesc stored, PassthroughType pixel_typ
 
 /// The channels write_depth_exr writes for this plate, in order (e.g. R,G,B,A,depth.Z).
 std::vector<OutputChannel> output_channels(const PlateInfo& plate, const ExrWriteOptions& options = ExrWriteOptions());
-std::vector<std::string> output_channel_names(const PlateInfo& plate, const ExrWriteOptions& options = ExrWriteOptions());
+std::vector<std::string> output_channel_names(const PlateInfo& plate,
+                                              const ExrWriteOptions& options = ExrWriteOptions());
 
 /// One line for the log: the channels and types written and what happens to the plate's own depth.
 std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& options);
@@ -99,12 +100,12 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
 /// A channel written after depth.Z (output.passes, passes.h): `data` holds plate.width() x plate.height() floats
 /// over the data window, row-major; stored as `type` (FLOAT or HALF).
 struct ExtraChannel {
-    std::string name;               ///< "P.X", "N.Z", "sky.A", ...
+    std::string name;  ///< "P.X", "N.Z", "sky.A", ...
     const float* data = nullptr;
     OIIO::TypeDesc type = OIIO::TypeDesc::FLOAT;
 };
 
-class Publication;   // src/output/output_guard.h: the file, opened through the job's output guard
+class Publication;  // src/output/output_guard.h: the file, opened through the job's output guard
 
 /// Write `depth` (1-channel float32, plate.width() x plate.height()) with the plate's passthrough
 /// channels into `out` (a Publication of OutputRole::DepthFrame that OutputGuard::open made: written to its
@@ -114,9 +115,8 @@ class Publication;   // src/output/output_guard.h: the file, opened through the 
 /// Throws RenderError (naming the path) if the write fails, or an extra channel's name is already taken, and
 /// OutputExistsError if the final path exists (with other bytes) and the policy is not Overwrite (the existing
 /// file is untouched).
-void write_depth_exr(Publication& out, const Plate& plate, const OIIO::ImageBuf& depth,
-                     const Metadata& metadata, const ExrWriteOptions& options,
-                     const std::vector<ExtraChannel>& extra = {});
+void write_depth_exr(Publication& out, const Plate& plate, const OIIO::ImageBuf& depth, const Metadata& metadata,
+                     const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra = {});
 
 /// Whether the file at `path` can stand for this job's render of its frame (`--skip-existing`): a complete
 /// OpenEXR file (every chunk of pixels present, OpenEXR's InputFile::isComplete) whose metadata says

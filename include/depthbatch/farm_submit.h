@@ -48,38 +48,38 @@ const char* farm_engine_name(FarmEngine engine);
 
 struct SubmitOptions {
     FarmEngine engine = FarmEngine::Slurm;
-    std::string job_path;                 ///< the job file, absolute (tasks on other hosts read it there)
-    std::vector<std::string> sets;        ///< --set overrides, passed on to every task
-    int chunk_size = 10;                  ///< frames per task asked for (what tasks render: task_frame_counts)
-    bool chunk_size_default = false;      ///< --chunk-size not given: a video model's shot gets video_chunk_size
-                                          ///< (video_window_stage.h), a single-frame model's chunk_size
-    std::string out_dir;                  ///< where the engine's files (and Slurm's logs) go, absolute
-    std::string executable;               ///< the depthbatch the nodes run, absolute
-    std::string partition;                ///< Slurm partition(s), e.g. "gpu" or "gpu,cpu" ("" = the cluster's
-                                          ///< default); one token of [A-Za-z0-9._,-], else ConfigError
-    int gpus_per_task = -1;               ///< GPUs each task asks for; -1 = 1 when model.device is cuda or
-                                          ///< cuda:N, else 0
-    int max_array_size = 0;               ///< Slurm MaxArraySize (0 = unknown: no limit applied)
-    double target_runtime_s = 0;          ///< OpenJD chunks.targetRuntimeSeconds (0 = fixed chunks)
+    std::string job_path;             ///< the job file, absolute (tasks on other hosts read it there)
+    std::vector<std::string> sets;    ///< --set overrides, passed on to every task
+    int chunk_size = 10;              ///< frames per task asked for (what tasks render: task_frame_counts)
+    bool chunk_size_default = false;  ///< --chunk-size not given: a video model's shot gets video_chunk_size
+                                      ///< (video_window_stage.h), a single-frame model's chunk_size
+    std::string out_dir;              ///< where the engine's files (and Slurm's logs) go, absolute
+    std::string executable;           ///< the depthbatch the nodes run, absolute
+    std::string partition;            ///< Slurm partition(s), e.g. "gpu" or "gpu,cpu" ("" = the cluster's
+                                      ///< default); one token of [A-Za-z0-9._,-], else ConfigError
+    int gpus_per_task = -1;           ///< GPUs each task asks for; -1 = 1 when model.device is cuda or
+                                      ///< cuda:N, else 0
+    int max_array_size = 0;           ///< Slurm MaxArraySize (0 = unknown: no limit applied)
+    double target_runtime_s = 0;      ///< OpenJD chunks.targetRuntimeSeconds (0 = fixed chunks)
 };
 
 /// How a job is cut for the farm.
 struct FarmPlan {
-    std::string name;                     ///< the job file's stem, as it is (for messages)
-    std::string safe_name;                ///< farm_safe_name(name): the job's name on the farm, its log files
-    std::vector<int> frames;              ///< the shot's frames (input.frames, else what is on disk)
-    std::string output_path;              ///< the job's output.path pattern (Deadline's output folder)
-    int chunk_size = 0;                   ///< frames per chunk after any Slurm limit (what each task renders on
-                                          ///< an engine: task_frame_counts)
-    int chunks = 0;                       ///< N in --chunk I/N: ceil(frames / chunk_size)
-    bool needs_stats = false;             ///< depth.normalize: sequence
-    int gpus = 0;                         ///< GPUs each task asks the engine for (0 = a CPU job)
-    std::vector<std::string> task_sets;   ///< --set overrides the plan adds to every task after the user's:
-                                          ///< model.device=cuda for a cuda:N job given GPUs (the engine's GPUs
-                                          ///< are renumbered from 0 in the task)
-    std::string note;                     ///< changes the plan made to the options (chunk size raised to fit
-                                          ///< MaxArraySize) and doubts about them (GPUs for a CPU job), "; "
-                                          ///< between them, "" if none
+    std::string name;                    ///< the job file's stem, as it is (for messages)
+    std::string safe_name;               ///< farm_safe_name(name): the job's name on the farm, its log files
+    std::vector<int> frames;             ///< the shot's frames (input.frames, else what is on disk)
+    std::string output_path;             ///< the job's output.path pattern (Deadline's output folder)
+    int chunk_size = 0;                  ///< frames per chunk after any Slurm limit (what each task renders on
+                                         ///< an engine: task_frame_counts)
+    int chunks = 0;                      ///< N in --chunk I/N: ceil(frames / chunk_size)
+    bool needs_stats = false;            ///< depth.normalize: sequence
+    int gpus = 0;                        ///< GPUs each task asks the engine for (0 = a CPU job)
+    std::vector<std::string> task_sets;  ///< --set overrides the plan adds to every task after the user's:
+                                         ///< model.device=cuda for a cuda:N job given GPUs (the engine's GPUs
+                                         ///< are renumbered from 0 in the task)
+    std::string note;                    ///< changes the plan made to the options (chunk size raised to fit
+                                         ///< MaxArraySize) and doubts about them (GPUs for a CPU job), "; "
+                                         ///< between them, "" if none
 };
 
 /// Cut `job` into chunks of `options.chunk_size` frames. With options.max_array_size set (Slurm), when
@@ -113,7 +113,8 @@ std::vector<std::pair<std::string, std::string>> farm_job_files(const FarmPlan& 
 /// only when this folder's manifest (.depthbatch-submit, written here) says an earlier submit wrote it. Scripts
 /// (.sbatch, .sh) are made executable; Slurm's logs/ folder is created. Returns the paths written, in order.
 /// Throws ConfigError (exit 2) for a refused path, before anything is written; RenderError when writing fails.
-std::vector<std::string> write_farm_files(const JobConfig& job, const std::vector<std::pair<std::string, std::string>>& files,
+std::vector<std::string> write_farm_files(const JobConfig& job,
+                                          const std::vector<std::pair<std::string, std::string>>& files,
                                           const SubmitOptions& options);
 
 /// OpenJD's range expression for `frames` ("1001-1100:2,1200"): format_frame_spec with ':' for the step.

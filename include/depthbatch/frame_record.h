@@ -30,10 +30,10 @@ namespace depthbatch {
 
 /// One tile of a tiled frame (model.tiles, tiling.h): a plate of its own to the model.
 struct FrameTile {
-    TileRect rect;                ///< in the plate's data window, origin at its top-left pixel
-    ReformatPlan plan;            ///< the tile -> the model's size, and back
-    ModelInput input;             ///< what the model sees of the tile (emptied once inferred)
-    DepthImage raw;               ///< its depth (model units, focal-corrected), at the model's size
+    TileRect rect;      ///< in the plate's data window, origin at its top-left pixel
+    ReformatPlan plan;  ///< the tile -> the model's size, and back
+    ModelInput input;   ///< what the model sees of the tile (emptied once inferred)
+    DepthImage raw;     ///< its depth (model units, focal-corrected), at the model's size
     std::optional<UpsampleGuide> guide;
 };
 
@@ -49,32 +49,32 @@ struct FrameRecord {
     FrameRecord& operator=(const FrameRecord&) = delete;
 
     // ---- who it is ----------------------------------------------------------------------------------------------
-    int id = 0;                   ///< its position in the job's plan
-    int frame = 0;                ///< the frame number (result.frame says the same)
-    int shot_pos = 0;             ///< its position in the shot's frames (temporal windows are counted there)
-    bool write = true;            ///< false for warm-up frames (inferred for their neighbours, not written)
-    std::chrono::steady_clock::time_point started;   ///< when the pipeline took it up (result.seconds)
+    int id = 0;         ///< its position in the job's plan
+    int frame = 0;      ///< the frame number (result.frame says the same)
+    int shot_pos = 0;   ///< its position in the shot's frames (temporal windows are counted there)
+    bool write = true;  ///< false for warm-up frames (inferred for their neighbours, not written)
+    std::chrono::steady_clock::time_point started;  ///< when the pipeline took it up (result.seconds)
 
     // ---- at the model's size: what the stages read and write ----------------------------------------------------
-    ModelInput input;             ///< what the model sees: 3 x H x W float32 RGB in [0,1]
-    DepthImage depth;             ///< the raw depth (model units), as each stage leaves it
-    std::vector<FrameTile> tiles; ///< model.tiles: the frame's tiles (empty = untiled)
-    bool abandoned = false;       ///< a stage could not finish it with its whole context (a stop cut its window):
-                                  ///< it must not be published
-    std::vector<int> lacked;      ///< frames missing from its temporal context (a gap): published marked
-                                  ///< (EXR depthbatch/temporal_context), so --skip-existing renders it again later
+    ModelInput input;              ///< what the model sees: 3 x H x W float32 RGB in [0,1]
+    DepthImage depth;              ///< the raw depth (model units), as each stage leaves it
+    std::vector<FrameTile> tiles;  ///< model.tiles: the frame's tiles (empty = untiled)
+    bool abandoned = false;        ///< a stage could not finish it with its whole context (a stop cut its window):
+                                   ///< it must not be published
+    std::vector<int> lacked;       ///< frames missing from its temporal context (a gap): published marked
+                                   ///< (EXR depthbatch/temporal_context), so --skip-existing renders it again later
 
     // ---- the plate side: what prepare makes and finish writes from ---------------------------------------------
-    std::optional<Plate> plate;   ///< the plate as read (dropped once written; never kept for warm-up frames)
-    std::string plate_identity;   ///< plate_identity() of the plate as read (EXR depthbatch/plate_identity)
-    std::string context_plates;   ///< the other plates its depth was made from (EXR depthbatch/context_plates:
-                                  ///< "frames SPEC, sha256 HEX" over their identities as read; "" for none)
-    ReformatPlan plan;            ///< the plate -> the model's size, and back (restore)
-    std::optional<UpsampleGuide> guide;   ///< the plate's luma, for depth.upsample guided / edge_hard
-    std::optional<PlateCamera> camera;    ///< the frame's camera (camera.h) when the job states one
+    std::optional<Plate> plate;          ///< the plate as read (dropped once written; never kept for warm-up frames)
+    std::string plate_identity;          ///< plate_identity() of the plate as read (EXR depthbatch/plate_identity)
+    std::string context_plates;          ///< the other plates its depth was made from (EXR depthbatch/context_plates:
+                                         ///< "frames SPEC, sha256 HEX" over their identities as read; "" for none)
+    ReformatPlan plan;                   ///< the plate -> the model's size, and back (restore)
+    std::optional<UpsampleGuide> guide;  ///< the plate's luma, for depth.upsample guided / edge_hard
+    std::optional<PlateCamera> camera;   ///< the frame's camera (camera.h) when the job states one
 
     // ---- what the report gets -----------------------------------------------------------------------------------
-    FrameResult result;           ///< status and message (the frame's error), paths, times, pixel counts
+    FrameResult result;  ///< status and message (the frame's error), paths, times, pixel counts
 
     /// Failed somewhere upstream: later stages pass it untouched (a gap), finish writes nothing, the report says why.
     bool failed() const { return result.status != ExitCode::Ok; }

@@ -18,15 +18,15 @@ struct StageTimes {
 /// One frame's outcome, as the report and the summary JSON give it.
 struct FrameResult {
     int frame = 0;
-    ExitCode status = ExitCode::Ok;   ///< Ok, or the failure class (Input, Model, Render, OutputExists)
-    std::string message;              ///< empty when Ok
-    std::string rerender_reason;      ///< why an existing output was not kept under "skip" ("" = none was there)
-    double seconds = 0;               ///< wall time from the frame's start to its file being in place
+    ExitCode status = ExitCode::Ok;  ///< Ok, or the failure class (Input, Model, Render, OutputExists)
+    std::string message;             ///< empty when Ok
+    std::string rerender_reason;     ///< why an existing output was not kept under "skip" ("" = none was there)
+    double seconds = 0;              ///< wall time from the frame's start to its file being in place
     std::string input_path, output_path;
     StageTimes times;
-    long nonfinite_pixels = 0;        ///< plate pixels with NaN/Inf in R,G,B, replaced by 0 before the colour stage
-    long out_of_range_pixels = 0;     ///< plate pixels outside [0,1] after the colour stage (clamped into it)
-    size_t depth_clamped = 0;         ///< written depth values clamped by the convention (normalized, clip)
+    long nonfinite_pixels = 0;     ///< plate pixels with NaN/Inf in R,G,B, replaced by 0 before the colour stage
+    long out_of_range_pixels = 0;  ///< plate pixels outside [0,1] after the colour stage (clamped into it)
+    size_t depth_clamped = 0;      ///< written depth values clamped by the convention (normalized, clip)
 };
 
 }  // namespace depthbatch

@@ -17,7 +17,7 @@
 
 namespace depthbatch {
 
-struct InputSettings;   // plate.h: the job's input section
+struct InputSettings;  // plate.h: the job's input section
 
 /// Parse a frame spec into sorted, unique frame numbers.
 /// Throws ConfigError naming the offending item (empty spec, reversed range, step < 1, junk, more than
@@ -44,8 +44,8 @@ std::pair<int, int> parse_frame_range(const std::string& text);
 /// allowed around each, with 1 <= I <= N. Throws ConfigError "--chunk 'TEXT': expected I/N with 1 <= I <= N, e.g.
 /// 3/8 (the 3rd of 8 chunks; an unset $SLURM_ARRAY_TASK_ID gives '/8')" otherwise ("0/8", "9/8", "/8", "3/8x").
 struct Chunk {
-    int index = 0;   ///< I, from 1
-    int count = 0;   ///< N
+    int index = 0;  ///< I, from 1
+    int count = 0;  ///< N
 };
 Chunk parse_chunk(const std::string& text);
 

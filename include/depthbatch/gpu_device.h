@@ -14,7 +14,7 @@ namespace depthbatch {
 struct ModelDevice {
     enum class Kind { Auto, Cpu, Cuda };
     Kind kind = Kind::Auto;
-    int index = -1;   ///< Cuda: N of cuda:N; -1 for plain cuda (the first visible GPU, ordinal 0)
+    int index = -1;  ///< Cuda: N of cuda:N; -1 for plain cuda (the first visible GPU, ordinal 0)
 
     static ModelDevice cpu() { return {Kind::Cpu, -1}; }
     bool is_cuda() const { return kind == Kind::Cuda; }
@@ -29,11 +29,11 @@ struct ModelDevice {
 std::optional<ModelDevice> parse_model_device(const std::string& text);
 
 struct GpuDevice {
-    int index = -1;             ///< the CUDA ordinal in this process (cuda:N, numbered within CUDA_VISIBLE_DEVICES); -1 = CPU
-    std::string name;           ///< the driver's name, e.g. "NVIDIA H200" ("" when the driver cannot tell)
-    std::string uuid;           ///< "GPU-8b1c3f0e-...": format_gpu_uuid ("" when the driver cannot tell)
-    bool visible_set = false;   ///< CUDA_VISIBLE_DEVICES was set in the environment
-    std::string visible;        ///< its value, as the engine set it (e.g. "3" or "GPU-...,GPU-...")
+    int index = -1;    ///< the CUDA ordinal in this process (cuda:N, numbered within CUDA_VISIBLE_DEVICES); -1 = CPU
+    std::string name;  ///< the driver's name, e.g. "NVIDIA H200" ("" when the driver cannot tell)
+    std::string uuid;  ///< "GPU-8b1c3f0e-...": format_gpu_uuid ("" when the driver cannot tell)
+    bool visible_set = false;  ///< CUDA_VISIBLE_DEVICES was set in the environment
+    std::string visible;       ///< its value, as the engine set it (e.g. "3" or "GPU-...,GPU-...")
 };
 
 /// The 16 bytes of a CUDA UUID (CUuuid) as nvidia-smi writes it: "GPU-" then 8-4-4-4-12 lowercase hex digits.

@@ -46,7 +46,7 @@ namespace depthbatch {
 // Closed option sets: parsed once at the job boundary (parse_job), compared as enums everywhere after; each is
 // declared with the settings of its concept (below), with option_name(): the value's job-file spelling (for logs,
 // metadata and messages). The job's own: pipeline.on_error.
-enum class OnError { Stop, Continue };   ///< pipeline.on_error
+enum class OnError { Stop, Continue };  ///< pipeline.on_error
 const char* option_name(OnError v);
 
 /// The job: one settings struct per concept, each declared in the header of the concept that reads it, so a
@@ -55,7 +55,7 @@ const char* option_name(OnError v);
 /// (color_transform.h ColorSettings), depth (depth_normalizer.h DepthSettings), camera (camera.h
 /// CameraSettings); the pipeline and the render selection are the job run's own.
 struct JobConfig {
-    std::string job_file;               ///< the file the job came from ("" when built in code)
+    std::string job_file;  ///< the file the job came from ("" when built in code)
 
     using Input = InputSettings;
     using Output = OutputSettings;
@@ -73,19 +73,19 @@ struct JobConfig {
     CameraSettings camera;
 
     struct Pipeline {
-        int frames_in_flight = 0;       ///< 0 = 2 x worker threads
-        int threads = 0;                ///< 0 = all cores
-        std::string summary;            ///< JSON summary path, "" = none
+        int frames_in_flight = 0;  ///< 0 = 2 x worker threads
+        int threads = 0;           ///< 0 = all cores
+        std::string summary;       ///< JSON summary path, "" = none
         OnError on_error = OnError::Stop;
-        double grace_s = 20;            ///< under Slurm's default KillWait (30 s) with room to spare
-        std::string review;             ///< the job's review sheet (PNG; an .html beside it), "" = none
+        double grace_s = 20;  ///< under Slurm's default KillWait (30 s) with room to spare
+        std::string review;   ///< the job's review sheet (PNG; an .html beside it), "" = none
     } pipeline;
 
     /// This run's share of the job (a farm task), applied in this order to the shot's frames:
     struct RenderSelection {
-        std::vector<int> frames;        ///< --frames: these frames; empty = the shot (input.frames or on disk)
+        std::vector<int> frames;  ///< --frames: these frames; empty = the shot (input.frames or on disk)
         std::optional<std::pair<int, int>> range;  ///< --range A-B: only frames from A to B inclusive
-        int chunk_index = 0;            ///< --chunk I/N: the I-th (from 1) of N contiguous chunks; 0 = all
+        int chunk_index = 0;                       ///< --chunk I/N: the I-th (from 1) of N contiguous chunks; 0 = all
         int chunk_count = 0;
         bool any() const { return !frames.empty() || range || chunk_count > 0; }
     } render;
@@ -116,9 +116,9 @@ JobConfig load_job(const std::string& job_path, const std::vector<std::string>& 
 /// One override and how the user typed it: a CLI flag that stands for a key (`--threads 8` is
 /// pipeline.threads=8) names itself in errors, not the --set it becomes.
 struct JobOverride {
-    std::string assignment;   ///< "key.path=value"
-    std::string typed;        ///< as the user typed it, e.g. "--threads 8"; "" means "--set <assignment>"
-    bool literal = false;     ///< the value is the text itself (a flag's path), not read as YAML as --set's are
+    std::string assignment;  ///< "key.path=value"
+    std::string typed;       ///< as the user typed it, e.g. "--threads 8"; "" means "--set <assignment>"
+    bool literal = false;    ///< the value is the text itself (a flag's path), not read as YAML as --set's are
 };
 /// load_job with overrides that know how they were typed: an error caused by one names `typed`.
 JobConfig load_job(const std::string& job_path, const std::vector<JobOverride>& overrides);

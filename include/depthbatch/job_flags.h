@@ -13,11 +13,11 @@ namespace depthbatch {
 /// The flags of `depthbatch JOB` and `depthbatch validate JOB` as written ("" = not given).
 struct JobFlags {
     std::string frames, device, output_path, chunk, range, summary, grace;
-    std::vector<std::string> sets;    ///< --set KEY=VALUE, in order (YAML values)
+    std::vector<std::string> sets;  ///< --set KEY=VALUE, in order (YAML values)
     bool overwrite = false, skip_existing = false;
-    std::string threads;              ///< kept as written and checked by the job reader: "010" is 10, never octal 8
-    bool frames_given = false;        ///< --frames was on the command line (even with an empty value)
-    bool dry_run = false;             ///< --dry-run: the caller validates instead of rendering (not read here)
+    std::string threads;        ///< kept as written and checked by the job reader: "010" is 10, never octal 8
+    bool frames_given = false;  ///< --frames was on the command line (even with an empty value)
+    bool dry_run = false;       ///< --dry-run: the caller validates instead of rendering (not read here)
 };
 
 /// The error text for flag `name` given an empty value (an unset variable in the command): names the flag.

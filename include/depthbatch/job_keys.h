@@ -36,12 +36,12 @@ struct JobKeyFingerprint {
     /// The fingerprint line this key's value is written in ("" = none). Keys sharing a line (model.contract,
     /// depth.upsample, model.tiles...) are written once, where the first of them stands in the table.
     const char* fingerprint = "";
-    const char* not_pixels = "";    ///< fingerprint "": why the key does not change what an output EXR holds
+    const char* not_pixels = "";  ///< fingerprint "": why the key does not change what an output EXR holds
     /// The value as the fingerprint writes it (a shared line's: all its keys), from the parsed job.
     std::string (*value)(const JobConfig&) = nullptr;
     /// nullptr: always on its fingerprint line; else the line is written only when this is true.
     bool (*fingerprint_if)(const JobConfig&) = nullptr;
-    bool affects_stats = false;     ///< feeds the sequence statistics (stats_settings_text)
+    bool affects_stats = false;  ///< feeds the sequence statistics (stats_settings_text)
 
     bool affects_pixels() const { return *fingerprint != '\0'; }
 };

@@ -55,13 +55,13 @@ struct ContractOverrides {
 /// window - crossfade .. window - 1 (the frames the next window cross-fades), 2 <= crossfade < overlap.
 struct TemporalWindowing {
     enum class Align { ScaleShift, None };
-    int window = 0;                 ///< frames a forward sees (T)
-    int overlap = 0;                ///< inputs a later window takes from the previous one
-    std::vector<int> keyframes;     ///< which of the previous window's inputs (indices 0 .. window - 1)
-    int crossfade = 0;              ///< frames cross-faded between consecutive windows
-    Align align = Align::ScaleShift;   ///< "scale_shift" (relative models) or "none" (metric: not rescaled)
+    int window = 0;                   ///< frames a forward sees (T)
+    int overlap = 0;                  ///< inputs a later window takes from the previous one
+    std::vector<int> keyframes;       ///< which of the previous window's inputs (indices 0 .. window - 1)
+    int crossfade = 0;                ///< frames cross-faded between consecutive windows
+    Align align = Align::ScaleShift;  ///< "scale_shift" (relative models) or "none" (metric: not rescaled)
     int stride() const { return window - overlap; }
-    int align_frames() const { return overlap - crossfade; }   ///< outputs each later window is fitted on
+    int align_frames() const { return overlap - crossfade; }  ///< outputs each later window is fitted on
 };
 
 /// "scale_shift", "none".
@@ -71,8 +71,8 @@ const char* align_name(TemporalWindowing::Align align);
 /// returns a tuple (depth, extra_1, ..., extra_k), each [N,1,H',W'] or [N,H',W'] of the depth's shape. Written as
 /// one EXR channel when a job lists its name in output.passes (restored to the plate bilinearly, float32 or half).
 struct ExtraOutput {
-    std::string name;      ///< what a job asks for in output.passes: letters, digits, _ (not P or N): "sky"
-    std::string channel;   ///< the EXR channel it is written as: "sky.A", "depth.confidence"
+    std::string name;     ///< what a job asks for in output.passes: letters, digits, _ (not P or N): "sky"
+    std::string channel;  ///< the EXR channel it is written as: "sky.A", "depth.confidence"
 };
 
 struct ModelContract {
@@ -83,9 +83,9 @@ struct ModelContract {
     /// everywhere; the contract JSON alone writes input.size as [height, width] (PyTorch's [..., H, W]
     /// order); the job writes [width, height] (model.size, model.input_size).
     int height = 0, width = 0;
-    bool fixed_size = false;          ///< the module accepts only height x width (a traced module)
+    bool fixed_size = false;  ///< the module accepts only height x width (a traced module)
     DepthKind kind = DepthKind::RelativeInverseDepth;
-    std::string units;                                ///< "m" for metric depth, "" otherwise
+    std::string units;  ///< "m" for metric depth, "" otherwise
     /// Focal-dependent metric output (Depth Anything 3 metric): the raw output is depth for a camera of
     /// this focal length in pixels, metres = raw * focal_px / reference_focal_px, focal_px measured in the
     /// pixels the model sees (output.reference_focal_px, 0 = not focal dependent).
@@ -95,16 +95,16 @@ struct ModelContract {
     double max_scale = 4.0;
     /// output.extra_outputs: what the module returns after the depth, in order (empty = depth only).
     std::vector<ExtraOutput> extra_outputs;
-    std::map<std::string, std::string> provenance;    ///< source, source_sha256, license, variant, ...
+    std::map<std::string, std::string> provenance;  ///< source, source_sha256, license, variant, ...
     /// exported_by.torch: the version of the torch that wrote the file (torch.__version__, e.g. "2.13.0+cpu",
     /// recorded by tools/contract.py save_scripted); "" when the contract does not say (files exported before it
     /// was recorded, contracts from a job). Named when a LibTorch cannot load the file (describe_load_failure).
     std::string exported_torch;
-    bool embedded = false;            ///< true when read from the model's own depthbatch.json
+    bool embedded = false;  ///< true when read from the model's own depthbatch.json
     /// input.frames: 1 for a single-frame model ([N,3,H,W] -> [N,H,W]); > 1 (at most kMaxContractFrames) for a
     /// multi-frame model ([B,T,3,H,W] -> [B,T,H,W], T = 1 .. frames), which must carry `temporal`.
     int frames = 1;
-    TemporalWindowing temporal;       ///< the "temporal" block (window 0 = none: a single-frame model)
+    TemporalWindowing temporal;  ///< the "temporal" block (window 0 = none: a single-frame model)
     bool multi_frame() const { return frames > 1; }
 };
 
@@ -161,7 +161,7 @@ void validate_model_contract(const ModelContract& contract, const std::string& o
 
 /// What check_model_output found in an output it accepts.
 struct ModelOutputCheck {
-    int height = 0, width = 0;   ///< H', W' of the output (px)
+    int height = 0, width = 0;  ///< H', W' of the output (px)
     /// The output's H' x W' is the input's W x H (exactly or at one scale) on a non-square input: likely a
     /// transposed (rotated) depth map. Only returned for a model that is not fixed_size (there it throws).
     bool transposed = false;

@@ -21,7 +21,6 @@
 
 #include <string>
 
-
 namespace depthbatch {
 
 /// True for the names of the passes computed from depth and the camera: "P" (position) and "N" (normals), as

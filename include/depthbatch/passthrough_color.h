@@ -25,9 +25,9 @@
 
 namespace depthbatch {
 
-enum class PassthroughType { Auto, Keep, Half, Float };           ///< output.pixel_type
-enum class PassthroughColorspace { SceneLinear, Plate };          ///< output.passthrough_colorspace
-const char* option_name(PassthroughType v);                       ///< the job-file spellings ("auto", "plate")
+enum class PassthroughType { Auto, Keep, Half, Float };   ///< output.pixel_type
+enum class PassthroughColorspace { SceneLinear, Plate };  ///< output.passthrough_colorspace
+const char* option_name(PassthroughType v);               ///< the job-file spellings ("auto", "plate")
 const char* option_name(PassthroughColorspace v);
 
 class PassthroughColor {
@@ -37,7 +37,8 @@ public:
     /// PassthroughColorspace::Plate or when OCIO finds the conversion a no-op. Throws ConfigError naming the
     /// config when it cannot be read, has no scene_linear role (scene_linear mode only; the message says to set
     /// output.passthrough_colorspace: plate), or OCIO cannot build the conversion.
-    static std::shared_ptr<const PassthroughColor> create(const std::string& config_path, const std::string& plate_colorspace,
+    static std::shared_ptr<const PassthroughColor> create(const std::string& config_path,
+                                                          const std::string& plate_colorspace,
                                                           PassthroughColorspace mode);
 
     /// Whether apply() changes values (false: plate mode, or the plate is in scene_linear already).
@@ -79,7 +80,7 @@ private:
     std::unique_ptr<Impl> impl_;
     bool converts_ = false;
     std::string plate_, written_;
-    long losses_[17] = {};       ///< half_losses(bits) for bits 8 and 10, computed once in create()
+    long losses_[17] = {};  ///< half_losses(bits) for bits 8 and 10, computed once in create()
     bool known_[17] = {};
 };
 

@@ -26,17 +26,17 @@
 
 namespace depthbatch {
 
-enum class Scene { Unknown, Indoor, Outdoor };   ///< input.scene: what the plate shows
-const char* option_name(Scene v);                ///< the job-file spelling ("outdoor")
+enum class Scene { Unknown, Indoor, Outdoor };  ///< input.scene: what the plate shows
+const char* option_name(Scene v);               ///< the job-file spelling ("outdoor")
 
 /// The job's input section (JobConfig::Input): the plate and the shot.
 struct InputSettings {
-    std::string path;               ///< absolute path pattern
-    std::vector<int> frames;        ///< the shot's frames (sorted); empty = take what is on disk
+    std::string path;         ///< absolute path pattern
+    std::vector<int> frames;  ///< the shot's frames (sorted); empty = take what is on disk
     std::string colorspace = "auto";
-    std::string part = "0";         ///< subimage index ("0", "2") or part name
-    std::string view;               ///< multi-view EXR view name; "" = the part as it is
-    std::string layer;              ///< the layer whose R,G,B the model sees ("ViewLayer.DiffCol"); "" = auto
+    std::string part = "0";              ///< subimage index ("0", "2") or part name
+    std::string view;                    ///< multi-view EXR view name; "" = the part as it is
+    std::string layer;                   ///< the layer whose R,G,B the model sees ("ViewLayer.DiffCol"); "" = auto
     std::optional<double> pixel_aspect;  ///< the plate's pixel aspect; unset = the file's (1 without one);
                                          ///< "ignore" in the job = 1
     /// input.scene: indoor, outdoor or unknown (what the plate shows; checked against the model contract's
@@ -49,21 +49,21 @@ struct InputSettings {
 struct PlateInfo {
     int frame = 0;
     std::string path;
-    std::string format;          ///< OIIO format name: "openexr", "dpx", "tiff", "png", "jpeg", ...
-    OIIO::ImageSpec file_spec;   ///< the chosen part, mip level 0, as stored (native channel formats, metadata);
-                                 ///< for a luminance/chroma file: the R,G,B[,A] half channels it converts to
-    int r = -1, g = -1, b = -1;  ///< channel indices feeding the model's R,G,B (equal for grey plates)
-    int a = -1;                  ///< alpha channel index, -1 if none
-    std::vector<int> own_depth;  ///< the chosen view's own depth channels (named Z or depth.Z, in a multi-view
-                                 ///< file with the view component: left.Z, depth.left.Z)
-    std::vector<int> other_depth;  ///< the other views' depth channels (multi-view files)
-    int part = 0, parts = 1;     ///< chosen part (subimage) and how many the file has
-    std::string part_name;       ///< the part's name ("" if none)
-    std::string view;            ///< the chosen view ("" if the file has none)
-    std::vector<std::string> views;  ///< multiView list of a single-part multi-view file (empty otherwise)
-    int mip_levels = 1;          ///< levels in the file (level 0 is read)
-    bool luminance_chroma = false;   ///< converted from Y/RY/BY by Imf::RgbaInputFile
-    bool unassociated_alpha = false; ///< the file stores straight (not premultiplied) colour, kept as stored
+    std::string format;               ///< OIIO format name: "openexr", "dpx", "tiff", "png", "jpeg", ...
+    OIIO::ImageSpec file_spec;        ///< the chosen part, mip level 0, as stored (native channel formats, metadata);
+                                      ///< for a luminance/chroma file: the R,G,B[,A] half channels it converts to
+    int r = -1, g = -1, b = -1;       ///< channel indices feeding the model's R,G,B (equal for grey plates)
+    int a = -1;                       ///< alpha channel index, -1 if none
+    std::vector<int> own_depth;       ///< the chosen view's own depth channels (named Z or depth.Z, in a multi-view
+                                      ///< file with the view component: left.Z, depth.left.Z)
+    std::vector<int> other_depth;     ///< the other views' depth channels (multi-view files)
+    int part = 0, parts = 1;          ///< chosen part (subimage) and how many the file has
+    std::string part_name;            ///< the part's name ("" if none)
+    std::string view;                 ///< the chosen view ("" if the file has none)
+    std::vector<std::string> views;   ///< multiView list of a single-part multi-view file (empty otherwise)
+    int mip_levels = 1;               ///< levels in the file (level 0 is read)
+    bool luminance_chroma = false;    ///< converted from Y/RY/BY by Imf::RgbaInputFile
+    bool unassociated_alpha = false;  ///< the file stores straight (not premultiplied) colour, kept as stored
 
     /// Data window size in pixels.
     int width() const { return file_spec.width; }
@@ -77,7 +77,7 @@ struct PlateInfo {
 
 /// A plate frame with its pixels.
 struct Plate : PlateInfo {
-    OIIO::ImageBuf pixels;       ///< every channel of file_spec, float32, ROI = the data window
+    OIIO::ImageBuf pixels;  ///< every channel of file_spec, float32, ROI = the data window
 };
 
 /// Read the header of frame `frame` at `path` and decide part, view and channel roles as the job's

@@ -43,7 +43,7 @@ ProgressStyle progress_style_from_name(const std::string& name);
 struct ProgressChoice {
     ProgressStyle style = ProgressStyle::Lines;
     std::string reason;
-    std::string warning;   ///< non-empty: an unknown DEPTHBATCH_PROGRESS value, to be warned about once
+    std::string warning;  ///< non-empty: an unknown DEPTHBATCH_PROGRESS value, to be warned about once
 };
 
 /// `--progress auto`, from the process environment (`getenv`: a function so tests can pass their own) and
@@ -116,8 +116,8 @@ private:
     std::vector<FrameResult> finished_;
     std::chrono::steady_clock::time_point started_;
     bool bar_shown_ = false;
-    bool started_frames_ = false;   ///< on_start has told the frames
-    bool reader_gone_ = false;      ///< writing to out_ failed (EPIPE): said once, nothing more is printed
+    bool started_frames_ = false;  ///< on_start has told the frames
+    bool reader_gone_ = false;     ///< writing to out_ failed (EPIPE): said once, nothing more is printed
     std::unique_ptr<std::streambuf> log_buf_;
     std::unique_ptr<std::ostream> log_stream_;
 };

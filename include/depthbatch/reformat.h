@@ -33,22 +33,22 @@ namespace depthbatch {
 struct ProcessingSize {
     enum class Mode { Model, ShortSide, Plate, Explicit };
     Mode mode = Mode::Model;
-    int short_side_px = 0;             ///< Mode::ShortSide: the plate's short side becomes this (px)
-    int width_px = 0, height_px = 0;   ///< Mode::Explicit: the job's [width, height] (the contract JSON is [H, W])
+    int short_side_px = 0;            ///< Mode::ShortSide: the plate's short side becomes this (px)
+    int width_px = 0, height_px = 0;  ///< Mode::Explicit: the job's [width, height] (the contract JSON is [H, W])
 };
 
 /// The plate's luma (depth_upsample.h rec709_luma) at the model's scaled size and at the plate's, for the
 /// guided methods of restore().
 struct UpsampleGuide {
-    Plane low;    ///< scaled_width x scaled_height: from the model input, before padding
-    Plane high;   ///< plate_width x plate_height: from the colour-converted plate
+    Plane low;   ///< scaled_width x scaled_height: from the model input, before padding
+    Plane high;  ///< plate_width x plate_height: from the colour-converted plate
 };
 
 struct ReformatPlan {
-    int plate_width = 0, plate_height = 0;     ///< data window (px)
-    int scaled_width = 0, scaled_height = 0;   ///< after resize, before padding (px)
-    int input_width = 0, input_height = 0;     ///< what the model sees: multiples of the contract's
-    double pixel_aspect = 1.0;                 ///< the plate's pixel aspect the sizes were computed for
+    int plate_width = 0, plate_height = 0;    ///< data window (px)
+    int scaled_width = 0, scaled_height = 0;  ///< after resize, before padding (px)
+    int input_width = 0, input_height = 0;    ///< what the model sees: multiples of the contract's
+    double pixel_aspect = 1.0;                ///< the plate's pixel aspect the sizes were computed for
 
     /// Plan for a plate of `width` x `height` whose pixels are `pixel_aspect` times as wide as high (1 = square;
     /// must be > 0). Throws ConfigError when a fixed-size model is asked for another explicit size, naming both

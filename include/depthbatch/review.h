@@ -43,7 +43,7 @@ ReviewPaths review_paths(const std::string& out, const std::string& key);
 /// (exit 3), nothing written. Returns what the sheet holds, in one line ("22 of 24 frames rendered"), for the
 /// caller to show (the library prints nothing of it).
 std::string write_review(const JobConfig& job, const std::string& out, const std::vector<std::string>& summaries = {},
-                  const std::string& key = "pipeline.review");
+                         const std::string& key = "pipeline.review");
 
 /// Where `depthbatch review JOB [--out OUT]` writes, and the name its errors give that choice: `out_flag` resolved
 /// against `cwd` with key "review --out"; else the job's pipeline.review ("pipeline.review"); else

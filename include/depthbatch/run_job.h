@@ -39,7 +39,7 @@ namespace depthbatch {
 struct SkippedFrame {
     int frame = 0;
     std::string output_path;
-    std::string reason;               ///< "complete, same settings and model"
+    std::string reason;  ///< "complete, same settings and model"
 };
 
 struct JobReport {
@@ -53,26 +53,26 @@ struct JobReport {
     /// log; the frames whose windows read them are marked or not written, and the run exits Partial.
     std::vector<int> context_failed;
     std::string model_name, model_path, model_sha256, settings_sha256;
-    std::string error;                ///< the message of a failure that stopped the job before it rendered
-    double wall_s = 0;                ///< the whole job: model load, planning, statistics and rendering
-    double render_s = 0;              ///< the rendering pipeline alone (first frame read to last frame written)
+    std::string error;    ///< the message of a failure that stopped the job before it rendered
+    double wall_s = 0;    ///< the whole job: model load, planning, statistics and rendering
+    double render_s = 0;  ///< the rendering pipeline alone (first frame read to last frame written)
     /// Seconds from the model loaded (on its device) to the first frame written: planning, the precision check, the
     /// warm-up, statistics and the first frame's own way through the pipeline. -1 when no frame was written.
     double first_frame_s = -1;
-    std::string device;               ///< "cpu" or "cuda:N"
-    GpuDevice gpu;                    ///< the GPU behind it (index -1 on the CPU), CUDA_VISIBLE_DEVICES
+    std::string device;  ///< "cpu" or "cuda:N"
+    GpuDevice gpu;       ///< the GPU behind it (index -1 on the CPU), CUDA_VISIBLE_DEVICES
     int torch_threads = 0, worker_threads = 0, frames_in_flight = 0;
-    StageTimes totals;                ///< summed over rendered frames
-    double infer_wait_ms = 0;         ///< time the inference stage sat waiting for its next input
-    double infer_busy_ms = 0;         ///< time the model's inference thread spent in forward passes (this job's frames)
+    StageTimes totals;         ///< summed over rendered frames
+    double infer_wait_ms = 0;  ///< time the inference stage sat waiting for its next input
+    double infer_busy_ms = 0;  ///< time the model's inference thread spent in forward passes (this job's frames)
     /// Threads that ran a forward pass of the job's model: 1, the model's own (depth_model.h: Threads); 0 when the
     /// job ran none (nothing to do).
     int inference_threads = 0;
-    std::vector<std::string> warmup_shapes;   ///< the shapes warmed up before the first frame ("2x3x224x384")
-    int warmup_passes = 0;            ///< forward passes at each warm-up shape (model.warmup)
+    std::vector<std::string> warmup_shapes;  ///< the shapes warmed up before the first frame ("2x3x224x384")
+    int warmup_passes = 0;                   ///< forward passes at each warm-up shape (model.warmup)
     double warmup_ms = 0;
-    std::string precision_asked;      ///< model.precision as the job asks ("fp32" ...)
-    std::string precision;            ///< the precision the frames were rendered at
+    std::string precision_asked;  ///< model.precision as the job asks ("fp32" ...)
+    std::string precision;        ///< the precision the frames were rendered at
     /// fp16/bf16: PrecisionCheck::error on the job's first frame (-1 when no check ran), and how it ran.
     double precision_error = -1;
     int precision_frame = 0;
@@ -80,7 +80,7 @@ struct JobReport {
     ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
 };
 
-class Publication;   // src/output/output_guard.h: a file opened through the job's output guard
+class Publication;  // src/output/output_guard.h: a file opened through the job's output guard
 
 /// Write `report` as the job's JSON summary (schema "depthbatch-summary/1", docs/farm.md "Summary JSON"): job
 /// file and the sha256 of its text, frames requested/rendered/skipped/failed with reasons, per-frame
@@ -103,8 +103,8 @@ void note_stop_signal(int signo) noexcept;
 /// The report of a run whose stop request outlived pipeline.grace_s (the frames in flight abandoned): the frames
 /// that finished (`finished`), those it was to render (`todo`) and kept (`skipped`), exit Interrupted; written as
 /// the job's summary when it asks for one (through the output guard, like every summary). Never throws.
-JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult>& finished, const std::vector<int>& todo,
-                             int skipped);
+JobReport write_stop_summary(const JobConfig& job, const std::vector<FrameResult>& finished,
+                             const std::vector<int>& todo, int skipped);
 
 /// Receives progress from run_job: on_phase and on_start from the calling thread, on_frame_done from
 /// worker threads, one call at a time.
@@ -131,7 +131,7 @@ SequenceStats job_sequence_stats(const JobConfig& job, bool recompute = false);
 
 /// What `depthbatch validate JOB` (or a render with --dry-run) found without rendering anything.
 struct ValidationResult {
-    std::vector<std::string> plan;    ///< "key   value" lines: frames, plates, model, device, sizes, outputs
+    std::vector<std::string> plan;      ///< "key   value" lines: frames, plates, model, device, sizes, outputs
     std::vector<std::string> warnings;  ///< what the render would warn about (missing plates under on_error: continue)
     ExitCode exit_code = ExitCode::Ok;  ///< what the render would exit with when nothing throws (Ok or Partial)
 };

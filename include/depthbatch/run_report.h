@@ -41,6 +41,7 @@ int run_validate(const JobConfig& job, bool deep, std::ostream& out);
 /// `job_path` for a job whose depth.normalize is not sequence, else what load_job and job_sequence_stats throw.
 /// `overwrite` (--overwrite): recompute and replace the sidecar whatever it holds (after a sample plate was
 /// re-delivered; then `depthbatch JOB --skip-existing` renders again the frames normalized with the old one).
-void run_stats(const std::string& job_path, const std::vector<std::string>& sets, std::ostream& out, bool overwrite = false);
+void run_stats(const std::string& job_path, const std::vector<std::string>& sets, std::ostream& out,
+               bool overwrite = false);
 
 }  // namespace depthbatch

@@ -20,9 +20,9 @@ namespace depthbatch {
 struct SequenceStats {
     // What the statistics depend on: a sidecar is reused only when all of these match.
     std::string model_sha256;
-    std::string input_pattern;       ///< the plate path pattern
-    std::string shot_frames;         ///< format_frame_spec(input.frames)
-    std::string processing;          ///< model input size and colour path, e.g. "384x224 sRGB->sRGB fp32"
+    std::string input_pattern;  ///< the plate path pattern
+    std::string shot_frames;    ///< format_frame_spec(input.frames)
+    std::string processing;     ///< model input size and colour path, e.g. "384x224 sRGB->sRGB fp32"
     double percentile_low = 2, percentile_high = 98;
     std::vector<int> sample_frames;
     /// plate_identity() of each sample frame's plate when the statistics were taken (parallel to sample_frames;
@@ -31,7 +31,7 @@ struct SequenceStats {
     std::vector<std::string> sample_plates;
     // The result: percentiles of the raw model output over every pixel of the sampled frames.
     double low = 0, high = 0;
-    long long values = 0;            ///< finite values the percentiles were taken over
+    long long values = 0;  ///< finite values the percentiles were taken over
 
     /// "" when `other` was made for the same job inputs, else which field differs.
     std::string mismatch(const SequenceStats& other) const;
@@ -55,12 +55,13 @@ std::string recompute_stats_advice(const std::string& job_file);
 
 /// The sample frames of `stats` whose plate has changed since it was taken (`identity_now(frame)`: plate_identity()
 /// now), ascending; empty when it recorded none.
-std::vector<int> changed_sample_plates(const SequenceStats& stats, const std::function<std::string(int frame)>& identity_now);
+std::vector<int> changed_sample_plates(const SequenceStats& stats,
+                                       const std::function<std::string(int frame)>& identity_now);
 
 /// Read a sidecar; nullopt if it does not exist. Throws ConfigError if it exists but is not ours.
 std::optional<SequenceStats> read_sequence_stats(const std::string& path);
 
-class Publication;   // src/output/output_guard.h: a file opened through the job's output guard
+class Publication;  // src/output/output_guard.h: a file opened through the job's output guard
 class OutputGuard;
 
 /// Write `stats` into `out` (a Publication of OutputRole::StatsSidecar that OutputGuard::open made) and publish

@@ -67,18 +67,18 @@ private:
     struct Frame {
         int id = 0;
         DepthImage raw;
-        std::vector<float> rgb;        ///< mean RGB of the model input at each output pixel
-        std::vector<float> fit_raw;    ///< subsampled raw and mean RGB, for the pair fit
+        std::vector<float> rgb;      ///< mean RGB of the model input at each output pixel
+        std::vector<float> fit_raw;  ///< subsampled raw and mean RGB, for the pair fit
         std::vector<float> fit_rgb;
-        Affine to_previous;            ///< A_j: this frame's values -> the previous frame's (identity for the first)
-        double lo = 0, hi = 0;         ///< min and max of the finite raw values
+        Affine to_previous;     ///< A_j: this frame's values -> the previous frame's (identity for the first)
+        double lo = 0, hi = 0;  ///< min and max of the finite raw values
         bool done = false;
     };
     void finish(size_t index, int r);
 
     int radius_;
     int unaligned_ = 0;
-    std::deque<Frame> frames_;         ///< the current segment: R finished frames of context, then pending ones
+    std::deque<Frame> frames_;  ///< the current segment: R finished frames of context, then pending ones
     std::vector<std::pair<int, DepthImage>> ready_;
 };
 

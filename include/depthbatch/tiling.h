@@ -37,7 +37,8 @@ std::vector<TileRect> tile_grid(int width, int height, int size, int overlap);
 /// depth over the same rectangle, same length): robust least squares, shift only for a flat tile. Returns
 /// {scale, shift}: aligned = scale * tile + shift. Samples every `step`-th value; non-finite samples are
 /// skipped, and {1, 0} comes back when none is left. Never throws.
-std::pair<double, double> align_to_global(const std::vector<float>& tile, const std::vector<float>& global, size_t step = 1);
+std::pair<double, double> align_to_global(const std::vector<float>& tile, const std::vector<float>& global,
+                                          size_t step = 1);
 
 /// Accumulates tiles into a width x height depth plane (see the weights above).
 class TileBlender {

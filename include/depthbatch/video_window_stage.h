@@ -123,14 +123,16 @@ class VideoWindowStage : public SequenceStage {
 public:
     /// The model's forward over windows of one segment: windows[b][t] is the input of frame t of window b (all W
     /// long, one size); returns the raw depth [b][t]. Throws on failure (std::exception).
-    using Forward = std::function<std::vector<std::vector<DepthImage>>(const std::vector<std::vector<const ModelInput*>>& windows)>;
+    using Forward =
+        std::function<std::vector<std::vector<DepthImage>>(const std::vector<std::vector<const ModelInput*>>& windows)>;
     /// Called for each frame a failed forward takes down, with the exception, after the stage failed its record
     /// (FrameRecord::fail: the exception's exit code when it is an Error, else ExitCode::Render; "frame N: " + what()).
     using OnFailure = std::function<void(FrameRecord& frame, const std::exception& error)>;
 
     /// `windowing`: the contract's (validated). `windows_per_forward` >= 1: windows batched into one forward (their
     /// inputs do not depend on each other's outputs; model.batch). Throws ConfigError for an invalid windowing.
-    VideoWindowStage(const TemporalWindowing& windowing, int windows_per_forward, Forward forward, OnFailure on_failure = {});
+    VideoWindowStage(const TemporalWindowing& windowing, int windows_per_forward, Forward forward,
+                     OnFailure on_failure = {});
     ~VideoWindowStage() override;
     std::string name() const override { return "video windows"; }
     /// W - 1: the frames after a frame that can change its depth (warm-up after a partial render's last frame, when

@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 namespace depthbatch::farm {
 namespace {
 
-const char* kJobPreLoad = R"PY(# JobPreLoad.py for Deadline 10's CommandLine plugin, written by `depthbatch submit --engine deadline`.
+const char* kJobPreLoad =
+    R"PY(# JobPreLoad.py for Deadline 10's CommandLine plugin, written by `depthbatch submit --engine deadline`.
 # Install once: copy to <repository>/custom/plugins/CommandLine/JobPreLoad.py (merge it into a JobPreLoad.py
 # already there: Deadline runs one per plugin). Before each task of a CommandLine job whose plugin info says
 # DepthbatchGPUsPerTask=N (N > 0: depthbatch jobs on cuda), it sets CUDA_VISIBLE_DEVICES to the N GPUs of this
@@ -66,7 +67,8 @@ def __main__(deadlinePlugin):
 /// A key=value line's value: any byte but a line break.
 std::string value(const std::string& key, const std::string& text) {
     if (text.find_first_of("\r\n") != std::string::npos)
-        throw ConfigError(key + " '" + comment(text) + "' holds a line break, which Deadline's key=value job files "
+        throw ConfigError(key + " '" + comment(text) +
+                          "' holds a line break, which Deadline's key=value job files "
                           "cannot carry: rename it");
     return text;
 }
@@ -84,8 +86,10 @@ Files deadline_files(const FarmPlan& plan, const SubmitOptions& o) {
     const std::string out_dir = fs::path(plan.output_path).parent_path().string();
     const std::string gpus = plan.gpus > 0 ? "DepthbatchGPUsPerTask=" + std::to_string(plan.gpus) + "\n" : "";
     // One summary per task, as Slurm's: the job's pipeline.summary would be one file every task replaces.
-    const auto render = render_words(plan, o, {"--range", "<STARTFRAME>-<ENDFRAME>", "--skip-existing", "--summary",
-                                               o.out_dir + "/summaries/" + plan.safe_name + ".frames-<STARTFRAME>-<ENDFRAME>.json"});
+    const auto render =
+        render_words(plan, o,
+                     {"--range", "<STARTFRAME>-<ENDFRAME>", "--skip-existing", "--summary",
+                      o.out_dir + "/summaries/" + plan.safe_name + ".frames-<STARTFRAME>-<ENDFRAME>.json"});
     std::ostringstream ji, pi;
     ji << "Plugin=CommandLine\n"
        << "Name=depthbatch " << plan.safe_name << "\n"
@@ -96,21 +100,26 @@ Files deadline_files(const FarmPlan& plan, const SubmitOptions& o) {
        << "OutputFilename0=" << value("output.path", fs::path(plan.output_path).filename().string()) << "\n";
     pi << "Executable=" << value("the executable", o.executable) << "\n"
        << "Arguments=" << arguments(std::vector<std::string>(render.begin() + 1, render.end())) << "\n"
-       << "Shell=default\nShellExecute=False\nSingleFramesOnly=False\n" << gpus;
+       << "Shell=default\nShellExecute=False\nSingleFramesOnly=False\n"
+       << gpus;
     std::ostringstream submit;
     submit << "#!/bin/bash\n"
-           << "# Submit the depthbatch render of " << comment(o.job_path) << " to Deadline 10 (written by `depthbatch submit`).\n";
+           << "# Submit the depthbatch render of " << comment(o.job_path)
+           << " to Deadline 10 (written by `depthbatch submit`).\n";
     if (plan.gpus > 0)
         submit << "# A GPU job: the Repository needs JobPreLoad.py (beside this script) as\n"
-               << "# <repository>/custom/plugins/CommandLine/JobPreLoad.py, else every task sees all GPUs of its Worker.\n";
+               << "# <repository>/custom/plugins/CommandLine/JobPreLoad.py, else every task sees all GPUs of its "
+                  "Worker.\n";
     submit << "set -euo pipefail\ncd \"$(dirname \"$0\")\"\n";
     if (plan.needs_stats) {
         std::ostringstream sji, spi;
-        sji << "Plugin=CommandLine\nName=depthbatch " << plan.safe_name << " sequence statistics\nFrames=0\nChunkSize=1\n";
+        sji << "Plugin=CommandLine\nName=depthbatch " << plan.safe_name
+            << " sequence statistics\nFrames=0\nChunkSize=1\n";
         const auto stats = stats_words(plan, o);
-        spi << "Executable=" << value("the executable", o.executable) << "\nArguments="
-            << arguments(std::vector<std::string>(stats.begin() + 1, stats.end()))
-            << "\nShell=default\nShellExecute=False\nSingleFramesOnly=False\n" << gpus;
+        spi << "Executable=" << value("the executable", o.executable)
+            << "\nArguments=" << arguments(std::vector<std::string>(stats.begin() + 1, stats.end()))
+            << "\nShell=default\nShellExecute=False\nSingleFramesOnly=False\n"
+            << gpus;
         files.push_back({"stats_job_info.job", sji.str()});
         files.push_back({"stats_plugin_info.job", spi.str()});
         submit << "stats=$(deadlinecommand stats_job_info.job stats_plugin_info.job | sed -n 's/^JobID=//p')\n"

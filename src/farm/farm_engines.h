@@ -12,18 +12,19 @@ namespace depthbatch::farm {
 
 using Files = std::vector<std::pair<std::string, std::string>>;
 
-Files slurm_files(const FarmPlan& plan, const SubmitOptions& o);      // src/farm/slurm.cpp
-Files openjd_files(const FarmPlan& plan, const SubmitOptions& o);     // src/farm/openjd.cpp
-Files deadline_files(const FarmPlan& plan, const SubmitOptions& o);   // src/farm/deadline.cpp
-Files opencue_files(const FarmPlan& plan, const SubmitOptions& o);    // src/farm/opencue.cpp
-Files tractor_files(const FarmPlan& plan, const SubmitOptions& o);    // src/farm/tractor.cpp
+Files slurm_files(const FarmPlan& plan, const SubmitOptions& o);     // src/farm/slurm.cpp
+Files openjd_files(const FarmPlan& plan, const SubmitOptions& o);    // src/farm/openjd.cpp
+Files deadline_files(const FarmPlan& plan, const SubmitOptions& o);  // src/farm/deadline.cpp
+Files opencue_files(const FarmPlan& plan, const SubmitOptions& o);   // src/farm/opencue.cpp
+Files tractor_files(const FarmPlan& plan, const SubmitOptions& o);   // src/farm/tractor.cpp
 
 /// The --set arguments every task passes on, as separate words: the user's, then the plan's (task_sets).
 std::vector<std::string> set_args(const FarmPlan& plan, const SubmitOptions& o);
 
 /// The depthbatch command words of a frame task (executable, job, then `tail`, then the --set words) and of
 /// the statistics task (executable, "stats", job, --set words).
-std::vector<std::string> render_words(const FarmPlan& plan, const SubmitOptions& o, const std::vector<std::string>& tail);
+std::vector<std::string> render_words(const FarmPlan& plan, const SubmitOptions& o,
+                                      const std::vector<std::string>& tail);
 std::vector<std::string> stats_words(const FarmPlan& plan, const SubmitOptions& o);
 
 /// `text` for a one-line comment: control bytes written as \n, \t, \xNN (printable), so no path ends a comment.

@@ -45,11 +45,20 @@ bool is_valid_utf8(const std::string& s) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
         int n;
         unsigned cp;
-        if (c < 0x80) { ++i; continue; }
-        if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07; }
-        else return false;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            n = 1;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            cp = c & 0x07;
+        } else return false;
         if (i + n >= s.size()) return false;
         for (int k = 1; k <= n; ++k) {
             const unsigned char t = static_cast<unsigned char>(s[i + k]);
@@ -75,7 +84,8 @@ std::string yaml_quote(const std::string& text, const char* engine) {
             out += hex4(0x85);
             ++i;
         } else if (c == 0xE2 && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0x80 &&
-                   (static_cast<unsigned char>(text[i + 2]) == 0xA8 || static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
+                   (static_cast<unsigned char>(text[i + 2]) == 0xA8 ||
+                    static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
             out += hex4(static_cast<unsigned char>(text[i + 2]) == 0xA8 ? 0x2028 : 0x2029);
             i += 2;
         } else {

@@ -27,7 +27,8 @@ std::string command_line(const FarmPlan& plan, const std::vector<std::string>& w
     for (const auto& w : words) {
         for (unsigned char c : w)
             if ((c < 0x20 && c != '\t' && c != '\n') || c == '\r')
-                throw ConfigError("'" + comment(w) + "' holds a control character, which OpenCue's XML job spec "
+                throw ConfigError("'" + comment(w) +
+                                  "' holds a control character, which OpenCue's XML job spec "
                                   "cannot carry: rename it");
         out += " " + shell_quote(w);
     }
@@ -39,15 +40,17 @@ std::string command_line(const FarmPlan& plan, const std::vector<std::string>& w
 Files opencue_files(const FarmPlan& plan, const SubmitOptions& o) {
     const char* engine = "OpenCue";
     // One summary per chunk, as Slurm's: the job's pipeline.summary would be one file every chunk replaces.
-    const std::string render = command_line(plan, render_words(plan, o, {"--range", "#FRAME_START#-#FRAME_END#", "--skip-existing",
-                                                                         "--summary", o.out_dir + "/summaries/" + plan.safe_name +
-                                                                                          ".frames-#FRAME_START#-#FRAME_END#.json"}));
+    const std::string render = command_line(
+        plan, render_words(plan, o,
+                           {"--range", "#FRAME_START#-#FRAME_END#", "--skip-existing", "--summary",
+                            o.out_dir + "/summaries/" + plan.safe_name + ".frames-#FRAME_START#-#FRAME_END#.json"}));
     const std::string stats = command_line(plan, stats_words(plan, o));
-    const std::string range = format_frame_spec(plan.frames);   // OpenCue's frame sets write steps as "x" too
+    const std::string range = format_frame_spec(plan.frames);  // OpenCue's frame sets write steps as "x" too
     const std::string gpus = plan.gpus > 0 ? ", gpus=" + std::to_string(plan.gpus) : "";
     std::ostringstream s;
     s << "#!/usr/bin/env python3\n"
-      << "# depthbatch render of " << comment(o.job_path) << " for OpenCue (written by `depthbatch submit --engine opencue`).\n"
+      << "# depthbatch render of " << comment(o.job_path)
+      << " for OpenCue (written by `depthbatch submit --engine opencue`).\n"
       << "#   python3 opencue_submit.py          submit to the cuebot of your OpenCue config (opencue-pyoutline)\n"
       << "#   python3 opencue_submit.py --print  print the job spec XML, submit nothing\n"
       << "# Commands run as written (use_pycuerun=False): render nodes need depthbatch, not pyoutline. RQD runs each\n"
@@ -55,12 +58,14 @@ Files opencue_files(const FarmPlan& plan, const SubmitOptions& o) {
       << "# to #FRAME_END# (--range), so a last chunk that runs past the range's end on an older cuebot renders\n"
       << "# nothing twice.\n";
     if (plan.gpus > 0)
-        s << "# GPUs: each task asks for " << plan.gpus << " (gpus=, min_gpus on the cuebot); RQD's CUE_GPU_CORES becomes\n"
+        s << "# GPUs: each task asks for " << plan.gpus
+          << " (gpus=, min_gpus on the cuebot); RQD's CUE_GPU_CORES becomes\n"
           << "# CUDA_VISIBLE_DEVICES and depthbatch runs on `cuda`.\n";
-    s << "import sys\n\nimport outline\nimport outline.cuerun\nfrom outline.modules.shell import Shell, ShellCommand\n\n\n"
+    s << "import sys\n\nimport outline\nimport outline.cuerun\nfrom outline.modules.shell import Shell, "
+         "ShellCommand\n\n\n"
       << "def build():\n"
-      << "    ol = outline.Outline(" << python_quote("depthbatch-" + plan.safe_name, engine) << ", frame_range="
-      << python_quote(range, engine) << ")\n"
+      << "    ol = outline.Outline(" << python_quote("depthbatch-" + plan.safe_name, engine)
+      << ", frame_range=" << python_quote(range, engine) << ")\n"
       << "    render = Shell(\"render\", command=" << python_quote(render, engine) << ",\n"
       << "                   range=" << python_quote(range, engine) << ", chunk=" << plan.chunk_size << gpus << ")\n";
     if (plan.needs_stats)
@@ -68,7 +73,8 @@ Files opencue_files(const FarmPlan& plan, const SubmitOptions& o) {
           << ")   # one frame, before any chunk\n"
           << "    ol.add_layer(stats)\n";
     s << "    ol.add_layer(render)\n";
-    if (plan.needs_stats) s << "    render.depend_all(stats)   # layer on layer: every chunk waits for the statistics\n";
+    if (plan.needs_stats)
+        s << "    render.depend_all(stats)   # layer on layer: every chunk waits for the statistics\n";
     s << "    return ol\n\n\n"
       << "if __name__ == \"__main__\":\n"
       << "    launcher = outline.cuerun.OutlineLauncher(build())\n"

@@ -19,7 +19,7 @@ namespace depthbatch::farm {
 
 Files openjd_files(const FarmPlan& plan, const SubmitOptions& o) {
     const char* engine = "Open Job Description";
-    std::vector<std::pair<std::string, std::string>> string_params;   // name, value
+    std::vector<std::pair<std::string, std::string>> string_params;  // name, value
     const auto sets = set_args(plan, o);
     std::vector<std::string> set_refs;
     for (const auto& s : sets) {
@@ -37,9 +37,11 @@ Files openjd_files(const FarmPlan& plan, const SubmitOptions& o) {
         for (const auto& w : words) out += "          - " + yaml_quote(w, engine) + "\n";
         return out;
     };
-    const std::string gpus = plan.gpus > 0 ? "    hostRequirements:\n      amounts:\n        - name: amount.worker.gpu\n"
-                                             "          min: " + std::to_string(plan.gpus) + "\n"
-                                           : "";
+    const std::string gpus = plan.gpus > 0
+                                 ? "    hostRequirements:\n      amounts:\n        - name: amount.worker.gpu\n"
+                                   "          min: " +
+                                       std::to_string(plan.gpus) + "\n"
+                                 : "";
     std::ostringstream t;
     t << "# depthbatch render of " << comment(o.job_path) << " for Open Job Description (AWS Deadline Cloud).\n"
       << "# Check: openjd check job.template.yaml   Run here: openjd run job.template.yaml --step Render\n"
@@ -58,10 +60,11 @@ Files openjd_files(const FarmPlan& plan, const SubmitOptions& o) {
         t << "  - name: " << name << "\n    type: STRING\n    default: " << yaml_quote(value, engine) << "\n";
     t << "steps:\n";
     if (plan.needs_stats) {
-        t << "  - name: SequenceStatistics\n" << gpus
-          << "    script:\n      actions:\n        onRun:\n"
+        t << "  - name: SequenceStatistics\n"
+          << gpus << "    script:\n      actions:\n        onRun:\n"
           << "          command: \"{{Param.Depthbatch}}\"\n"
-          << "          args:\n" << args({"stats", "{{Param.JobFile}}"});
+          << "          args:\n"
+          << args({"stats", "{{Param.JobFile}}"});
     }
     t << "  - name: Render\n";
     if (plan.needs_stats) t << "    dependencies:\n      - dependsOn: SequenceStatistics\n";
@@ -71,14 +74,16 @@ Files openjd_files(const FarmPlan& plan, const SubmitOptions& o) {
       << "          chunks:\n            defaultTaskCount: " << plan.chunk_size << "\n";
     // CONTIGUOUS chunks are START-END and end at every gap, so a job of every other frame would run one frame
     // per task; such a job takes NONCONTIGUOUS chunks ("1001-1015:2"), which --frames reads as they are.
-    const bool gaps_everywhere = plan.frames.size() > 1 &&
-                                 std::adjacent_find(plan.frames.begin(), plan.frames.end(),
-                                                    [](int a, int b) { return b - a == 1; }) == plan.frames.end();
-    if (o.target_runtime_s > 0) t << "            targetRuntimeSeconds: " << static_cast<long>(o.target_runtime_s) << "\n";
+    const bool gaps_everywhere =
+        plan.frames.size() > 1 && std::adjacent_find(plan.frames.begin(), plan.frames.end(),
+                                                     [](int a, int b) { return b - a == 1; }) == plan.frames.end();
+    if (o.target_runtime_s > 0)
+        t << "            targetRuntimeSeconds: " << static_cast<long>(o.target_runtime_s) << "\n";
     t << "            rangeConstraint: " << (gaps_everywhere ? "NONCONTIGUOUS" : "CONTIGUOUS") << "\n"
       << "    script:\n      actions:\n        onRun:\n"
       << "          command: \"{{Param.Depthbatch}}\"\n"
-      << "          args:\n" << args({"{{Param.JobFile}}", "--frames", "{{Task.Param.Frame}}", "--skip-existing"});
+      << "          args:\n"
+      << args({"{{Param.JobFile}}", "--frames", "{{Task.Param.Frame}}", "--skip-existing"});
     return {{"job.template.yaml", t.str()}};
 }
 

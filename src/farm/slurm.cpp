@@ -29,7 +29,8 @@ void check_partition(const std::string& p) {
     for (unsigned char c : p)
         if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
               c == '-' || c == ','))
-            throw ConfigError("--partition '" + comment(p) + "': a Slurm partition name (or a comma-separated list "
+            throw ConfigError("--partition '" + comment(p) +
+                              "': a Slurm partition name (or a comma-separated list "
                               "of them) of letters, digits, '.', '_' and '-'");
 }
 
@@ -43,13 +44,15 @@ Files slurm_files(const FarmPlan& plan, const SubmitOptions& o) {
           << "#SBATCH --job-name=" << name << "\n"
           << "#SBATCH --ntasks=1\n"
           << "#SBATCH --output=logs/" << log << "\n"
-          << "#SBATCH --open-mode=append\n";   // a requeued task adds to its log, the first try's lines kept
+          << "#SBATCH --open-mode=append\n";  // a requeued task adds to its log, the first try's lines kept
         if (!o.partition.empty()) s << "#SBATCH --partition=" << o.partition << "\n";
         if (plan.gpus > 0) s << "#SBATCH --gpus-per-task=" << plan.gpus << "\n";
         return s.str();
     };
-    const std::string submit_here = "# Logs go to logs/ under the job's working folder: submit from the folder of this script\n"
-                                    "# (depthbatch submit runs `sbatch --chdir=" + comment(o.out_dir) + " ...`).\n";
+    const std::string submit_here =
+        "# Logs go to logs/ under the job's working folder: submit from the folder of this script\n"
+        "# (depthbatch submit runs `sbatch --chdir=" +
+        comment(o.out_dir) + " ...`).\n";
     const std::string gpu_note = plan.gpus > 0 ? "# Each task asks for " + std::to_string(plan.gpus) +
                                                      " GPU(s); Slurm sets CUDA_VISIBLE_DEVICES and depthbatch runs on "
                                                      "`cuda`, the first of them.\n"
@@ -57,11 +60,12 @@ Files slurm_files(const FarmPlan& plan, const SubmitOptions& o) {
     Files files;
     const std::vector<std::string> sets = set_args(plan, o);
     std::ostringstream r;
-    r << header("depthbatch-" + plan.safe_name, plan.safe_name + ".%A_%a.log")
-      << "#SBATCH --array=1-" << plan.chunks << "\n"
+    r << header("depthbatch-" + plan.safe_name, plan.safe_name + ".%A_%a.log") << "#SBATCH --array=1-" << plan.chunks
+      << "\n"
       << "# depthbatch render of " << comment(o.job_path) << ": frames " << format_frame_spec(plan.frames) << " in "
       << describe_chunks(plan, FarmEngine::Slurm) << ", one array task per chunk.\n"
-      << "# Array indices are chunk numbers (1.." << plan.chunks << "), never frame numbers. Written by "
+      << "# Array indices are chunk numbers (1.." << plan.chunks
+      << "), never frame numbers. Written by "
          "`depthbatch submit`.\n"
       << submit_here << gpu_note
       << "# A task stopped by scancel or pre-emption gets SIGTERM: depthbatch finishes or abandons its frames\n"
@@ -78,7 +82,8 @@ Files slurm_files(const FarmPlan& plan, const SubmitOptions& o) {
     if (plan.needs_stats) {
         std::ostringstream st;
         st << header("depthbatch-" + plan.safe_name + "-stats", plan.safe_name + ".stats.%j.log")
-           << "# depthbatch sequence statistics of " << comment(o.job_path) << " (depth.normalize: sequence), computed\n"
+           << "# depthbatch sequence statistics of " << comment(o.job_path)
+           << " (depth.normalize: sequence), computed\n"
            << "# once before the render array, which depends on it (--dependency=afterok).\n"
            << submit_here << "set -euo pipefail\n"
            << "exec " << shell_words(stats_words(plan, o)) << "\n";
@@ -100,7 +105,7 @@ std::pair<std::string, std::string> slurm_submit(const FarmPlan& plan, const Sub
         if (status != 0 || out.empty() || out.find_first_not_of("0123456789;") != std::string::npos)
             throw RenderError("sbatch " + farm::comment(argv.back()) + " failed (exit " + std::to_string(status) +
                               "): " + out);
-        return out.substr(0, out.find(';'));   // --parsable: "jobid" or "jobid;cluster"
+        return out.substr(0, out.find(';'));  // --parsable: "jobid" or "jobid;cluster"
     };
     const std::string chdir = "--chdir=" + o.out_dir;
     std::string stats_id;

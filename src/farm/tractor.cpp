@@ -24,17 +24,21 @@ Files tractor_files(const FarmPlan& plan, const SubmitOptions& o) {
     };
     std::ostringstream a;
     a << "##AlfredToDo 3.0\n"
-      << "# depthbatch render of " << comment(o.job_path) << " for Tractor: tractor-spool job.alf (written by `depthbatch submit`).\n";
+      << "# depthbatch render of " << comment(o.job_path)
+      << " for Tractor: tractor-spool job.alf (written by `depthbatch submit`).\n";
     if (plan.gpus > 0)
-        a << "# A GPU job: Tractor does not assign GPUs; each blade slot must see its own GPU (docs/farm.md \"On the farm\").\n";
+        a << "# A GPU job: Tractor does not assign GPUs; each blade slot must see its own GPU (docs/farm.md \"On the "
+             "farm\").\n";
     a << "Job -title {depthbatch " << plan.safe_name << "} -serialsubtasks 1 -subtasks {\n";
-    if (plan.needs_stats) a << "    Task -title {sequence statistics} -cmds {\n        " << cmd(stats_words(plan, o)) << "\n    }\n";
+    if (plan.needs_stats)
+        a << "    Task -title {sequence statistics} -cmds {\n        " << cmd(stats_words(plan, o)) << "\n    }\n";
     a << "    Task -title {frames " << format_frame_spec(plan.frames) << "} -subtasks {\n";
     for (int i = 1; i <= plan.chunks; ++i) {
         const std::string chunk = std::to_string(i) + "/" + std::to_string(plan.chunks);
         a << "        Task -title {chunk " << chunk << ": frames " << chunk_list(plan, i) << "} -cmds {\n            "
-          << cmd(render_words(plan, o, {"--chunk", chunk, "--skip-existing", "--summary",   // one per chunk, as Slurm's
-                                        o.out_dir + "/summaries/" + plan.safe_name + ".chunk-" + std::to_string(i) + ".json"}))
+          << cmd(render_words(plan, o,
+                              {"--chunk", chunk, "--skip-existing", "--summary",  // one per chunk, as Slurm's
+                               o.out_dir + "/summaries/" + plan.safe_name + ".chunk-" + std::to_string(i) + ".json"}))
           << "\n        }\n";
     }
     a << "    }\n}\n";

@@ -12,7 +12,8 @@ namespace depthbatch::detail {
 
 std::vector<int> context_positions(const TemporalReach& reach, int shot_size, int pos) {
     if (!reach.any() || shot_size <= 0) return {pos};
-    const int first = std::max(0, pos - reach.stabilize_radius), last = std::min(shot_size - 1, pos + reach.stabilize_radius);
+    const int first = std::max(0, pos - reach.stabilize_radius),
+              last = std::min(shot_size - 1, pos + reach.stabilize_radius);
     if (!reach.video) {
         std::vector<int> all;
         for (int p = first; p <= last; ++p) all.push_back(p);

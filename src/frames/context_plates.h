@@ -22,8 +22,8 @@ namespace depthbatch::detail {
 
 /// What makes a frame's depth depend on other frames' plates.
 struct TemporalReach {
-    const TemporalWindowing* video = nullptr;   ///< a multi-frame model's windows (nullptr: a single-frame model)
-    int stabilize_radius = 0;                   ///< depth.stabilize's radius R (0: not stabilized)
+    const TemporalWindowing* video = nullptr;  ///< a multi-frame model's windows (nullptr: a single-frame model)
+    int stabilize_radius = 0;                  ///< depth.stabilize's radius R (0: not stabilized)
     bool any() const { return video || stabilize_radius > 0; }
 };
 

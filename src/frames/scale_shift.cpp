@@ -7,9 +7,9 @@
 namespace depthbatch {
 namespace {
 
-constexpr double kMinSamples = 64;         // fewer usable samples: no fit
-constexpr double kResidualFloor = 1e-4;    // residuals under this share of the target's span are never outliers
-constexpr double kMinSpread = 0.1;         // the kept samples must span this share of the source's range
+constexpr double kMinSamples = 64;       // fewer usable samples: no fit
+constexpr double kResidualFloor = 1e-4;  // residuals under this share of the target's span are never outliers
+constexpr double kMinSpread = 0.1;       // the kept samples must span this share of the source's range
 
 /// The 2nd and 98th percentiles of the finite values of `v` (lo = hi = 0 when none is finite): the range a fit is
 /// checked against, robust to the odd extreme pixel.
@@ -43,7 +43,8 @@ bool affine_stays_in_range(const Affine& a, double source_lo, double source_hi, 
     return lo >= target_lo - m - eps && hi <= target_hi + m + eps;
 }
 
-Affine robust_affine_fit(const std::vector<float>& x, const std::vector<float>& y, const std::vector<unsigned char>& mask) {
+Affine robust_affine_fit(const std::vector<float>& x, const std::vector<float>& y,
+                         const std::vector<unsigned char>& mask) {
     std::vector<unsigned char> use(x.size(), 0);
     double usable = 0;
     for (size_t i = 0; i < x.size() && i < y.size() && i < mask.size(); ++i)

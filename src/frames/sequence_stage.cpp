@@ -37,7 +37,7 @@ void StageChain::feed(size_t stage, FrameRecord frame) {
         out_.push_back(std::move(frame));
         return;
     }
-    if (frame.failed()) {   // a gap: the stages from here on end their segment before it, then it passes
+    if (frame.failed()) {  // a gap: the stages from here on end their segment before it, then it passes
         end_from(stage, SegmentEnd::Gap, {frame.frame});
         out_.push_back(std::move(frame));
         return;
@@ -53,7 +53,7 @@ void StageChain::drain(size_t stage) {
 void StageChain::end_from(size_t stage, SegmentEnd why, const std::vector<int>& gap) {
     for (size_t k = stage; k < stages_.size(); ++k) {
         stages_[k]->end_segment(why, gap);
-        drain(k);   // what it finished belongs to the segment that ends in the stages after it
+        drain(k);  // what it finished belongs to the segment that ends in the stages after it
     }
 }
 
@@ -84,10 +84,10 @@ std::optional<std::vector<int>> StageChain::plan_partial(int shot_size, int firs
     for (size_t k = 0; k < stages_.size(); ++k) {
         const SequenceStage& s = *stages_[k];
         if (s.needs_segment_start()) {
-            if (planner != stages_.size()) return std::nullopt;   // two such stages: planned from their context
+            if (planner != stages_.size()) return std::nullopt;  // two such stages: planned from their context
             planner = k;
         } else if (s.context_frames() > 0) {
-            if (planner == stages_.size()) return std::nullopt;   // a stage before it: planned from the context
+            if (planner == stages_.size()) return std::nullopt;  // a stage before it: planned from the context
             after += s.context_frames();
         }
     }
@@ -184,17 +184,18 @@ std::vector<FrameRecord> BatchInferenceStage::pop_ready() { return std::move(rea
 struct StabilizerStage::Impl {
     TemporalStabilizer stabilizer;
     int radius, shot_size;
-    std::map<int, FrameRecord> held;   ///< frames inside the stabilizer (their depth moved into it), by id
+    std::map<int, FrameRecord> held;  ///< frames inside the stabilizer (their depth moved into it), by id
     std::vector<FrameRecord> ready;
     // The current segment: shot positions of its first and last frames, and why it started.
     bool open = false;
     int start_pos = 0, last_pos = 0;
-    SegmentEnd start = SegmentEnd::End;   ///< End: the job's frames start here (nothing is missing before)
+    SegmentEnd start = SegmentEnd::End;  ///< End: the job's frames start here (nothing is missing before)
     std::vector<int> start_gap;
     Impl(int r, int n) : stabilizer(r), radius(r), shot_size(n) {}
 };
 
-StabilizerStage::StabilizerStage(int radius, int shot_size) : impl_(std::make_unique<Impl>(std::max(1, radius), shot_size)) {}
+StabilizerStage::StabilizerStage(int radius, int shot_size)
+    : impl_(std::make_unique<Impl>(std::max(1, radius), shot_size)) {}
 StabilizerStage::~StabilizerStage() = default;
 
 int StabilizerStage::context_frames() const { return impl_->stabilizer.warmup_frames(); }

@@ -35,7 +35,7 @@ TemporalStabilizer::TemporalStabilizer(int radius) : radius_(std::max(1, radius)
 
 void TemporalStabilizer::push(int id, DepthImage raw, const ModelInput& input) {
     if (!frames_.empty() && (frames_.back().raw.width != raw.width || frames_.back().raw.height != raw.height))
-        flush();   // a size change: no pair fit across it
+        flush();  // a size change: no pair fit across it
     Frame f;
     f.id = id;
     f.rgb = mean_rgb(raw, input);
@@ -54,13 +54,14 @@ void TemporalStabilizer::push(int id, DepthImage raw, const ModelInput& input) {
     f.lo = INFINITY, f.hi = -INFINITY;
     for (float v : raw.data)
         if (std::isfinite(v)) f.lo = std::min<double>(f.lo, v), f.hi = std::max<double>(f.hi, v);
-    if (f.lo > f.hi) f.lo = f.hi = 0;   // no finite value: nothing to bound
+    if (f.lo > f.hi) f.lo = f.hi = 0;  // no finite value: nothing to bound
     f.raw = std::move(raw);
     frames_.push_back(std::move(f));
     // Frame i is final once frame i + R is here; its window reaches back at most R frames.
     const size_t n = frames_.size();
     for (size_t i = 0; i < n; ++i)
-        if (!frames_[i].done && i + static_cast<size_t>(radius_) < n) finish(i, static_cast<int>(std::min<size_t>(radius_, i)));
+        if (!frames_[i].done && i + static_cast<size_t>(radius_) < n)
+            finish(i, static_cast<int>(std::min<size_t>(radius_, i)));
     while (frames_.size() > 2 * static_cast<size_t>(radius_) + 1 && frames_.front().done) frames_.pop_front();
 }
 
@@ -83,8 +84,8 @@ void TemporalStabilizer::finish(size_t i, int r) {
     std::vector<Affine> t(2 * static_cast<size_t>(r) + 1);
     t[r] = Affine{};
     for (int m = 1; m <= r; ++m) {
-        t[r - m] = compose(frames_[i - m + 1].to_previous, t[r - m + 1]);     // one frame back: A_{k+1}
-        t[r + m] = compose(inverse(frames_[i + m].to_previous), t[r + m - 1]); // one frame on: A_{k}^-1
+        t[r - m] = compose(frames_[i - m + 1].to_previous, t[r - m + 1]);       // one frame back: A_{k+1}
+        t[r + m] = compose(inverse(frames_[i + m].to_previous), t[r + m - 1]);  // one frame on: A_{k}^-1
     }
     Affine g{0.0, 0.0};
     for (const Affine& a : t) g.scale += a.scale, g.shift += a.shift;
@@ -98,7 +99,8 @@ void TemporalStabilizer::finish(size_t i, int r) {
     // values, then never leaves [lo - margin, hi + margin] whatever the fits did.
     const size_t first = i - static_cast<size_t>(r);
     double lo = INFINITY, hi = -INFINITY;
-    for (size_t k = 0; k < into.size(); ++k) lo = std::min(lo, frames_[first + k].lo), hi = std::max(hi, frames_[first + k].hi);
+    for (size_t k = 0; k < into.size(); ++k)
+        lo = std::min(lo, frames_[first + k].lo), hi = std::max(hi, frames_[first + k].hi);
     bool bounded = true;
     for (size_t k = 0; k < into.size() && bounded; ++k)
         bounded = affine_stays_in_range(into[k], frames_[first + k].lo, frames_[first + k].hi, lo, hi, kFitRangeMargin);
@@ -111,14 +113,15 @@ void TemporalStabilizer::finish(size_t i, int r) {
     out.width = cur.raw.width;
     out.height = cur.raw.height;
     out.data.resize(cur.raw.data.size());
-    out.extra = cur.raw.extra;   // the model's extra outputs (mattes, confidence) pass through unstabilized
+    out.extra = cur.raw.extra;  // the model's extra outputs (mattes, confidence) pass through unstabilized
     for (size_t p = 0; p < out.data.size(); ++p) {
         double sum = into[r].scale * cur.raw.data[p] + into[r].shift;
         int count = 1;
         for (int m = 1; m <= r; ++m) {
             const Frame& before = frames_[i - m];
             const Frame& after = frames_[i + m];
-            if (std::abs(before.rgb[p] - cur.rgb[p]) < kColourChange && std::abs(after.rgb[p] - cur.rgb[p]) < kColourChange) {
+            if (std::abs(before.rgb[p] - cur.rgb[p]) < kColourChange &&
+                std::abs(after.rgb[p] - cur.rgb[p]) < kColourChange) {
                 sum += into[r - m].scale * before.raw.data[p] + into[r - m].shift;
                 sum += into[r + m].scale * after.raw.data[p] + into[r + m].shift;
                 count += 2;

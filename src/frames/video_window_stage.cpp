@@ -23,8 +23,9 @@ std::vector<int> window_inputs(const TemporalWindowing& t, int k, int n) {
     for (int w = 0; w <= k; ++w) {
         slots.assign(static_cast<size_t>(t.window), 0);
         for (int j = 0; j < t.window; ++j)
-            slots[static_cast<size_t>(j)] = w > 0 && j < t.overlap ? prev[static_cast<size_t>(t.keyframes[static_cast<size_t>(j)])]
-                                                                  : std::min(w * t.stride() + j, n - 1);
+            slots[static_cast<size_t>(j)] = w > 0 && j < t.overlap
+                                                ? prev[static_cast<size_t>(t.keyframes[static_cast<size_t>(j)])]
+                                                : std::min(w * t.stride() + j, n - 1);
         prev = slots;
     }
     return slots;
@@ -55,7 +56,7 @@ int video_chunk_size(const TemporalWindowing& t, int n, double overhead) {
     for (int size = t.stride(); size < n; size += t.stride()) {
         const int chunks = (n + size - 1) / size;
         long total = 0;
-        for (int i = 1; i <= chunks; ++i) {   // as chunk_frames cuts them
+        for (int i = 1; i <= chunks; ++i) {  // as chunk_frames cuts them
             const int a = static_cast<int>(static_cast<long long>(n) * (i - 1) / chunks);
             const int e = static_cast<int>(static_cast<long long>(n) * i / chunks) - 1;
             if (e >= a) total += static_cast<long>(video_chunk_windows(t, n, a, e).size());
@@ -87,8 +88,9 @@ struct VideoWindowStage::Impl {
     /// Throws what the forward throws, or RenderError naming the counts.
     std::vector<std::vector<DepthImage>> checked_forward(const std::vector<std::vector<const ModelInput*>>& batch) {
         auto out = forward(batch);
-        if (out.size() != batch.size()) throw RenderError("the video model returned " + std::to_string(out.size()) +
-                                                            " windows for " + std::to_string(batch.size()));
+        if (out.size() != batch.size())
+            throw RenderError("the video model returned " + std::to_string(out.size()) + " windows for " +
+                              std::to_string(batch.size()));
         for (const auto& w : out)
             if (static_cast<int>(w.size()) != t.window)
                 throw RenderError("the video model returned " + std::to_string(w.size()) + " frames for a window of " +
@@ -98,33 +100,33 @@ struct VideoWindowStage::Impl {
 
     /// A frame of the segment not yet ready; its model input is shared with the windows that take it.
     struct Held {
-        FrameRecord frame;                       ///< its input moved out into `input`; its depth as far as aligned
+        FrameRecord frame;  ///< its input moved out into `input`; its depth as far as aligned
         std::shared_ptr<ModelInput> input;
         bool done = false;
     };
-    std::deque<Held> held;                      ///< in push order; held.front() is segment frame `first`
-    int first = 0;                              ///< segment index of held.front()
-    int n = 0;                                  ///< frames pushed in this segment
-    int next_window = 0;                        ///< the segment's next window to run
-    std::vector<std::shared_ptr<ModelInput>> prev_slots;   ///< the last window's inputs, as fed
-    std::shared_ptr<ModelInput> last_input;     ///< the segment's last frame's (the tail padding)
-    std::vector<std::vector<float>> reference;  ///< the aligned reference depths (A of them)
+    std::deque<Held> held;                                ///< in push order; held.front() is segment frame `first`
+    int first = 0;                                        ///< segment index of held.front()
+    int n = 0;                                            ///< frames pushed in this segment
+    int next_window = 0;                                  ///< the segment's next window to run
+    std::vector<std::shared_ptr<ModelInput>> prev_slots;  ///< the last window's inputs, as fed
+    std::shared_ptr<ModelInput> last_input;               ///< the segment's last frame's (the tail padding)
+    std::vector<std::vector<float>> reference;            ///< the aligned reference depths (A of them)
     std::vector<FrameRecord> ready;
-    SegmentEnd start = SegmentEnd::End;         ///< how the segment began (Gap: after failed frames)
-    std::vector<int> start_gap;                 ///< those frames
+    SegmentEnd start = SegmentEnd::End;  ///< how the segment began (Gap: after failed frames)
+    std::vector<int> start_gap;          ///< those frames
     int windows = 0;
 
     // Partial mode (plan_partial): frames by shot position, the planned windows, each position's input while a
     // planned window still needs it.
     bool partial = false;
     int shot_n = 0;
-    std::vector<int> plan_windows;               ///< ascending
-    std::vector<std::vector<int>> plan_inputs;   ///< window_inputs of each
-    size_t next_plan = 0;                        ///< index into plan_windows of the next window to run
-    int last_run = -1;                           ///< the last window run (-1: none)
-    std::map<int, Held> part_held;               ///< by shot position
-    std::map<int, std::shared_ptr<ModelInput>> part_inputs;   ///< by shot position
-    std::map<int, size_t> last_use;              ///< position -> the last plan index whose window takes it
+    std::vector<int> plan_windows;                           ///< ascending
+    std::vector<std::vector<int>> plan_inputs;               ///< window_inputs of each
+    size_t next_plan = 0;                                    ///< index into plan_windows of the next window to run
+    int last_run = -1;                                       ///< the last window run (-1: none)
+    std::map<int, Held> part_held;                           ///< by shot position
+    std::map<int, std::shared_ptr<ModelInput>> part_inputs;  ///< by shot position
+    std::map<int, size_t> last_use;                          ///< position -> the last plan index whose window takes it
 
     Held& at(int v) { return held[static_cast<size_t>(v - first)]; }
     std::shared_ptr<ModelInput> raw(int v) { return v < n ? at(v).input : last_input; }
@@ -154,14 +156,17 @@ struct VideoWindowStage::Impl {
         };
         if (k == 0) {
             reference.clear();
-            for (int i = 0; i < A; ++i) reference.push_back(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data);
-            for (int j = 0; j < t.window && j < n; ++j) depth_of(j, std::move(d[static_cast<size_t>(j)].data), d[static_cast<size_t>(j)]);
+            for (int i = 0; i < A; ++i)
+                reference.push_back(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data);
+            for (int j = 0; j < t.window && j < n; ++j)
+                depth_of(j, std::move(d[static_cast<size_t>(j)].data), d[static_cast<size_t>(j)]);
             return;
         }
         double s = 1, sh = 0;
         if (t.align == TemporalWindowing::Align::ScaleShift) {
             std::vector<const std::vector<float>*> pred, ref;
-            for (int i = 0; i < A; ++i) pred.push_back(&d[static_cast<size_t>(i)].data), ref.push_back(&reference[static_cast<size_t>(i)]);
+            for (int i = 0; i < A; ++i)
+                pred.push_back(&d[static_cast<size_t>(i)].data), ref.push_back(&reference[static_cast<size_t>(i)]);
             std::tie(s, sh) = fit_scale_shift(pred, ref);
         }
         for (int i = 0; i < C; ++i) {
@@ -176,7 +181,8 @@ struct VideoWindowStage::Impl {
         for (int j = t.overlap; j < t.window && b + j < n; ++j)
             depth_of(b + j, scaled(d[static_cast<size_t>(j)].data, s, sh), d[static_cast<size_t>(j)]);
         reference.resize(1);
-        for (int i = 1; i < A; ++i) reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
+        for (int i = 1; i < A; ++i)
+            reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
     }
 
     /// Partial mode: window k's outputs into the frames held (by position) and the reference.
@@ -191,8 +197,10 @@ struct VideoWindowStage::Impl {
         };
         if (k == 0) {
             reference.clear();
-            for (int i = 0; i < A; ++i) reference.push_back(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data);
-            for (int j = 0; j < t.window && j < shot_n; ++j) set(j, d[static_cast<size_t>(j)].data, d[static_cast<size_t>(j)]);
+            for (int i = 0; i < A; ++i)
+                reference.push_back(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data);
+            for (int j = 0; j < t.window && j < shot_n; ++j)
+                set(j, d[static_cast<size_t>(j)].data, d[static_cast<size_t>(j)]);
             last_run = 0;
             return;
         }
@@ -214,7 +222,7 @@ struct VideoWindowStage::Impl {
             if (it == part_held.end()) continue;
             std::vector<float> post = scaled(d[static_cast<size_t>(A + i)].data, s, sh);
             std::vector<float>& pre = it->second.frame.depth.data;
-            if (!chained || pre.size() != post.size()) {   // a context frame the previous window never made
+            if (!chained || pre.size() != post.size()) {  // a context frame the previous window never made
                 set(v, std::move(post), d[static_cast<size_t>(A + i)]);
                 continue;
             }
@@ -223,9 +231,10 @@ struct VideoWindowStage::Impl {
         }
         for (int j = t.overlap; j < t.window && b + j < shot_n; ++j)
             set(b + j, scaled(d[static_cast<size_t>(j)].data, s, sh), d[static_cast<size_t>(j)]);
-        if (reference.empty()) reference.push_back(d[0].data);   // metric: unused
+        if (reference.empty()) reference.push_back(d[0].data);  // metric: unused
         reference.resize(1);
-        for (int i = 1; i < A; ++i) reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
+        for (int i = 1; i < A; ++i)
+            reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
         last_run = k;
     }
 
@@ -234,7 +243,8 @@ struct VideoWindowStage::Impl {
     void run_partial(bool flush) {
         while (next_plan < plan_windows.size()) {
             std::vector<size_t> batch_idx;
-            for (size_t q = next_plan; q < plan_windows.size() && static_cast<int>(batch_idx.size()) < per_forward; ++q) {
+            for (size_t q = next_plan; q < plan_windows.size() && static_cast<int>(batch_idx.size()) < per_forward;
+                 ++q) {
                 const std::vector<int>& in = plan_inputs[q];
                 const bool have = std::all_of(in.begin(), in.end(), [&](int p) { return part_inputs.count(p) > 0; });
                 if (!have && !flush) break;
@@ -242,15 +252,18 @@ struct VideoWindowStage::Impl {
             }
             if (batch_idx.empty()) break;
             // As the streaming path: `per_forward` windows a forward, fewer only for the plan's last ones.
-            if (!flush && static_cast<int>(batch_idx.size()) < per_forward && batch_idx.back() + 1 < plan_windows.size()) break;
+            if (!flush && static_cast<int>(batch_idx.size()) < per_forward &&
+                batch_idx.back() + 1 < plan_windows.size())
+                break;
             std::vector<std::vector<const ModelInput*>> batch;
             std::vector<std::shared_ptr<ModelInput>> keep;
             for (size_t q : batch_idx) {
                 batch.emplace_back();
                 for (int p : plan_inputs[q]) {
                     auto it = part_inputs.upper_bound(p);
-                    if (it == part_inputs.begin()) throw RenderError("video windows: no input for a window (position " + std::to_string(p) + ")");
-                    --it;   // p itself, or (flushing) the nearest earlier one
+                    if (it == part_inputs.begin())
+                        throw RenderError("video windows: no input for a window (position " + std::to_string(p) + ")");
+                    --it;  // p itself, or (flushing) the nearest earlier one
                     keep.push_back(it->second);
                     batch.back().push_back(it->second.get());
                 }
@@ -268,7 +281,8 @@ struct VideoWindowStage::Impl {
             for (size_t m = 0; m < batch_idx.size(); ++m) {
                 const int k = plan_windows[batch_idx[m]];
                 for (int j = 0; j < t.window; ++j)
-                    if (auto it = part_held.find(k * t.stride() + j); it != part_held.end()) it->second.frame.result.times.infer_ms += ms;
+                    if (auto it = part_held.find(k * t.stride() + j); it != part_held.end())
+                        it->second.frame.result.times.infer_ms += ms;
                 align_partial(k, out[m]);
             }
             windows += static_cast<int>(batch_idx.size());
@@ -282,8 +296,8 @@ struct VideoWindowStage::Impl {
         // Frames before the next planned window's first cross-faded frame are final.
         // (window 0 writes from its first frame on, a later window from its first cross-faded one).
         const int bound = next_plan >= plan_windows.size() ? shot_n
-                          : plan_windows[next_plan] == 0 ? 0
-                                                          : plan_windows[next_plan] * t.stride() + t.align_frames();
+                          : plan_windows[next_plan] == 0   ? 0
+                                                           : plan_windows[next_plan] * t.stride() + t.align_frames();
         while (!part_held.empty() && part_held.begin()->first < bound) {
             Held& h = part_held.begin()->second;
             give_back_input(h);
@@ -332,13 +346,13 @@ struct VideoWindowStage::Impl {
             ready.push_back(std::move(h.frame));
         }
         reset_segment();
-        start = SegmentEnd::Gap;   // what follows starts afresh, as after a gap of these frames
+        start = SegmentEnd::Gap;  // what follows starts afresh, as after a gap of these frames
         start_gap = frames;
     }
 
     static void give_back_input(Held& h) {
         if (!h.input) return;
-        h.frame.input = h.input.use_count() == 1 ? std::move(*h.input) : *h.input;   // a keyframe's stays shared
+        h.frame.input = h.input.use_count() == 1 ? std::move(*h.input) : *h.input;  // a keyframe's stays shared
         h.input.reset();
     }
 
@@ -346,12 +360,15 @@ struct VideoWindowStage::Impl {
     /// the failed frames a flush at a gap ends the segment at (the frames it finishes lack them).
     void run(int count, bool last, const std::vector<int>& gap_after) {
         std::vector<std::vector<const ModelInput*>> batch;
-        std::vector<std::vector<std::shared_ptr<ModelInput>>> keep;   // every window's inputs, alive until the forward ends
+        std::vector<std::vector<std::shared_ptr<ModelInput>>>
+            keep;  // every window's inputs, alive until the forward ends
         for (int m = 0; m < count; ++m) {
             const int k = next_window + m, b = k * t.stride();
             std::vector<std::shared_ptr<ModelInput>> slots;
             for (int j = 0; j < t.window; ++j)
-                slots.push_back(k > 0 && j < t.overlap ? prev_slots[static_cast<size_t>(t.keyframes[static_cast<size_t>(j)])] : raw(b + j));
+                slots.push_back(k > 0 && j < t.overlap
+                                    ? prev_slots[static_cast<size_t>(t.keyframes[static_cast<size_t>(j)])]
+                                    : raw(b + j));
             prev_slots = slots;
             batch.emplace_back();
             for (const auto& s : slots) batch.back().push_back(s.get());
@@ -391,7 +408,8 @@ struct VideoWindowStage::Impl {
     }
 };
 
-VideoWindowStage::VideoWindowStage(const TemporalWindowing& windowing, int windows_per_forward, Forward forward, OnFailure on_failure)
+VideoWindowStage::VideoWindowStage(const TemporalWindowing& windowing, int windows_per_forward, Forward forward,
+                                   OnFailure on_failure)
     : impl_(std::make_unique<Impl>()) {
     ModelContract check;
     check.frames = windowing.window;
@@ -466,12 +484,13 @@ void VideoWindowStage::end_segment(SegmentEnd why, const std::vector<int>& gap) 
         if (why == SegmentEnd::SizeChange) {
             // A whole render restarts its windows at a size change; the chunk's plan (windows counted from the
             // shot's first frame, at one size) cannot: the frames it held fail, saying so.
-            const RenderError e("not written: the model input size changes inside the video windows that make it "
-                                "(the plate's data window changes size; a chunk runs only its own windows, planned "
-                                "at one size): render this shot whole, without --chunk or --frames");
+            const RenderError e(
+                "not written: the model input size changes inside the video windows that make it "
+                "(the plate's data window changes size; a chunk runs only its own windows, planned "
+                "at one size): render this shot whole, without --chunk or --frames");
             s.abandon_partial(&e);
         } else {
-            s.abandon_partial(nullptr);   // what is still held (a stop, a gap) lacks its windows
+            s.abandon_partial(nullptr);  // what is still held (a stop, a gap) lacks its windows
         }
         s.reset_segment();
         if (why == SegmentEnd::Gap) {
@@ -484,7 +503,7 @@ void VideoWindowStage::end_segment(SegmentEnd why, const std::vector<int>& gap) 
         return;
     }
     const bool had_frames = s.n > 0;
-    if (why == SegmentEnd::Stop) {   // every frame held lacks windows the stop never let run
+    if (why == SegmentEnd::Stop) {  // every frame held lacks windows the stop never let run
         for (Impl::Held& h : s.held) {
             h.frame.abandoned = true;
             Impl::give_back_input(h);
@@ -515,27 +534,33 @@ std::vector<FrameRecord> VideoWindowStage::pop_ready() { return std::move(impl_-
 
 std::vector<std::pair<std::string, std::string>> VideoWindowStage::metadata() const {
     const TemporalWindowing& t = impl_->t;
-    return {{"depthbatch/temporal", "video windows: " + std::to_string(t.window) + " frames, overlap " + std::to_string(t.overlap) +
-                                        ", crossfade " + std::to_string(t.crossfade) + ", align " + align_name(t.align)}};
+    return {{"depthbatch/temporal", "video windows: " + std::to_string(t.window) + " frames, overlap " +
+                                        std::to_string(t.overlap) + ", crossfade " + std::to_string(t.crossfade) +
+                                        ", align " + align_name(t.align)}};
 }
 
 void check_video_model_job(const ModelContract& contract, const std::string& model_path, const VideoModelJob& job) {
     const TemporalWindowing& t = contract.temporal;
     const std::string model = model_path + " is a video model (input.frames " + std::to_string(contract.frames) + ")";
-    log_info("video model: windows of ", t.window, " frames every ", t.stride(), " (overlap ", t.overlap, ", crossfade ",
-             t.crossfade, ", align ", align_name(t.align), "), ", std::max(1, job.batch), " window(s) a forward");
+    log_info("video model: windows of ", t.window, " frames every ", t.stride(), " (overlap ", t.overlap,
+             ", crossfade ", t.crossfade, ", align ", align_name(t.align), "), ", std::max(1, job.batch),
+             " window(s) a forward");
     if (job.tiles)
-        throw ConfigError("model.tiles: " + model + ": its windows see whole frames; tiles are for single-frame models "
+        throw ConfigError("model.tiles: " + model +
+                          ": its windows see whole frames; tiles are for single-frame models "
                           "(remove model.tiles)");
     if (job.sequence_statistics)
-        throw ConfigError("depth.normalize sequence: " + model + ": the sequence statistics sample single frames, which a "
+        throw ConfigError("depth.normalize sequence: " + model +
+                          ": the sequence statistics sample single frames, which a "
                           "video model does not see alone; its windows are aligned across the shot already: use "
                           "depth.normalize raw (or fixed)");
     if (contract.reference_focal_px > 0)
-        throw ConfigError(model + ": output.reference_focal_px (focal-dependent metric depth) is not supported for video models");
+        throw ConfigError(
+            model + ": output.reference_focal_px (focal-dependent metric depth) is not supported for video models");
     for (const std::string& p : job.passes)
         if (!is_geometric_pass(p))
-            throw ConfigError("output.passes: " + p + ": " + model + ": extra model outputs are written for single-frame "
+            throw ConfigError("output.passes: " + p + ": " + model +
+                              ": extra model outputs are written for single-frame "
                               "models only (P and N work: they are computed from the depth)");
 }
 

@@ -51,7 +51,8 @@ TempFile::TempFile(const std::string& final_path) : final_(final_path) {
     const fs::path p(final_path);
     // .<final name>.<host>.<pid>.<n>.tmp, the final name shortened so that the whole fits NAME_MAX: a legal
     // 245-byte file name must still get a temporary (remove_stale_temporaries reads the fields from the end).
-    const std::string tail = "." + host_name() + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp";
+    const std::string tail =
+        "." + host_name() + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + ".tmp";
     std::string name = p.filename().string();
     const size_t room = NAME_MAX > tail.size() + 2 ? NAME_MAX - tail.size() - 1 : 1;
     if (name.size() > room) name.resize(room);
@@ -99,12 +100,12 @@ int remove_stale_temporaries(const std::string& folder, const std::set<std::stri
     for (const auto& entry : fs::directory_iterator(folder.empty() ? "." : folder, ec)) {
         const std::string name = entry.path().filename().string();
         if (name.size() < 8 || name[0] != '.' || name.compare(name.size() - 4, 4, ".tmp") != 0) continue;
-        const std::string stem = name.substr(0, name.size() - 4);          // .<final>.<host>.<pid>.<n>
+        const std::string stem = name.substr(0, name.size() - 4);  // .<final>.<host>.<pid>.<n>
         const auto n_dot = stem.rfind('.');
         const auto pid_dot = n_dot == std::string::npos ? n_dot : stem.rfind('.', n_dot - 1);
         const auto host_dot = pid_dot == std::string::npos ? pid_dot : stem.rfind('.', pid_dot - 1);
         if (host_dot == std::string::npos || stem.compare(host_dot + 1, pid_dot - host_dot - 1, host) != 0) continue;
-        if (owned) {   // only the temporaries of these final names (a long one shortened to fit NAME_MAX)
+        if (owned) {  // only the temporaries of these final names (a long one shortened to fit NAME_MAX)
             const std::string final_name = stem.substr(1, host_dot - 1);
             const bool shortened = name.size() == NAME_MAX;
             const bool ours = owned->count(final_name) > 0 ||

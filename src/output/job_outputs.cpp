@@ -26,7 +26,7 @@ std::vector<std::string> stats_paths(const JobConfig& job) {
     if (job.depth.normalize != Normalization::Sequence) return {};
     return {job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file};
 }
-std::vector<std::string> review_sheet_paths(const JobConfig& job) {   // the PNG and its page
+std::vector<std::string> review_sheet_paths(const JobConfig& job) {  // the PNG and its page
     if (job.pipeline.review.empty()) return {};
     return {job.pipeline.review, fs::path(job.pipeline.review).replace_extension(".html").string()};
 }
@@ -37,10 +37,12 @@ struct JobPathsRow {
     std::vector<std::string> (*paths)(const JobConfig& job);
 };
 constexpr JobPathsRow kJobPaths[] = {
-    {OutputRole::DepthFrame, depth_paths},   {OutputRole::Preview, preview_paths},
-    {OutputRole::Summary, summary_paths},    {OutputRole::StatsSidecar, stats_paths},
+    {OutputRole::DepthFrame, depth_paths},
+    {OutputRole::Preview, preview_paths},
+    {OutputRole::Summary, summary_paths},
+    {OutputRole::StatsSidecar, stats_paths},
     {OutputRole::ReviewSheet, review_sheet_paths},
-    {OutputRole::FarmFile, no_paths},        // submit --out: the command's flag, never a job key
+    {OutputRole::FarmFile, no_paths},  // submit --out: the command's flag, never a job key
 };
 
 }  // namespace
@@ -58,7 +60,8 @@ std::string job_output_path(const JobConfig& job, OutputRole role) {
 }
 
 std::string default_review_path(const JobConfig& job) {
-    return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png")).string();
+    return (fs::path(job.output.path).parent_path() / (fs::path(job.job_file).stem().string() + ".review.png"))
+        .string();
 }
 
 OutputGuard job_output_guard(const JobConfig& job) { return job_output_guard(job, shot_frames(job.input)); }

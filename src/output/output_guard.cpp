@@ -88,8 +88,10 @@ detail::OpenObserver detail::set_open_observer(OpenObserver observer) {
 
 void check_path_fits(const std::string& path, const std::string& key) {
     if (path.size() >= PATH_MAX)
-        throw ConfigError(key + ": the path is " + std::to_string(path.size()) + " bytes long; the file system takes at "
-                          "most " + std::to_string(PATH_MAX - 1) + " (PATH_MAX): " + printable(path.substr(0, 120)) + "...");
+        throw ConfigError(key + ": the path is " + std::to_string(path.size()) +
+                          " bytes long; the file system takes at "
+                          "most " +
+                          std::to_string(PATH_MAX - 1) + " (PATH_MAX): " + printable(path.substr(0, 120)) + "...");
     for (const auto& part : fs::path(path))
         if (part.string().size() > NAME_MAX)
             throw ConfigError(key + ": the name '" + printable(part.string().substr(0, 60)) + "...' is " +
@@ -140,7 +142,8 @@ void OutputGuard::protect(const std::string& path, const std::string& what) {
     add(path, std::move(e));
 }
 
-void OutputGuard::protect_frames(const FrameSequence& pattern, const std::vector<int>& frames, const std::string& what) {
+void OutputGuard::protect_frames(const FrameSequence& pattern, const std::vector<int>& frames,
+                                 const std::string& what) {
     std::map<std::string, std::string> dirs;
     for (int f : frames) {
         const std::string p = pattern.path(f);
@@ -199,7 +202,8 @@ void OutputGuard::check(const std::string& path, OutputRole role, const std::str
             throw ConfigError(key + ": " + path + " is " + e->what + ": refusing to write a " + output_role_name(role) +
                               " over an input of the job; choose another path for the " + output_role_name(role));
         if (e->role != role)
-            throw ConfigError(key + ": " + path + " is also " + e->what + ": refusing to write one output over another");
+            throw ConfigError(key + ": " + path + " is also " + e->what +
+                              ": refusing to write one output over another");
     }
     refuse_folder_or_foreign_file(path, role, key);
 }

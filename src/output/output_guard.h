@@ -108,20 +108,20 @@ public:
 
 private:
     struct Entry {
-        std::string what;        ///< "plate frame 1003 (input.path)", "output.preview"
+        std::string what;  ///< "plate frame 1003 (input.path)", "output.preview"
         bool input = false;
         OutputRole role = OutputRole::DepthFrame;
         std::string key;
     };
     struct Output {
-        std::string pattern;     ///< a path, or a frame pattern when frames
+        std::string pattern;  ///< a path, or a frame pattern when frames
         bool frames = false;
         OutputRole role;
         std::string key;
     };
     void add(const std::string& path, Entry e);
     const Entry* find(const std::string& path) const;
-    std::map<std::string, Entry> by_path_;                       ///< canonical path -> entry
+    std::map<std::string, Entry> by_path_;                               ///< canonical path -> entry
     std::map<std::pair<unsigned long, unsigned long>, Entry> by_inode_;  ///< (st_dev, st_ino) of existing files
     std::vector<Output> outputs_;
 };

@@ -27,7 +27,7 @@ std::string head_of(const std::string& path, size_t n) {
 std::string image_attribute(const std::string& path, const char* name) {
     auto in = OIIO::ImageInput::open(path);
     if (!in) {
-        (void)OIIO::geterror();   // clear OIIO's global error: this was only a look
+        (void)OIIO::geterror();  // clear OIIO's global error: this was only a look
         return "";
     }
     std::string v = in->spec().get_string_attribute(name);
@@ -52,7 +52,7 @@ std::set<std::string> farm_manifest(const fs::path& folder) {
 
 // ---- the markers ----
 
-bool exr_magic(const std::string& path) {   // OpenEXR's magic number 20000630, little-endian
+bool exr_magic(const std::string& path) {  // OpenEXR's magic number 20000630, little-endian
     return head_of(path, 4) == std::string("\x76\x2f\x31\x01", 4);
 }
 bool preview_marked(const std::string& path) {
@@ -81,12 +81,12 @@ const std::vector<OutputRoleRow>& output_roles() {
     using P = ReplacePolicy;
     // role                      name                           key                 per_frame replace          marker
     static const std::vector<OutputRoleRow> rows = {
-        {OutputRole::DepthFrame,   "depth frame",                 "output.path",      true,  P::OutputOverwrite, exr_magic},
-        {OutputRole::Preview,      "preview",                     "output.preview",   true,  P::OwnKind,         preview_marked},
-        {OutputRole::Summary,      "JSON summary",                "pipeline.summary", false, P::OwnKind,         summary_marked},
-        {OutputRole::StatsSidecar, "sequence statistics sidecar", "depth.stats_file", false, P::OwnKind,         stats_marked},
-        {OutputRole::ReviewSheet,  "review sheet",                "pipeline.review",  false, P::OwnKind,         review_marked},
-        {OutputRole::FarmFile,     "farm file",                   "submit --out",     false, P::OwnKind,         farm_listed},
+        {OutputRole::DepthFrame, "depth frame", "output.path", true, P::OutputOverwrite, exr_magic},
+        {OutputRole::Preview, "preview", "output.preview", true, P::OwnKind, preview_marked},
+        {OutputRole::Summary, "JSON summary", "pipeline.summary", false, P::OwnKind, summary_marked},
+        {OutputRole::StatsSidecar, "sequence statistics sidecar", "depth.stats_file", false, P::OwnKind, stats_marked},
+        {OutputRole::ReviewSheet, "review sheet", "pipeline.review", false, P::OwnKind, review_marked},
+        {OutputRole::FarmFile, "farm file", "submit --out", false, P::OwnKind, farm_listed},
     };
     return rows;
 }

@@ -40,13 +40,13 @@ enum class ReplacePolicy {
 /// One row of the table.
 struct OutputRoleRow {
     OutputRole role;
-    const char* name;      ///< in messages: "depth frame", "preview", ...
-    const char* key;       ///< the job key or flag that sets the path, in messages: "output.path", "submit --out"
-    bool per_frame;        ///< the path is a frame pattern (####, %04d, $F4, @)
+    const char* name;  ///< in messages: "depth frame", "preview", ...
+    const char* key;   ///< the job key or flag that sets the path, in messages: "output.path", "submit --out"
+    bool per_frame;    ///< the path is a frame pattern (####, %04d, $F4, @)
     ReplacePolicy replace;
     /// Whether the existing, non-empty regular file at `path` is of this kind (the role's marker). Never throws.
     bool (*marker_holds)(const std::string& path);
-    };
+};
 
 /// Every role, in OutputRole order.
 const std::vector<OutputRoleRow>& output_roles();

@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
         int64_t numel = 1;
         for (const int64_t d : shape) numel *= d;
         // Exact in float32 whatever the kernels do (a power-of-two divisor): the Python side makes the same tensor.
-        const at::Tensor x = at::arange(numel, at::kLong).mul(7919).remainder(16381).to(at::kFloat).div(16384.0)
-                                 .reshape(shape);
+        const at::Tensor x =
+            at::arange(numel, at::kLong).mul(7919).remainder(16381).to(at::kFloat).div(16384.0).reshape(shape);
         c10::InferenceMode guard;
         const c10::IValue y = module.forward({x});
         std::printf("libtorch %s loaded %s (depthbatch.json: %zu bytes)\n", TORCH_VERSION, path.c_str(),
@@ -109,14 +109,14 @@ int main(int argc, char** argv) {
         } else if (y.isTuple()) {
             const auto& elems = y.toTupleRef().elements();
             for (size_t i = 0; i < elems.size(); ++i) {
-                if (!elems[i].isTensor()) throw std::runtime_error("output tuple element " + std::to_string(i) +
-                                                                   " is not a tensor");
+                if (!elems[i].isTensor())
+                    throw std::runtime_error("output tuple element " + std::to_string(i) + " is not a tensor");
                 report("output[" + std::to_string(i) + "]", elems[i].toTensor(), i == 0 ? out_path : "");
             }
         } else {
             throw std::runtime_error("the model returned a " + y.tagKind() + ", not a tensor or a tuple");
         }
-    } catch (const std::exception& e) {   // c10::Error, torch::jit::ErrorReport, std::runtime_error
+    } catch (const std::exception& e) {  // c10::Error, torch::jit::ErrorReport, std::runtime_error
         std::fprintf(stderr, "load_check: libtorch %s: %s: %s\n", TORCH_VERSION, path.c_str(), e.what());
         return 1;
     }

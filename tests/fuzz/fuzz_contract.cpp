@@ -49,9 +49,9 @@ void check_contract(const ModelContract& c) {
     check(!c.colorspace.empty());
     check(c.kind != DepthKind::MetricDepth || c.units == "m");
     check(c.frames >= 1 && c.frames <= kMaxContractFrames);
-    check(c.exported_torch.size() <= 64 && c.provenance.count("exported_by") == 0);   // exported_by.torch: printable
+    check(c.exported_torch.size() <= 64 && c.provenance.count("exported_by") == 0);  // exported_by.torch: printable
     for (char ch : c.exported_torch) check(ch > 0x20 && ch < 0x7f);
-    if (c.multi_frame()) {   // TemporalWindowing's invariants
+    if (c.multi_frame()) {  // TemporalWindowing's invariants
         const TemporalWindowing& t = c.temporal;
         check(t.window >= 2 && t.window <= c.frames && t.overlap >= 1 && t.overlap < t.window);
         check(t.crossfade >= 2 && t.crossfade < t.overlap && static_cast<int>(t.keyframes.size()) == t.overlap);
@@ -60,7 +60,7 @@ void check_contract(const ModelContract& c) {
     } else {
         check(c.temporal.window == 0);
     }
-    validate_model_contract(c, "fuzz.pt");   // must not throw on what parse accepted
+    validate_model_contract(c, "fuzz.pt");  // must not throw on what parse accepted
 }
 
 void parse(const std::string& text) {
@@ -77,8 +77,20 @@ std::string pick(Bytes& b, const std::vector<std::string>& values) {
     return i == values.size() ? std::string() : values[i];
 }
 
-const std::vector<std::string> kAny = {"null", "true", "0", "-1", "1.5", "\"\"", "[]", "{}", "[[[[]]]]", "\"\xc3\xa9\"",
-                                       "18446744073709551615", "-9223372036854775808", "1e308", "-0"};
+const std::vector<std::string> kAny = {"null",
+                                       "true",
+                                       "0",
+                                       "-1",
+                                       "1.5",
+                                       "\"\"",
+                                       "[]",
+                                       "{}",
+                                       "[[[[]]]]",
+                                       "\"\xc3\xa9\"",
+                                       "18446744073709551615",
+                                       "-9223372036854775808",
+                                       "1e308",
+                                       "-0"};
 
 std::vector<std::string> with_any(std::vector<std::string> v) {
     v.insert(v.end(), kAny.begin(), kAny.end());
@@ -96,9 +108,10 @@ std::string contract_from(Bytes& b) {
     std::string in = "{";
     member("colorspace", with_any({"\"sRGB\"", "\"ACEScg\"", "\"lin_rec709\""}), in);
     member("multiple", with_any({"1", "14", "32", "1024", "1025", "1073741824", "4294967296", "2147483648"}), in);
-    member("size", with_any({"[224, 224]", "[518, 518]", "[-224, -224]", "[0, 0]", "[16384, 16384]", "[16385, 32]",
-                             "[2147483647, 2147483647]", "[4294967520, 224]", "[224]", "[224, 224, 3]", "[224.0, 224]",
-                             "[\"224\", 224]", "[null, null]", "[[224], [224]]"}),
+    member("size",
+           with_any({"[224, 224]", "[518, 518]", "[-224, -224]", "[0, 0]", "[16384, 16384]", "[16385, 32]",
+                     "[2147483647, 2147483647]", "[4294967520, 224]", "[224]", "[224, 224, 3]", "[224.0, 224]",
+                     "[\"224\", 224]", "[null, null]", "[[224], [224]]"}),
            in);
     member("fixed_size", with_any({"true", "false", "1"}), in);
     member("mean", {"null", "[0.485, 0.456, 0.406]", "0"}, in);
@@ -106,8 +119,9 @@ std::string contract_from(Bytes& b) {
     member("frames", with_any({"1", "2", "32", "1024", "1025", "0"}), in);
     in += "}";
     std::string out = "{";
-    member("kind", with_any({"\"metric_depth\"", "\"relative_inverse_depth\"", "\"relative_depth\"", "\"depth\"",
-                             "\"METRIC_DEPTH\""}),
+    member("kind",
+           with_any({"\"metric_depth\"", "\"relative_inverse_depth\"", "\"relative_depth\"", "\"depth\"",
+                     "\"METRIC_DEPTH\""}),
            out);
     member("units", with_any({"\"m\"", "\"\"", "\"mm\""}), out);
     member("reference_focal_px", with_any({"300", "0", "-300", "1e-300", "2.5"}), out);
@@ -116,8 +130,9 @@ std::string contract_from(Bytes& b) {
     std::string temporal = "{";
     member("window", with_any({"32", "2", "8", "33", "1", "1025"}), temporal);
     member("overlap", with_any({"10", "4", "1", "31", "32"}), temporal);
-    member("keyframes", with_any({"[0,12,24,25,26,27,28,29,30,31]", "[0,3,6,7]", "[0,1]", "[31,30]", "[0,12,24,25,26,27,28,29,30,32]",
-                                  "[-1]", "[0.5]"}),
+    member("keyframes",
+           with_any({"[0,12,24,25,26,27,28,29,30,31]", "[0,3,6,7]", "[0,1]", "[31,30]",
+                     "[0,12,24,25,26,27,28,29,30,32]", "[-1]", "[0.5]"}),
            temporal);
     member("crossfade", with_any({"8", "2", "1", "10"}), temporal);
     member("align", with_any({"\"scale_shift\"", "\"none\"", "\"affine\""}), temporal);
@@ -129,11 +144,12 @@ std::string contract_from(Bytes& b) {
     member("output", {out, out, out, "\"metric_depth\"", "null"}, top);
     member("license", with_any({"\"MIT\"", "{\"a\": [1, 2]}"}), top);
     member("temporal", {temporal, temporal, "[]"}, top);
-    member("exported_by", with_any({"{\"torch\": \"2.13.0+cpu\"}", "{\"torch\": \"\"}", "{\"torch\": 2.13}",
-                                    "{\"torch\": \"2 13\"}", "{\"tools\": 1}"}),
+    member("exported_by",
+           with_any({"{\"torch\": \"2.13.0+cpu\"}", "{\"torch\": \"\"}", "{\"torch\": 2.13}", "{\"torch\": \"2 13\"}",
+                     "{\"tools\": 1}"}),
            top);
     top += "}";
-    const int wrap = b.next() % 8;   // sometimes not an object, or an object nested in arrays
+    const int wrap = b.next() % 8;  // sometimes not an object, or an object nested in arrays
     if (wrap == 1) return "[" + top + "]";
     if (wrap == 2) return top + " " + b.rest();
     if (wrap == 3) return top.substr(0, top.size() * b.next() / 256);
@@ -162,11 +178,11 @@ void output_check(Bytes& b) {
         in.resize(b.next() % 6);
         for (auto& d : in) d = dim_from(b);
     }
-    static const char* kDtypes[] = {"Float", "Double", "Half", "BFloat16", "Long", "Int", "Bool", "Byte",
-                                    "ComplexFloat", "Float8_e4m3fn", ""};
+    static const char* kDtypes[] = {"Float", "Double", "Half",         "BFloat16",      "Long", "Int",
+                                    "Bool",  "Byte",   "ComplexFloat", "Float8_e4m3fn", ""};
     const std::string dtype = kDtypes[b.next() % (sizeof kDtypes / sizeof *kDtypes)];
     ModelContract c;
-    c.max_scale = 1 + b.next() % 64;   // 1 .. 64, the range the contract allows
+    c.max_scale = 1 + b.next() % 64;  // 1 .. 64, the range the contract allows
     c.fixed_size = b.next() % 2;
     ModelOutputCheck r;
     try {

@@ -23,12 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         // would starve the search (their bound is a unit test, FrameSpec.AtMostAMillionFramesInAll).
         if (frames.size() <= 10000 && depthbatch::parse_frame_spec(depthbatch::format_frame_spec(frames)) != frames)
             std::abort();
-    } catch (const depthbatch::ConfigError&) {
-    }
+    } catch (const depthbatch::ConfigError&) {}
     try {
         const depthbatch::FrameSequence seq(pattern);
         for (int f : {0, 1, 1001, -5, 123456789, -2147483647}) (void)seq.path(f);
-    } catch (const depthbatch::ConfigError&) {
-    }
+    } catch (const depthbatch::ConfigError&) {}
     return 0;
 }

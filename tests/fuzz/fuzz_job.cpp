@@ -100,7 +100,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         } else {
             depthbatch::parse_job(text, format, "fuzz." + format, "/nonexistent/jobs", overrides);
         }
-    } catch (const depthbatch::ConfigError&) {
-    }
+    } catch (const depthbatch::ConfigError&) {}
     return 0;
 }

@@ -33,9 +33,13 @@ TEST(Backend, HalfPrecisionNeverWritesInfNanOrZero) {
     write_p_fp16(dir / "pfp16.pt");
     write_halves(dir / "h.1001.exr");
     for (const std::string precision : {"fp32", "fp16"}) {
-        write_job(dir / (precision + ".yaml"), "input: {path: h.####.exr, colorspace: sRGB}\n"
-                                               "model: {path: pfp16.pt, size: plate, precision: " + precision + "}\n"
-                                               "output: {path: " + precision + "/d.####.exr}\n");
+        write_job(dir / (precision + ".yaml"),
+                  "input: {path: h.####.exr, colorspace: sRGB}\n"
+                  "model: {path: pfp16.pt, size: plate, precision: " +
+                      precision +
+                      "}\n"
+                      "output: {path: " +
+                      precision + "/d.####.exr}\n");
         const auto r = run_cli({(dir / (precision + ".yaml")).string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         EXPECT_NEAR(depth_at(dir / precision / "d.1001.exr", 10, 64), 0.5f, 1e-6) << precision;
@@ -70,8 +74,9 @@ TEST(Backend, ModelTiedToCudaFailsCleanlyOnCpu) {
                       "    return x.mean(dim=1, keepdim=True) + torch.zeros([1], device=torch.device('cuda:0'))\n",
                       probe_contract());
     write_halves(dir / "h.1001.exr");
-    write_job(dir / "job.yaml", "input: {path: h.####.exr, colorspace: sRGB}\n"
-                                "model: {path: cuda_probe.pt, device: cpu, size: plate}\noutput: {path: out/d.####.exr}\n");
+    write_job(dir / "job.yaml",
+              "input: {path: h.####.exr, colorspace: sRGB}\n"
+              "model: {path: cuda_probe.pt, device: cpu, size: plate}\noutput: {path: out/d.####.exr}\n");
     const auto r = run_cli({(dir / "job.yaml").string()}, "CUDA_VISIBLE_DEVICES=");
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_NE(r.output.find("device mismatch"), std::string::npos) << r.output;
@@ -93,8 +98,9 @@ TEST(Backend, BatchedRenderEqualsSingleFrameRender) {
     const fs::path plates = samples_dir() / "plates/bedroom";
     const std::string base = "input: {path: '" + (plates / "bedroom.####.jpg").string() + "', frames: 1001-1005}\n";
     write_job(dir / "b1.yaml", base + "model: {batch: 1}\noutput: {path: b1/d.####.exr}\n");
-    write_job(dir / "b4.yaml", base + "model: {batch: 4}\noutput: {path: b4/d.####.exr}\n"
-                                      "pipeline: {report: report.json}\n");
+    write_job(dir / "b4.yaml", base +
+                                   "model: {batch: 4}\noutput: {path: b4/d.####.exr}\n"
+                                   "pipeline: {report: report.json}\n");
     ASSERT_EQ(run_cli({(dir / "b1.yaml").string(), "-q"}).exit_code, 0);
     const auto r = run_cli({(dir / "b4.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -121,7 +127,8 @@ TEST(Backend, BatchedRenderEqualsSingleFrameRender) {
 TEST(Backend, EveryForwardOfAJobRunsOnOneThreadWarmedUpAtTheJobsShapes) {
     TempDir dir;
     const fs::path plates = samples_dir() / "plates/bedroom";
-    const std::string base = "input: {path: '" + (plates / "bedroom.####.jpg").string() + "', frames: 1001-1007}\n"
+    const std::string base = "input: {path: '" + (plates / "bedroom.####.jpg").string() +
+                             "', frames: 1001-1007}\n"
                              "pipeline: {threads: 4, summary: s.json}\n";
     write_job(dir / "job.yaml", base + "model: {batch: 3, warmup: 1}\noutput: {path: a/d.####.exr}\n");
     const auto r = run_cli({(dir / "job.yaml").string()});
@@ -132,11 +139,13 @@ TEST(Backend, EveryForwardOfAJobRunsOnOneThreadWarmedUpAtTheJobsShapes) {
     EXPECT_EQ(s["inference"]["warmup"]["passes"], 1);
     EXPECT_EQ(s["inference"]["precision"], "fp32");
     EXPECT_TRUE(s["inference"]["precision_check"].is_null());
-    EXPECT_NE(r.output.find("model.warmup: 1 forward pass(es) at each shape the job feeds (3x3x224x384)"), std::string::npos)
+    EXPECT_NE(r.output.find("model.warmup: 1 forward pass(es) at each shape the job feeds (3x3x224x384)"),
+              std::string::npos)
         << r.output;
     // Tiles: the frame's shape and the tiles' (two 544x540 tiles of the 960x540 plate, each at 224x224), batched.
-    write_job(dir / "tiles.yaml", base + "model: {batch: 2, warmup: 1, tiles: {size: 544, overlap: 128}}\n"
-                                         "output: {path: t/d.####.exr}\n");
+    write_job(dir / "tiles.yaml", base +
+                                      "model: {batch: 2, warmup: 1, tiles: {size: 544, overlap: 128}}\n"
+                                      "output: {path: t/d.####.exr}\n");
     const auto t = run_cli({(dir / "tiles.yaml").string(), "--frames", "1001-1002"});
     ASSERT_EQ(t.exit_code, 0) << t.output;
     s = read_json(dir / "s.json");

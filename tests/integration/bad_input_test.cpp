@@ -32,9 +32,13 @@ struct Scene {
     }
     fs::path job(const std::string& extra_input = "", const std::string& model = "pmean.pt",
                  const std::string& extra = "") {
-        return write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB" + extra_input + "}\n"
-                                           "model: {path: '" + model + "', size: plate}\n"
-                                           "output: {path: out/d.####.exr}\n" + extra);
+        return write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB" + extra_input +
+                                               "}\n"
+                                               "model: {path: '" +
+                                               model +
+                                               "', size: plate}\n"
+                                               "output: {path: out/d.####.exr}\n" +
+                                               extra);
     }
     std::vector<std::string> outputs() const { return list_dir(dir / "out"); }
 };
@@ -46,7 +50,8 @@ struct ScopedTmpfs {
     bool mounted = false;
     ScopedTmpfs(const fs::path& d, const std::string& options) : dir(d) {
         fs::create_directories(dir);
-        mounted = std::system(("mount -t tmpfs -o " + options + " tmpfs '" + dir.string() + "' 2>/dev/null").c_str()) == 0;
+        mounted =
+            std::system(("mount -t tmpfs -o " + options + " tmpfs '" + dir.string() + "' 2>/dev/null").c_str()) == 0;
     }
     ~ScopedTmpfs() {
         if (mounted) (void)std::system(("umount '" + dir.string() + "'").c_str());
@@ -70,8 +75,9 @@ TEST(BadInput, TruncatedJpegNamesFrameAndLeavesNoPartialFile) {
     fs::copy_file(src, s.dir / "j.1001.jpg");
     const std::string bytes = read_bytes(src);
     write_file(s.dir / "j.1002.jpg", bytes.substr(0, bytes.size() / 2));
-    write_job(s.dir / "j.yaml", "input: {path: j.####.jpg, frames: 1001-1002}\n"
-                                "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+    write_job(s.dir / "j.yaml",
+              "input: {path: j.####.jpg, frames: 1001-1002}\n"
+              "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
     const auto r = run_cli({(s.dir / "j.yaml").string(), "--threads", "1", "--set", "pipeline.frames_in_flight=1"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
@@ -116,12 +122,14 @@ TEST(BadInput, OlderKeyNamesWarnAndHelpJobListsTheKeys) {
     Scene s;
     const auto both = run_cli({s.job("", "pmean.pt", "depth: {kind: inverse, convention: inverse}\n").string()});
     EXPECT_EQ(both.exit_code, exit_status(ExitCode::Config)) << both.output;
-    EXPECT_TRUE(contains(both.output, "'depth.kind': is the older name of depth.convention: set one of them")) << both.output;
+    EXPECT_TRUE(contains(both.output, "'depth.kind': is the older name of depth.convention: set one of them"))
+        << both.output;
     EXPECT_TRUE(s.outputs().empty());
     const auto old = run_cli({s.job().string(), "--dry-run", "--set", "depth.stabilize_window=4", "-q"});
     EXPECT_EQ(old.exit_code, 0) << old.output;
-    const std::string warning = "--set depth.stabilize_window=4: key 'depth.stabilize_window' is deprecated: use "
-                                "depth.stabilize_radius";
+    const std::string warning =
+        "--set depth.stabilize_window=4: key 'depth.stabilize_window' is deprecated: use "
+        "depth.stabilize_radius";
     EXPECT_TRUE(contains(old.output, warning)) << old.output;
     EXPECT_EQ(old.output.find(warning), old.output.rfind(warning)) << "once\n" << old.output;
 }
@@ -156,14 +164,17 @@ TEST(BadInput, ModelWhoseOutputIsNotAnImage) {
 // the fixed-size hint, never "unexpected" with a TorchScript traceback, and no frame is written.
 TEST(BadInput, ModelThatCannotRunAtThePlateSizeIsAModelError) {
     TempDir dir;
-    write_probe_model(dir / "fixed64.pt", "def forward(self, x):\n    return x.reshape(1, 3, 64, 64).mean(1, keepdim=True)\n",
+    write_probe_model(dir / "fixed64.pt",
+                      "def forward(self, x):\n    return x.reshape(1, 3, 64, 64).mean(1, keepdim=True)\n",
                       probe_contract());
     for (int f = 1001; f <= 1003; ++f)
         write_image(dir / ("p." + std::to_string(f) + ".exr"), 96, 80, {"R", "G", "B"}, "half",
                     [](int, int, int) { return 0.5f; });
-    const auto r = run_cli({write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                                         "model: {path: fixed64.pt, size: plate}\n"
-                                                         "output: {path: out/d.####.exr}\n").string()});
+    const auto r = run_cli({write_job(dir / "job.yaml",
+                                      "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                      "model: {path: fixed64.pt, size: plate}\n"
+                                      "output: {path: out/d.####.exr}\n")
+                                .string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_TRUE(contains(r.output, (dir / "fixed64.pt").string())) << r.output;
     EXPECT_TRUE(contains(r.output, "[1,3,80,96]")) << r.output;
@@ -179,7 +190,8 @@ TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
     // " 10 worker threads", or fewer "(asked 10)" on a machine with fewer cores (issue 22 §5).
     auto r = run_cli({s.job().string(), "--threads", "010", "--frames", "1001"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, " 10 worker threads") || contains(r.output, " worker threads (asked 10)")) << r.output;
+    EXPECT_TRUE(contains(r.output, " 10 worker threads") || contains(r.output, " worker threads (asked 10)"))
+        << r.output;
     r = run_cli({s.job().string(), "--threads", "08", "--frames", "1002"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, " 8 worker threads") || contains(r.output, " worker threads (asked 8)")) << r.output;
@@ -201,8 +213,8 @@ TEST(BadInput, ThreadsFlagWithLeadingZerosIsDecimal) {
     EXPECT_TRUE(contains(r.output, "--set pipeline.threads=abc: key 'pipeline.threads'")) << r.output;
     // A flag's value is taken as written, not read as YAML as --set's are: '#' is part of a path, not a comment.
     r = run_cli({"--set", "model.size=plate", s.job().string(), "--frames", "1001", "--output",
-                 (s.dir / "take #2/d.####.exr").string(), "--summary", (s.dir / "notes #1.json").string(),
-                 "--threads", "1"});
+                 (s.dir / "take #2/d.####.exr").string(), "--summary", (s.dir / "notes #1.json").string(), "--threads",
+                 "1"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(s.dir / "take #2"), (std::vector<std::string>{"d.1001.exr"}));
     EXPECT_TRUE(fs::is_regular_file(s.dir / "notes #1.json"));
@@ -217,16 +229,21 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
     Scene s;
     const fs::path full = s.dir / "full";
     const ScopedTmpfs mount(full, "size=64k");
-    if (!mount.mounted) GTEST_SKIP() << "cannot mount a small tmpfs here (not root?): the full-disk case is not exercised";
+    if (!mount.mounted)
+        GTEST_SKIP() << "cannot mount a small tmpfs here (not root?): the full-disk case is not exercised";
     // The frame already there: a small OpenEXR file (a file that is no EXR is never replaced at all).
     write_image(full / "d.1001.exr", 4, 4, {"R", "G", "B"}, "half", [](int, int, int) { return 0.25f; });
     const std::string older = read_bytes(full / "d.1001.exr");
     // 1024x1024 float depth + RGB does not fit in what is left of 64 KiB.
-    write_image(s.dir / "big.1001.exr", 1024, 1024, {"R", "G", "B"}, "float", [](int x, int y, int) { return (x ^ y) / 1024.0f; });
-    write_image(s.dir / "big.1002.exr", 1024, 1024, {"R", "G", "B"}, "float", [](int x, int y, int) { return (x ^ y) / 1024.0f; });
-    const auto r = run_cli({write_job(s.dir / "full.yaml", "input: {path: big.####.exr, colorspace: sRGB}\n"
-                                                            "model: {path: pmean.pt, size: plate}\n"
-                                                            "output: {path: full/d.####.exr, overwrite: overwrite}\n").string()});
+    write_image(s.dir / "big.1001.exr", 1024, 1024, {"R", "G", "B"}, "float",
+                [](int x, int y, int) { return (x ^ y) / 1024.0f; });
+    write_image(s.dir / "big.1002.exr", 1024, 1024, {"R", "G", "B"}, "float",
+                [](int x, int y, int) { return (x ^ y) / 1024.0f; });
+    const auto r = run_cli({write_job(s.dir / "full.yaml",
+                                      "input: {path: big.####.exr, colorspace: sRGB}\n"
+                                      "model: {path: pmean.pt, size: plate}\n"
+                                      "output: {path: full/d.####.exr, overwrite: overwrite}\n")
+                                .string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Render)) << r.output;
     EXPECT_TRUE(contains(r.output, "No space left on device")) << r.output;
     EXPECT_TRUE(contains(r.output, (full / "d.1002.exr").string())) << r.output;
@@ -235,19 +252,24 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
 
     // Room for the staging file OIIO writes but not for OpenEXR's copy of it under the full header
     // (oiio:ColorSpace, exr_depth_writer.h): the same message, nothing left.
-    const auto whole = run_cli({write_job(s.dir / "whole.yaml", "input: {path: big.####.exr, colorspace: sRGB, frames: 1002}\n"
-                                                                 "model: {path: pmean.pt, size: plate}\n"
-                                                                 "output: {path: whole/d.####.exr}\n").string()});
+    const auto whole = run_cli({write_job(s.dir / "whole.yaml",
+                                          "input: {path: big.####.exr, colorspace: sRGB, frames: 1002}\n"
+                                          "model: {path: pmean.pt, size: plate}\n"
+                                          "output: {path: whole/d.####.exr}\n")
+                                    .string()});
     ASSERT_EQ(whole.exit_code, 0) << whole.output;
     const auto bytes = fs::file_size(s.dir / "whole/d.1002.exr");
     const fs::path half_full = s.dir / "half_full";
     const ScopedTmpfs mount2(half_full, "size=" + std::to_string(bytes * 3 / 2 / 4096 * 4096));
     ASSERT_TRUE(mount2.mounted);
-    const auto r2 = run_cli({write_job(s.dir / "half.yaml", "input: {path: big.####.exr, colorspace: sRGB, frames: 1002}\n"
-                                                             "model: {path: pmean.pt, size: plate}\n"
-                                                             "output: {path: half_full/d.####.exr}\n").string()});
+    const auto r2 = run_cli({write_job(s.dir / "half.yaml",
+                                       "input: {path: big.####.exr, colorspace: sRGB, frames: 1002}\n"
+                                       "model: {path: pmean.pt, size: plate}\n"
+                                       "output: {path: half_full/d.####.exr}\n")
+                                 .string()});
     EXPECT_EQ(r2.exit_code, exit_status(ExitCode::Render)) << r2.output;
-    EXPECT_TRUE(contains(r2.output, (half_full / "d.1002.exr").string() + ": write failed: No space left on device")) << r2.output;
+    EXPECT_TRUE(contains(r2.output, (half_full / "d.1002.exr").string() + ": write failed: No space left on device"))
+        << r2.output;
     EXPECT_TRUE(list_dir(half_full).empty()) << "no temporary, no partial frame";
 }
 
@@ -256,7 +278,8 @@ TEST(BadInput, ReadOnlyOutputFolderNamesTheOsError) {
     Scene s;
     const fs::path ro = s.dir / "ro";
     const ScopedTmpfs mount(ro, "ro,size=64k");
-    if (!mount.mounted) GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root?): the read-only case is not exercised";
+    if (!mount.mounted)
+        GTEST_SKIP() << "cannot mount a read-only tmpfs here (not root?): the read-only case is not exercised";
     const auto r = run_cli({s.job().string(), "--output", (ro / "d.####.exr").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Render)) << r.output;
     EXPECT_TRUE(contains(r.output, "cannot write in " + ro.string() + " (Read-only file system)")) << r.output;
@@ -269,17 +292,19 @@ TEST(BadInput, SeveralColourLayersNeedInputLayer) {
     TempDir dir;
     write_p_mean(dir / "pmean.pt");
     const std::vector<std::string> names = {"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B",
-                                            "ViewLayer.Combined.A", "ViewLayer.DiffCol.R", "ViewLayer.DiffCol.G",
+                                            "ViewLayer.Combined.A", "ViewLayer.DiffCol.R",  "ViewLayer.DiffCol.G",
                                             "ViewLayer.DiffCol.B"};
     // Combined is 0.2 everywhere, DiffCol (0.3, 0.6, 0.9): P-mean gives 0.2 or 0.6.
     const float values[] = {0.2f, 0.2f, 0.2f, 1.0f, 0.3f, 0.6f, 0.9f};
     write_image(dir / "p.1001.exr", 16, 8, names, "float", [&](int, int, int c) { return values[c]; });
-    const std::string job = "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
-                            "output: {path: out/d.####.exr}\n";
+    const std::string job =
+        "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
+        "output: {path: out/d.####.exr}\n";
     auto r = run_cli({write_job(dir / "job.yaml", job).string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "ViewLayer.Combined, ViewLayer.DiffCol") ||
-                contains(r.output, "ViewLayer.Combined,ViewLayer.DiffCol")) << r.output;
+                contains(r.output, "ViewLayer.Combined,ViewLayer.DiffCol"))
+        << r.output;
     EXPECT_TRUE(contains(r.output, "input.layer")) << r.output;
     r = run_cli({(dir / "job.yaml").string(), "--set", "input.layer=ViewLayer.DiffCol"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -289,7 +314,8 @@ TEST(BadInput, SeveralColourLayersNeedInputLayer) {
     EXPECT_NEAR(depth_at(dir / "out/d.1001.exr", 3, 2), 0.2f, 1e-5);
     r = run_cli({(dir / "job.yaml").string(), "--set", "input.layer=ViewLayer.Spec", "--overwrite"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
-    EXPECT_TRUE(contains(r.output, "input.layer 'ViewLayer.Spec'") && contains(r.output, "ViewLayer.DiffCol")) << r.output;
+    EXPECT_TRUE(contains(r.output, "input.layer 'ViewLayer.Spec'") && contains(r.output, "ViewLayer.DiffCol"))
+        << r.output;
 }
 
 // Issue 13: dwaa is lossy on half R, G, B: one warning per job, saying depth.Z stays lossless.
@@ -298,7 +324,9 @@ TEST(BadInput, DwaaCompressionWarnsOnceThatItIsLossy) {
     const auto r = run_cli({s.job().string(), "--set", "output.compression=dwaa"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     size_t count = 0;
-    for (size_t at = r.output.find("dwaa is lossy"); at != std::string::npos; at = r.output.find("dwaa is lossy", at + 1)) ++count;
+    for (size_t at = r.output.find("dwaa is lossy"); at != std::string::npos;
+         at = r.output.find("dwaa is lossy", at + 1))
+        ++count;
     EXPECT_EQ(count, 1u) << r.output;
     EXPECT_TRUE(contains(r.output, "depth.Z is float and stays lossless")) << r.output;
     const auto z = run_cli({s.job().string(), "--overwrite"});
@@ -312,22 +340,26 @@ TEST(BadInput, ModelFilesThatAreNotModels) {
     write_p_mean(dir / "good.pt");
     const std::string bytes = read_bytes(dir / "good.pt");
     write_file(dir / "half.pt", bytes.substr(0, bytes.size() / 2));
-    write_file(dir / "lfs.pt", "version https://git-lfs.github.com/spec/v1\n"
-                               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
-                               "size 98765432\n");
+    write_file(dir / "lfs.pt",
+               "version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+               "size 98765432\n");
     write_file(dir / "empty.pt", "");
     fs::create_directories(dir / "folder.pt");
     for (const std::string model : {"lfs.pt", "half.pt", "empty.pt", "folder.pt"}) {
-        write_job(dir / "job.yaml", "input: {path: missing.####.exr, frames: 1-3}\n"
-                                    "model: {path: " + model + "}\noutput: {path: out/d.####.exr}\n");
+        write_job(dir / "job.yaml",
+                  "input: {path: missing.####.exr, frames: 1-3}\n"
+                  "model: {path: " +
+                      model + "}\noutput: {path: out/d.####.exr}\n");
         const auto r = run_cli({(dir / "job.yaml").string()});
         EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << model << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, (dir / model).string())) << r.output;
         EXPECT_FALSE(contains(r.output, "frame 1")) << "no frame may be touched before the model loads\n" << r.output;
         EXPECT_FALSE(fs::exists(dir / "out"));
     }
-    write_job(dir / "job.yaml", "input: {path: missing.####.exr, frames: 1-3}\nmodel: {path: lfs.pt}\n"
-                                "output: {path: out/d.####.exr}\n");
+    write_job(dir / "job.yaml",
+              "input: {path: missing.####.exr, frames: 1-3}\nmodel: {path: lfs.pt}\n"
+              "output: {path: out/d.####.exr}\n");
     EXPECT_TRUE(contains(run_cli({(dir / "job.yaml").string()}).output, "Git LFS pointer"));
 }
 
@@ -355,7 +387,8 @@ TEST(BadInput, ExistingOutputsAreNeverOverwrittenWithoutAsking) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
     EXPECT_TRUE(contains(r.output, "frame 1002: rendering again, the existing " + (s.dir / "out/d.1002.exr").string() +
-                                       " is not a readable OpenEXR file")) << r.output;
+                                       " is not a readable OpenEXR file"))
+        << r.output;
     EXPECT_EQ(channel_names(s.dir / "out/d.1002.exr"), (std::vector<std::string>{"R", "G", "B", "depth.Z"}));
     const auto kept = read_bytes(s.dir / "out/d.1001.exr");
     r = run_cli({s.job().string(), "--skip-existing"});
@@ -378,13 +411,15 @@ TEST(BadInput, ChunkWhoseFramesAllExistHasNothingToDo) {
         const auto r = run_cli(args);
         EXPECT_EQ(r.exit_code, 0) << r.output;
         EXPECT_TRUE(contains(r.output, "nothing to do: ")) << r.output;
-        EXPECT_TRUE(contains(r.output, args.size() == 4 ? "nothing to do: 2 frames exist" : "nothing to do: 3 frames exist"))
+        EXPECT_TRUE(
+            contains(r.output, args.size() == 4 ? "nothing to do: 2 frames exist" : "nothing to do: 3 frames exist"))
             << r.output;
     }
     // The same with overwrite: skip written in the job file itself.
-    const fs::path skip_job = write_job(s.dir / "skip.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                                             "model: {path: pmean.pt, size: plate}\n"
-                                                             "output: {path: out/d.####.exr, overwrite: skip}\n");
+    const fs::path skip_job = write_job(s.dir / "skip.yaml",
+                                        "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                        "model: {path: pmean.pt, size: plate}\n"
+                                        "output: {path: out/d.####.exr, overwrite: skip}\n");
     const auto r = run_cli({skip_job.string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "nothing to do: 3 frames exist")) << r.output;
@@ -398,8 +433,9 @@ TEST(BadInput, OutputThatIsThePlateThroughALinkIsRefused) {
     Scene s;
     fs::create_directory_symlink(s.dir.path, s.dir / "alias");
     const std::string before = read_bytes(s.dir / "p.1001.exr");
-    write_job(s.dir / "link.yaml", "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
-                                   "output: {path: alias/p.####.exr, overwrite: overwrite}\n");
+    write_job(s.dir / "link.yaml",
+              "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
+              "output: {path: alias/p.####.exr, overwrite: overwrite}\n");
     const auto r = run_cli({(s.dir / "link.yaml").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "output.path: " + (s.dir / "alias/p.1001.exr").string() + " is plate frame 1001"))
@@ -430,7 +466,8 @@ TEST(BadInput, EmptyFramesFlagAndFolderAsJobAreConfigErrors) {
         r = run_cli({s.job().string(), a, "--skip-existing"});
         EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << a << r.output;
         EXPECT_TRUE(contains(r.output, std::string("depthbatch: error: ") + std::string(a, std::strlen(a) - 1) +
-                                           " is given an empty value")) << r.output;
+                                           " is given an empty value"))
+            << r.output;
     }
     r = run_cli({"info", ""});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
@@ -449,8 +486,9 @@ TEST(BadInput, HolesInASequenceFromDiskAreReported) {
     Scene s;  // p.1001-1003
     fs::remove(s.dir / "p.1002.exr");
     write_image(s.dir / "p.1004.exr", 32, 18, {"R", "G", "B"}, "half", [](int, int, int) { return 0.25f; });
-    write_job(s.dir / "disk.yaml", "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
-                                   "output: {path: out/d.####.exr}\n");
+    write_job(s.dir / "disk.yaml",
+              "input: {path: p.####.exr, colorspace: sRGB}\nmodel: {path: pmean.pt, size: plate}\n"
+              "output: {path: out/d.####.exr}\n");
     // The hole is a missing plate (issue 32 §5): the render stops naming it, or under on_error: continue renders
     // the rest and says so (exit 7).
     auto r = run_cli({(s.dir / "disk.yaml").string()});
@@ -493,7 +531,8 @@ TEST(BadInput, ModelOutputThatCannotBeDepthIsAModelError) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"x[:, :1, :0, :0]", "model output [1,1,0,0] has a zero dimension for input [1,3,18,32]"},
         {"x[:, 0, :0, :]", "model output [1,0,32] has a zero dimension for input [1,3,18,32]"},
-        {"x.mean(1, keepdim=True).repeat(1, 1, 5, 5)", "model output [1,1,90,160] is more than 4x the input [1,3,18,32]"},
+        {"x.mean(1, keepdim=True).repeat(1, 1, 5, 5)",
+         "model output [1,1,90,160] is more than 4x the input [1,3,18,32]"},
         {"(x.mean(1, keepdim=True) * 100).long()", "model output [1,1,18,32] is Long, not floating point depth"},
         {"x.mean(1, keepdim=True) > 0.1", "model output [1,1,18,32] is Bool, not floating point depth"},
         {"{'depth': x}", "model output is Dict[str, Tensor], not a tensor"},
@@ -559,13 +598,16 @@ TEST(BadInput, SwappedOutputWarnsOncePerJob) {
 
 // Negative metric depth: counted in the frame's warning, written as the model gave it (not clamped to 0).
 TEST(BadInput, NegativeMetricDepthIsWarnedWithTheCountAndKept) {
-    Scene s;   // plates of 0.25: P-mean - 0.5 is -0.25 at each of the 32x18 pixels
-    write_probe_model(s.dir / "neg.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True) - 0.5\n", probe_contract());
+    Scene s;  // plates of 0.25: P-mean - 0.5 is -0.25 at each of the 32x18 pixels
+    write_probe_model(s.dir / "neg.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True) - 0.5\n",
+                      probe_contract());
     const auto r = run_cli({s.job("", "neg.pt").string(), "--set", "depth.kind=raw"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     for (int f = 1001; f <= 1003; ++f)
-        EXPECT_TRUE(contains(r.output, "frame " + std::to_string(f) + ": the model returned 576 negative metric depth values "
-                                       "(min -0.25 m); kept as they are, not clamped to 0 (depth.kind raw)")) << r.output;
+        EXPECT_TRUE(contains(r.output, "frame " + std::to_string(f) +
+                                           ": the model returned 576 negative metric depth values "
+                                           "(min -0.25 m); kept as they are, not clamped to 0 (depth.kind raw)"))
+            << r.output;
     EXPECT_NEAR(depth_at(s.dir / "out/d.1002.exr", 3, 4), -0.25f, 1e-3f);
     // A positive model gives no such warning.
     const auto ok = run_cli({s.job().string(), "--overwrite"});
@@ -580,12 +622,15 @@ TEST(BadInput, ThreadsBeyondTheCoresAreReportedAsTheyRun) {
     cpu_set_t set;
     ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
     const int cpus = std::min(64, CPU_COUNT(&set));
-    const auto r = run_cli({s.job().string(), "--threads", "64", "--frames", "1001", "--summary", (s.dir / "s.json").string()});
+    const auto r =
+        run_cli({s.job().string(), "--threads", "64", "--frames", "1001", "--summary", (s.dir / "s.json").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto j = nlohmann::json::parse(read_bytes(s.dir / "s.json"));
     EXPECT_EQ(j["worker_threads"].get<int>(), cpus) << r.output;
     EXPECT_GE(j["torch_threads"].get<int>(), 1);
-    if (cpus < 64) EXPECT_TRUE(contains(r.output, " " + std::to_string(cpus) + " worker threads (asked 64), LibTorch ")) << r.output;
+    if (cpus < 64)
+        EXPECT_TRUE(contains(r.output, " " + std::to_string(cpus) + " worker threads (asked 64), LibTorch "))
+            << r.output;
     EXPECT_FALSE(contains(r.output, "TBB Warning")) << r.output;
 }
 
@@ -594,7 +639,8 @@ TEST(BadInput, SetErrorsNameTheFlag) {
     Scene s;
     for (const auto& [set, what] : std::vector<std::pair<std::string, std::string>>{
              {"nosuch.key=1", "--set nosuch.key=1: unknown section 'nosuch'"},
-             {"model.batch=abc", "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'"},
+             {"model.batch=abc",
+              "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'"},
              {"output.preview.path=", "--set output.preview.path=: key 'output.preview.path': path is empty"}}) {
         const auto r = run_cli({s.job().string(), "--set", set});
         EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
@@ -608,12 +654,14 @@ TEST(BadInput, SetErrorsNameTheFlag) {
 // unset variable is exit 2 naming it.
 TEST(BadInput, PathsTakeEnvironmentVariables) {
     Scene s;
-    const fs::path job = write_job(s.dir / "env.yaml", "input: {path: '${PLATE}.$F4.exr', colorspace: sRGB}\n"
-                                                       "model: {path: pmean.pt, size: plate}\n"
-                                                       "output: {path: 'out/$SHOT/d_$$.####.exr'}\n");
+    const fs::path job = write_job(s.dir / "env.yaml",
+                                   "input: {path: '${PLATE}.$F4.exr', colorspace: sRGB}\n"
+                                   "model: {path: pmean.pt, size: plate}\n"
+                                   "output: {path: 'out/$SHOT/d_$$.####.exr'}\n");
     auto r = run_cli({job.string(), "--frames", "1001-1002"}, "PLATE=p SHOT=sh010");
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(list_dir(s.dir / "out" / "sh010"), (std::vector<std::string>{"d_$.1001.exr", "d_$.1002.exr"})) << r.output;
+    EXPECT_EQ(list_dir(s.dir / "out" / "sh010"), (std::vector<std::string>{"d_$.1001.exr", "d_$.1002.exr"}))
+        << r.output;
     r = run_cli({job.string(), "--frames", "1003"}, "env -u SHOT PLATE=p");
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "env.yaml:3: key 'output.path': environment variable SHOT is not set")) << r.output;
@@ -623,7 +671,8 @@ TEST(BadInput, PathsTakeEnvironmentVariables) {
                 "PLATE=p SHOT=x");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(fs::exists(s.dir / "o2" / "x.1003.exr")) << r.output;
-    r = run_cli({job.string(), "--frames", "1003", "--output", (s.dir / "o3/$SHOT.####.exr").string()}, "PLATE=p SHOT=x");
+    r = run_cli({job.string(), "--frames", "1003", "--output", (s.dir / "o3/$SHOT.####.exr").string()},
+                "PLATE=p SHOT=x");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(s.dir / "o3"), (std::vector<std::string>{"$SHOT.1003.exr"})) << r.output;
 }
@@ -652,8 +701,11 @@ namespace {
 /// The sample plates of every format the check reads: EXR scanline/tiled/mip/multi-part, PNG, JPEG, DPX, TIFF.
 std::vector<fs::path> integrity_samples() {
     const fs::path s = samples_dir();
-    std::vector<fs::path> files = {s / "plates/bedroom/bedroom.1001.jpg", s / "plates/sintel/sintel.1005.png",
-                                   s / "nyu/rgb.png", s / "exr/dpx_nuke_10bits_rgb.dpx", s / "exr/ladoga.tif",
+    std::vector<fs::path> files = {s / "plates/bedroom/bedroom.1001.jpg",
+                                   s / "plates/sintel/sintel.1005.png",
+                                   s / "nyu/rgb.png",
+                                   s / "exr/dpx_nuke_10bits_rgb.dpx",
+                                   s / "exr/ladoga.tif",
                                    s / "exr/flower-rgb-contig-16.tif"};
     for (const auto& e : fs::directory_iterator(s / "exr"))
         if (e.path().extension() == ".exr") files.push_back(e.path());
@@ -677,7 +729,8 @@ TEST(BadInput, TruncatedPlatesOfEveryFormatAreRefusedOnTheHeader) {
         // Half, and a tenth short (a TIFF's directory may sit at the end, after its strips: that is cut either way).
         for (const size_t keep : {bytes.size() / 2, bytes.size() * 9 / 10}) {
             const fs::path cut = write_file(dir / ("cut" + src.extension().string()), bytes.substr(0, keep));
-            const std::string message = expect_error<depthbatch::InputError>([&] { (void)depthbatch::probe_plate(cut.string(), 7, {}); }, "probe of a cut copy");
+            const std::string message = expect_error<depthbatch::InputError>(
+                [&] { (void)depthbatch::probe_plate(cut.string(), 7, {}); }, "probe of a cut copy");
             EXPECT_TRUE(contains(message, "frame 7")) << message;
             EXPECT_TRUE(contains(message, cut.string())) << message;
         }
@@ -686,18 +739,23 @@ TEST(BadInput, TruncatedPlatesOfEveryFormatAreRefusedOnTheHeader) {
 
 TEST(BadInput, ValidatePredictsATruncatedPlateAndTheRenderSaysTheSame) {
     const fs::path s = samples_dir();
-    for (const fs::path& src : {s / "plates/bedroom/bedroom.1001.jpg", s / "plates/sintel/sintel.1005.png",
-                                s / "exr/singlepart.0001.exr", s / "exr/dpx_nuke_10bits_rgb.dpx", s / "exr/ladoga.tif"}) {
+    for (const fs::path& src :
+         {s / "plates/bedroom/bedroom.1001.jpg", s / "plates/sintel/sintel.1005.png", s / "exr/singlepart.0001.exr",
+          s / "exr/dpx_nuke_10bits_rgb.dpx", s / "exr/ladoga.tif"}) {
         SCOPED_TRACE(src.string());
         Scene sc;
         const std::string ext = src.extension().string();
         const std::string bytes = read_bytes(src);
         fs::copy_file(src, sc.dir / ("q.1001" + ext));
         // 17 bytes short: the end of the last pixel data (or of the file's tables) is gone.
-        write_file(sc.dir / ("q.1002" + ext), bytes.substr(0, ext == ".tif" ? bytes.size() * 9 / 10 : bytes.size() - 17));
+        write_file(sc.dir / ("q.1002" + ext),
+                   bytes.substr(0, ext == ".tif" ? bytes.size() * 9 / 10 : bytes.size() - 17));
         const auto job = [&](const std::string& frames) {
-            return write_job(sc.dir / "q.yaml", "input: {path: q.####" + ext + ", frames: " + frames + "}\n"
-                                                "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n").string();
+            return write_job(sc.dir / "q.yaml",
+                             "input: {path: q.####" + ext + ", frames: " + frames +
+                                 "}\n"
+                                 "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n")
+                .string();
         };
         const auto ok = run_cli({"validate", job("1001")});
         EXPECT_EQ(ok.exit_code, 0) << ok.output;
@@ -723,8 +781,10 @@ TEST(BadInput, ValidateDeepDecodesEveryPlate) {
     fs::copy_file(src, sc.dir / "q.1001.png");
     for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 64; ++i) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
     write_file(sc.dir / "q.1002.png", bytes);
-    const std::string job = write_job(sc.dir / "q.yaml", "input: {path: q.####.png, frames: 1001-1002}\n"
-                                                         "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n").string();
+    const std::string job = write_job(sc.dir / "q.yaml",
+                                      "input: {path: q.####.png, frames: 1001-1002}\n"
+                                      "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n")
+                                .string();
     const auto shallow = run_cli({"validate", job});
     EXPECT_EQ(shallow.exit_code, 0) << "the header and chunk lengths are intact\n" << shallow.output;
     const auto deep = run_cli({"validate", job, "--deep"});

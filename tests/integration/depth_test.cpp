@@ -17,17 +17,20 @@ using namespace depthbatch::test;
 
 namespace {
 
-std::string metadata(const fs::path& exr, const std::string& key) {
-    return file_spec(exr).get_string_attribute(key);
-}
+std::string metadata(const fs::path& exr, const std::string& key) { return file_spec(exr).get_string_attribute(key); }
 
 /// One 16x8 half plate p.1001.exr (RGB = 0.5) and a job; returns the job path.
-fs::path const_job(const TempDir& dir, const std::string& model, const std::string& depth_yaml, const std::string& out) {
+fs::path const_job(const TempDir& dir, const std::string& model, const std::string& depth_yaml,
+                   const std::string& out) {
     if (!fs::exists(dir / "p.1001.exr"))
         write_image(dir / "p.1001.exr", 16, 8, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
-    return write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                            "model: {path: " + model + ", size: plate}\n"
-                                            "output: {path: " + out + "/d.####.exr}\n" + depth_yaml);
+    return write_job(dir / (out + ".yaml"),
+                     "input: {path: p.####.exr, colorspace: sRGB}\n"
+                     "model: {path: " +
+                         model +
+                         ", size: plate}\n"
+                         "output: {path: " +
+                         out + "/d.####.exr}\n" + depth_yaml);
 }
 
 }  // namespace
@@ -37,7 +40,10 @@ fs::path const_job(const TempDir& dir, const std::string& model, const std::stri
 TEST(Depth, MetricModelConventions) {
     TempDir dir;
     write_p_const(dir / "c4.pt", 4.0, "metric_depth");
-    struct Case { std::string depth, out; float expected; };
+    struct Case {
+        std::string depth, out;
+        float expected;
+    };
     const std::vector<Case> cases = {
         {"", "raw", 4.0f},
         {"depth: {kind: metric}\n", "metric", 4.0f},
@@ -73,9 +79,11 @@ TEST(Depth, RelativeInverseModelConventions) {
     write_p_mean(dir / "pm_ri.pt", "relative_inverse_depth");
     write_image(dir / "ramp.1001.exr", 101, 4, {"R", "G", "B"}, "float", [](int x, int, int) { return x / 100.0f; });
     auto ramp_job = [&](const std::string& depth, const std::string& out) {
-        return write_job(dir / (out + ".yaml"), "input: {path: ramp.####.exr, colorspace: sRGB}\n"
-                                                "model: {path: pm_ri.pt, size: plate}\n"
-                                                "output: {path: " + out + "/d.####.exr}\n" + depth);
+        return write_job(dir / (out + ".yaml"),
+                         "input: {path: ramp.####.exr, colorspace: sRGB}\n"
+                         "model: {path: pm_ri.pt, size: plate}\n"
+                         "output: {path: " +
+                             out + "/d.####.exr}\n" + depth);
     };
     r = run_cli({ramp_job("depth: {kind: inverse}\n", "ramp_inv").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -96,8 +104,9 @@ TEST(Depth, RelativeInverseModelConventions) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NEAR(depth_at(dir / "ramp_frame/d.1001.exr", 30, 0), 0.30f, 1e-6);
     // metric from relative inverse depth with near/far metres: linear in disparity.
-    r = run_cli({ramp_job("depth: {kind: metric, normalize: frame, percentiles: [0, 100], near: 1, far: 5}\n",
-                          "ramp_metric").string()});
+    r = run_cli(
+        {ramp_job("depth: {kind: metric, normalize: frame, percentiles: [0, 100], near: 1, far: 5}\n", "ramp_metric")
+             .string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NEAR(depth_at(dir / "ramp_metric/d.1001.exr", 100, 0), 1.0f, 1e-5);
     EXPECT_NEAR(depth_at(dir / "ramp_metric/d.1001.exr", 0, 0), 5.0f, 1e-5);
@@ -135,24 +144,30 @@ TEST(Depth, ChunksMatchWholeRenderBitForBit) {
     for (int f = kFirst; f <= kLast; ++f)
         write_image(dir / ("g." + std::to_string(f) + ".exr"), kWidth, kHeight, {"R", "G", "B"}, "float",
                     [&](int, int, int) { return grey(f); });
-    const std::string job = "input: {path: g.####.exr, colorspace: sRGB, frames: 1001-1050}\n"
-                            "model: {path: pmean.pt, size: plate}\n"
-                            "depth: {normalize: sequence}\n";
+    const std::string job =
+        "input: {path: g.####.exr, colorspace: sRGB, frames: 1001-1050}\n"
+        "model: {path: pmean.pt, size: plate}\n"
+        "depth: {normalize: sequence}\n";
     write_job(dir / "whole.yaml", job + "output: {path: whole/d.####.exr}\n");
     write_job(dir / "chunks.yaml", job + "output: {path: chunks/d.####.exr}\n");
     auto r = run_cli({(dir / "whole.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    write_file(dir / "chunks.sh", "cd '" + dir.path.string() + "'\n"
-                                  "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1001-1025 > a.log 2>&1; echo $? > a.rc) &\n"
-                                  "('" DEPTHBATCH_BIN "' chunks.yaml -q --skip-existing --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
-                                  "wait\n");
+    write_file(dir / "chunks.sh",
+               "cd '" + dir.path.string() +
+                   "'\n"
+                   "('" DEPTHBATCH_BIN
+                   "' chunks.yaml -q --skip-existing --frames 1001-1025 > a.log 2>&1; echo $? > a.rc) &\n"
+                   "('" DEPTHBATCH_BIN
+                   "' chunks.yaml -q --skip-existing --frames 1025-1050 > b.log 2>&1; echo $? > b.rc) &\n"
+                   "wait\n");
     ASSERT_EQ(std::system(("bash '" + (dir / "chunks.sh").string() + "'").c_str()), 0);
     EXPECT_EQ(read_bytes(dir / "a.rc"), "0\n") << read_bytes(dir / "a.log");
     EXPECT_EQ(read_bytes(dir / "b.rc"), "0\n") << read_bytes(dir / "b.log");
     for (int f = 1001; f <= 1050; ++f) {
         const std::string name = "d." + std::to_string(f) + ".exr";
         ASSERT_TRUE(fs::exists(dir / "chunks" / name)) << name;
-        ASSERT_EQ(read_bytes(dir / "chunks" / name), read_bytes(dir / "whole" / name)) << name << " differs from the whole render";
+        ASSERT_EQ(read_bytes(dir / "chunks" / name), read_bytes(dir / "whole" / name))
+            << name << " differs from the whole render";
     }
 
     // The expected values, from the inputs and the formulas of depth_normalizer.h and sequence_stats.h:
@@ -188,9 +203,10 @@ TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
     for (int f = 1001; f <= 1010; ++f)
         write_image(dir / ("g." + std::to_string(f) + ".exr"), 32, 16, {"R", "G", "B"}, "float",
                     [f](int x, int, int) { return (f - 1000) * 0.05f + x * 0.01f; });
-    const std::string job = "input: {path: g.####.exr, colorspace: sRGB, frames: 1001-1010}\n"
-                            "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n"
-                            "depth: {normalize: sequence, stats_frames: 4}\n";
+    const std::string job =
+        "input: {path: g.####.exr, colorspace: sRGB, frames: 1001-1010}\n"
+        "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n"
+        "depth: {normalize: sequence, stats_frames: 4}\n";
     write_job(dir / "job.yaml", job);
     auto r = run_cli({"stats", (dir / "job.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -199,7 +215,8 @@ TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
     EXPECT_TRUE(list_dir(dir / "out") == std::vector<std::string>{"d.stats.json"}) << "stats writes only the sidecar";
     r = run_cli({(dir / "job.yaml").string(), "--frames", "1003-1004"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("sequence statistics from"), std::string::npos) << "the chunk reuses the sidecar\n" << r.output;
+    EXPECT_NE(r.output.find("sequence statistics from"), std::string::npos) << "the chunk reuses the sidecar\n"
+                                                                            << r.output;
     EXPECT_EQ(metadata(dir / "out/d.1003.exr", "depthbatch/stats_sample_frames"), "1001-1010x3");
 
     // validate runs the render's identity check (issue 32 item 2c): the job's own sidecar is reused...
@@ -210,7 +227,8 @@ TEST(Depth, StatisticsSidecarIsReusedAndGuarded) {
     r = run_cli({"validate", (dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_NE(r.output.find("made for another job (depth.percentiles"), std::string::npos) << r.output;
-    r = run_cli({"validate", (dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005", "--overwrite"});
+    r = run_cli({"validate", (dir / "job.yaml").string(), "--set", "depth.percentiles=[5, 95]", "--frames", "1005",
+                 "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(read_bytes(dir / "out/d.stats.json").find("98.0"), std::string::npos) << "validate writes nothing";
 
@@ -233,15 +251,17 @@ TEST(Depth, StabilizedChunksMatchWholeRender) {
                       "def forward(self, x):\n    m = x.mean(dim=1, keepdim=True)\n"
                       "    return m * (1.0 + 10.0 * (x.mean() - 0.3))\n",
                       probe_contract("relative_inverse_depth"));
-    const auto level = [](int i) { return 0.01f * ((i * 7) % 5 - 2) / 2.0f; };   // period 5, mean 0
+    const auto level = [](int i) { return 0.01f * ((i * 7) % 5 - 2) / 2.0f; };  // period 5, mean 0
     for (int i = 0; i < 20; ++i)
         write_image(dir / ("s." + std::to_string(1001 + i) + ".exr"), 64, 32, {"R", "G", "B"}, "float",
                     [&, i](int x, int y, int) { return level(i) + 0.2f + 0.003f * x + 0.004f * y; });
-    const std::string job = "input: {path: s.####.exr, colorspace: sRGB, frames: 1001-1020}\n"
-                            "model: {path: flicker.pt, size: plate}\ndepth: {kind: inverse";
+    const std::string job =
+        "input: {path: s.####.exr, colorspace: sRGB, frames: 1001-1020}\n"
+        "model: {path: flicker.pt, size: plate}\ndepth: {kind: inverse";
     write_job(dir / "raw.yaml", job + "}\noutput: {path: raw/d.####.exr}\n");
     write_job(dir / "whole.yaml", job + ", stabilize: true, stabilize_window: 4}\noutput: {path: whole/d.####.exr}\n");
-    write_job(dir / "chunks.yaml", job + ", stabilize: true, stabilize_window: 4}\noutput: {path: chunks/d.####.exr}\n");
+    write_job(dir / "chunks.yaml",
+              job + ", stabilize: true, stabilize_window: 4}\noutput: {path: chunks/d.####.exr}\n");
     ASSERT_EQ(run_cli({(dir / "raw.yaml").string()}).exit_code, 0);
     ASSERT_EQ(run_cli({(dir / "whole.yaml").string()}).exit_code, 0);
     // Chunks whose warm-up lies on both sides, and one at each end of the shot.
@@ -277,13 +297,15 @@ TEST(Depth, StabilizationFollowsADollyWithoutLag) {
     double mean = 0;
     for (int f = 0; f < kFrames; ++f) mean += jitter[f] = 0.006 * ((f * 7919 % 23) / 11.0 - 1.0);
     mean /= kFrames;
-    for (double& j : jitter) j -= mean;   // zero mean over the shot: the ramp itself is the truth
+    for (double& j : jitter) j -= mean;  // zero mean over the shot: the ramp itself is the truth
     auto texture = [](int x, int y) { return 0.15 * x / 63.0 + 0.1 * y / 47.0; };
     for (int f = 0; f < kFrames; ++f)
-        write_image(dir / ("d." + std::to_string(1001 + f) + ".exr"), 64, 48, {"R", "G", "B"}, "float",
-                    [&, f](int x, int y, int) { return static_cast<float>(0.3 + texture(x, y) + kStep * f + jitter[f]); });
-    const std::string job = "input: {path: d.####.exr, colorspace: sRGB, frames: 1001-1060}\n"
-                            "model: {path: pmean.pt, size: plate}\n";
+        write_image(
+            dir / ("d." + std::to_string(1001 + f) + ".exr"), 64, 48, {"R", "G", "B"}, "float",
+            [&, f](int x, int y, int) { return static_cast<float>(0.3 + texture(x, y) + kStep * f + jitter[f]); });
+    const std::string job =
+        "input: {path: d.####.exr, colorspace: sRGB, frames: 1001-1060}\n"
+        "model: {path: pmean.pt, size: plate}\n";
     write_job(dir / "raw.yaml", job + "output: {path: raw/o.####.exr}\n");
     write_job(dir / "stab.yaml", job + "output: {path: stab/o.####.exr}\ndepth: {stabilize: true}\n");
     ASSERT_EQ(run_cli({(dir / "raw.yaml").string(), "-q"}).exit_code, 0);
@@ -329,8 +351,11 @@ TEST(Depth, FocalDependentMetricModelUsesThePlateFocalLength) {
                           "output": {"kind": "metric_depth", "units": "m", "reference_focal_px": 300}})");
     write_image(dir / "p.1001.exr", 200, 100, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
     auto job = [&](const std::string& extra, const std::string& out) {
-        return write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                                "output: {path: " + out + "/d.####.exr}\n" + extra).string();
+        return write_job(dir / (out + ".yaml"),
+                         "input: {path: p.####.exr, colorspace: sRGB}\n"
+                         "output: {path: " +
+                             out + "/d.####.exr}\n" + extra)
+            .string();
     };
     auto r = run_cli({job("model: {path: focal.pt, size: plate}\ndepth: {focal_px: 600}\n", "plate")});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -350,9 +375,11 @@ TEST(Depth, FocalDependentMetricModelUsesThePlateFocalLength) {
     // A processing size of another aspect: fx and fy are scaled each and averaged, as DA3's code does. 854x480
     // at [140, 140] with a 1000 px focal: 0.759 x the raw output (the horizontal focal alone gave 0.546 x).
     write_image(dir / "wide.1001.exr", 854, 480, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
-    r = run_cli({write_job(dir / "square.yaml", "input: {path: wide.####.exr, colorspace: sRGB}\n"
-                                                "output: {path: square/d.####.exr}\nmodel: {path: focal.pt, size: [140, 140]}\n"
-                                                "camera: {focal_px: 1000}\n").string()});
+    r = run_cli({write_job(dir / "square.yaml",
+                           "input: {path: wide.####.exr, colorspace: sRGB}\n"
+                           "output: {path: square/d.####.exr}\nmodel: {path: focal.pt, size: [140, 140]}\n"
+                           "camera: {focal_px: 1000}\n")
+                     .string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const double k = (1000 * 140 / 854.0 + 1000 * 140 / 480.0) / 2 / 300;
     EXPECT_NEAR(k, 0.759, 5e-4);
@@ -384,11 +411,17 @@ TEST(Depth, PositionAndNormalPassesBesideDepth) {
     write_p_const(dir / "wall.pt", 2.0);
     write_p_const(dir / "rel.pt", 2.0, "relative_inverse_depth");
     // A 60x40 data window at (30, 20) inside a 120x80 display window; a 2:1 anamorphic file without the attribute.
-    write_image(dir / "p.1001.exr", 60, 40, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; }, 30, 20, 120, 80);
+    write_image(
+        dir / "p.1001.exr", 60, 40, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; }, 30, 20, 120, 80);
     auto job = [&](const std::string& extra, const std::string& out) {
-        return write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB, pixel_aspect: 2}\n"
-                                                "output: {path: " + out + "/d.####.exr, passes: [P, N]}\n"
-                                                "model: {path: wall.pt, size: plate}\ncamera: {focal_px: 100}\n" + extra).string();
+        return write_job(dir / (out + ".yaml"),
+                         "input: {path: p.####.exr, colorspace: sRGB, pixel_aspect: 2}\n"
+                         "output: {path: " +
+                             out +
+                             "/d.####.exr, passes: [P, N]}\n"
+                             "model: {path: wall.pt, size: plate}\ncamera: {focal_px: 100}\n" +
+                             extra)
+            .string();
     };
     RunResult r = run_cli({job("", "float")});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -398,9 +431,11 @@ TEST(Depth, PositionAndNormalPassesBesideDepth) {
     const std::vector<std::string> want = {"B", "G", "N.X", "N.Y", "N.Z", "P.X", "P.Y", "P.Z", "R", "depth.Z"};
     EXPECT_EQ(names, want);
     const OIIO::ImageSpec spec = file_spec(out);
-    EXPECT_FLOAT_EQ(spec.get_float_attribute("PixelAspectRatio", 0.0f), 2.0f) << "the plate's squeezed grid, as the job says";
+    EXPECT_FLOAT_EQ(spec.get_float_attribute("PixelAspectRatio", 0.0f), 2.0f)
+        << "the plate's squeezed grid, as the job says";
     for (int c = 0; c < spec.nchannels; ++c)
-        if (spec.channelnames[c].size() > 1) EXPECT_EQ(spec.channelformat(c), OIIO::TypeDesc::FLOAT) << spec.channelnames[c];
+        if (spec.channelnames[c].size() > 1)
+            EXPECT_EQ(spec.channelformat(c), OIIO::TypeDesc::FLOAT) << spec.channelnames[c];
     OIIO::ImageBuf buf = read_image(out);
     // Data-window pixel (0, 0) is file pixel (30, 20): centre (30.5, 20.5), 29.5 columns left of the display
     // centre (60) and 19.5 rows above it (40); fy = 2 fx = 200 rows.
@@ -413,12 +448,13 @@ TEST(Depth, PositionAndNormalPassesBesideDepth) {
     EXPECT_NEAR(channel_at(buf, "P.X", 89, 59), 29.5 / 100 * 2, 1e-6);
     EXPECT_NEAR(channel_at(buf, "P.Y", 89, 59), -19.5 / 200 * 2, 1e-6);
     // Half on request.
-    r = run_cli({job("", "half") , "--set", "output.passes_type=half"});
+    r = run_cli({job("", "half"), "--set", "output.passes_type=half"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const OIIO::ImageSpec half = file_spec(dir / "half/d.1001.exr");
     for (int c = 0; c < half.nchannels; ++c)
         EXPECT_EQ(half.channelformat(c), half.channelnames[c] == "depth.Z" || half.channelnames[c].size() == 1
-                                             ? half.channelformat(c) : OIIO::TypeDesc(OIIO::TypeDesc::HALF))
+                                             ? half.channelformat(c)
+                                             : OIIO::TypeDesc(OIIO::TypeDesc::HALF))
             << half.channelnames[c];
     EXPECT_EQ(half.channelformat(half.channelindex("P.X")), OIIO::TypeDesc::HALF);
     EXPECT_EQ(half.channelformat(half.channelindex("depth.Z")), OIIO::TypeDesc::FLOAT) << "depth.Z stays float";
@@ -426,31 +462,43 @@ TEST(Depth, PositionAndNormalPassesBesideDepth) {
     r = run_cli({job("", "rel"), "--set", "model.path=" + (dir / "rel.pt").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "output.passes: P needs depth in metres")) << r.output;
-    EXPECT_TRUE(contains(r.output, "depth.convention: metric with depth.near and depth.far in metres and depth.normalize: frame or sequence")) << r.output;
-    r = run_cli({job("", "rel2"), "--set", "model.path=" + (dir / "rel.pt").string(), "--set", "depth.convention=metric",
-                 "--set", "depth.near=1", "--set", "depth.far=10", "--set", "depth.normalize=frame"});
+    EXPECT_TRUE(contains(
+        r.output,
+        "depth.convention: metric with depth.near and depth.far in metres and depth.normalize: frame or sequence"))
+        << r.output;
+    r = run_cli({job("", "rel2"), "--set", "model.path=" + (dir / "rel.pt").string(), "--set",
+                 "depth.convention=metric", "--set", "depth.near=1", "--set", "depth.far=10", "--set",
+                 "depth.normalize=frame"});
     EXPECT_EQ(r.exit_code, 0) << r.output << " (a relative model mapped to metres)";
     // ... of a constant model: no range to map, said, not hidden.
-    EXPECT_TRUE(contains(r.output, "frame 1001: the model's depth is one value (2) between the frame's percentiles, so "
-                                   "depth.normalize frame has nothing to map: depth.Z is 10 everywhere")) << r.output;
-    r = run_cli({write_job(dir / "nofocal.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                                 "output: {path: nofocal/d.####.exr, passes: [N]}\n"
-                                                 "model: {path: wall.pt, size: plate}\n").string()});
+    EXPECT_TRUE(contains(r.output,
+                         "frame 1001: the model's depth is one value (2) between the frame's percentiles, so "
+                         "depth.normalize frame has nothing to map: depth.Z is 10 everywhere"))
+        << r.output;
+    r = run_cli({write_job(dir / "nofocal.yaml",
+                           "input: {path: p.####.exr, colorspace: sRGB}\n"
+                           "output: {path: nofocal/d.####.exr, passes: [N]}\n"
+                           "model: {path: wall.pt, size: plate}\n")
+                     .string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "output.passes: N needs the shot's camera")) << r.output;
     r = run_cli({job("", "sky"), "--set", "output.passes=[P, sky]"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_TRUE(contains(r.output, "declares no extra output")) << r.output;
     // A plate with its own P (a CG render) whose channels all pass through: exit 2 before any frame, naming it.
-    write_image(dir / "cg.1001.exr", 16, 12, {"R", "G", "B", "P.X", "P.Y", "P.Z"}, "float", [](int, int, int c) { return 0.1f * c; });
-    r = run_cli({job("", "cg"), "--set", "input.path=" + (dir / "cg.####.exr").string(), "--set", "output.channels=all"});
+    write_image(dir / "cg.1001.exr", 16, 12, {"R", "G", "B", "P.X", "P.Y", "P.Z"}, "float",
+                [](int, int, int c) { return 0.1f * c; });
+    r = run_cli(
+        {job("", "cg"), "--set", "input.path=" + (dir / "cg.####.exr").string(), "--set", "output.channels=all"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
-    EXPECT_TRUE(contains(r.output, "cg.1001.exr already has a channel P.X, which output.channels all passes through")) << r.output;
-    r = run_cli({job("", "cg_rgba"), "--set", "input.path=" + (dir / "cg.####.exr").string()});   // rgba: only the plate's colour
+    EXPECT_TRUE(contains(r.output, "cg.1001.exr already has a channel P.X, which output.channels all passes through"))
+        << r.output;
+    r = run_cli({job("", "cg_rgba"), "--set",
+                 "input.path=" + (dir / "cg.####.exr").string()});  // rgba: only the plate's colour
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "passes P.X, P.Y, P.Z, N.X, N.Y, N.Z float; camera ")) << r.output;
     // input.pixel_aspect: ignore computes the passes with square pixels, and the file says 1.
-    {   // a 2:1 anamorphic EXR (pixelAspectRatio 2 in its header)
+    {  // a 2:1 anamorphic EXR (pixelAspectRatio 2 in its header)
         OIIO::ImageSpec spec(40, 30, 3, OIIO::TypeDesc::HALF);
         spec.attribute("PixelAspectRatio", 2.0f);
         const std::vector<float> grey(40 * 30 * 3, 0.5f);
@@ -458,7 +506,8 @@ TEST(Depth, PositionAndNormalPassesBesideDepth) {
         ASSERT_TRUE(out && out->open((dir / "ana.1001.exr").string(), spec) &&
                     out->write_image(OIIO::TypeDesc::FLOAT, grey.data()) && out->close());
     }
-    r = run_cli({job("", "ana"), "--set", "input.path=" + (dir / "ana.####.exr").string(), "--set", "input.pixel_aspect=ignore"});
+    r = run_cli({job("", "ana"), "--set", "input.path=" + (dir / "ana.####.exr").string(), "--set",
+                 "input.pixel_aspect=ignore"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_FLOAT_EQ(file_spec(dir / "ana/d.1001.exr").get_float_attribute("PixelAspectRatio", 0.0f), 1.0f);
     EXPECT_NEAR(channel_at(read_image(dir / "ana/d.1001.exr"), "P.Y", 0, 0), 14.5 / 100 * 2, 1e-6) << "fy = fx";
@@ -471,13 +520,17 @@ TEST(Depth, ChanFileGivesWorldSpacePassesPerFrame) {
     TempDir dir;
     write_p_const(dir / "wall.pt", 4.0);
     for (int f : {1001, 1002, 1003})
-        write_image(dir / ("p." + std::to_string(f) + ".exr"), 40, 30, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 40, 30, {"R", "G", "B"}, "half",
+                    [](int, int, int) { return 0.5f; });
     // Frame 1001: at (1, 2, 3), no rotation; 1002: turned 90 degrees about Y (looking down world -X), vfov 30.
     const double vfov = 30;
-    write_file(dir / "cam.chan", "1001 1 2 3 0 0 0 " + std::to_string(vfov) + "\n1002 1 2 3 0 90 0 " + std::to_string(vfov) + "\n");
-    RunResult r = run_cli({write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB, frames: 1001-1002}\n"
-                                                       "output: {path: out/d.####.exr, passes: [P, N]}\n"
-                                                       "model: {path: wall.pt, size: plate}\ncamera: {chan: cam.chan}\n").string()});
+    write_file(dir / "cam.chan",
+               "1001 1 2 3 0 0 0 " + std::to_string(vfov) + "\n1002 1 2 3 0 90 0 " + std::to_string(vfov) + "\n");
+    RunResult r = run_cli({write_job(dir / "job.yaml",
+                                     "input: {path: p.####.exr, colorspace: sRGB, frames: 1001-1002}\n"
+                                     "output: {path: out/d.####.exr, passes: [P, N]}\n"
+                                     "model: {path: wall.pt, size: plate}\ncamera: {chan: cam.chan}\n")
+                               .string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const double fx = 18.672 / (2 * std::tan(vfov / 2 * 3.14159265358979 / 180)) / 24.576 * 40;
     OIIO::ImageBuf a = read_image(dir / "out/d.1001.exr");
@@ -495,9 +548,12 @@ TEST(Depth, ChanFileGivesWorldSpacePassesPerFrame) {
     EXPECT_TRUE(contains(file_spec(dir / "out/d.1002.exr").get_string_attribute("depthbatch/camera"), "cam.chan"));
     // A shot frame the track lacks: exit 2 before any frame is rendered (1001 and 1002 have lines), and validate
     // says so too.
-    r = run_cli({(dir / "job.yaml").string(), "--set", "input.frames=1001-1003", "--set", "output.path=" + (dir / "o3/d.####.exr").string()});
+    r = run_cli({(dir / "job.yaml").string(), "--set", "input.frames=1001-1003", "--set",
+                 "output.path=" + (dir / "o3/d.####.exr").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
-    EXPECT_TRUE(contains(r.output, "camera.chan " + (dir / "cam.chan").string() + " has no line for frame 1003 of the shot (1001-1003)")) << r.output;
+    EXPECT_TRUE(contains(
+        r.output, "camera.chan " + (dir / "cam.chan").string() + " has no line for frame 1003 of the shot (1001-1003)"))
+        << r.output;
     EXPECT_FALSE(fs::exists(dir / "o3")) << "nothing rendered";
     r = run_cli({"validate", (dir / "job.yaml").string(), "--set", "input.frames=1001-1003"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
@@ -506,12 +562,14 @@ TEST(Depth, ChanFileGivesWorldSpacePassesPerFrame) {
     r = run_cli({(dir / "job.yaml").string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "nothing to do")) << r.output;
-    write_file(dir / "cam.chan", "1001 5 2 3 0 0 0 " + std::to_string(vfov) + "\n1002 1 2 3 0 90 0 " + std::to_string(vfov) + "\n");
+    write_file(dir / "cam.chan",
+               "1001 5 2 3 0 0 0 " + std::to_string(vfov) + "\n1002 1 2 3 0 90 0 " + std::to_string(vfov) + "\n");
     r = run_cli({(dir / "job.yaml").string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1001: rendering again")) << r.output;
     EXPECT_NE(read_bytes(dir / "out/d.1001.exr"), before);
-    EXPECT_NEAR(channel_at(read_image(dir / "out/d.1001.exr"), "P.X", 0, 0), 5 - 19.5 / fx * 4, 1e-4) << "the new track";
+    EXPECT_NEAR(channel_at(read_image(dir / "out/d.1001.exr"), "P.X", 0, 0), 5 - 19.5 / fx * 4, 1e-4)
+        << "the new track";
 }
 
 // A model's extra outputs (contract output.extra_outputs: DA3's sky head, a confidence): the module returns
@@ -525,11 +583,16 @@ TEST(Depth, ExtraModelOutputsAreWrittenWhenAsked) {
                           "output": {"kind": "metric_depth", "units": "m", "extra_outputs": [
                             {"name": "sky", "channel": "sky.A"}, {"name": "confidence", "channel": "depth.confidence"}]}})");
     // G is 1 in the top half (sky), 0 below.
-    write_image(dir / "p.1001.exr", 64, 40, {"R", "G", "B"}, "half", [](int, int y, int c) { return c == 1 ? (y < 20 ? 1.0f : 0.0f) : 0.5f; });
+    write_image(dir / "p.1001.exr", 64, 40, {"R", "G", "B"}, "half",
+                [](int, int y, int c) { return c == 1 ? (y < 20 ? 1.0f : 0.0f) : 0.5f; });
     auto run = [&](const std::string& passes, const std::string& out) {
-        return run_cli({write_job(dir / (out + ".yaml"), "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                                         "output: {path: " + out + "/d.####.exr, passes: " + passes + "}\n"
-                                                         "model: {path: sky.pt, size: 32}\ncamera: {fov: 50}\n").string()});
+        return run_cli({write_job(dir / (out + ".yaml"),
+                                  "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                  "output: {path: " +
+                                      out + "/d.####.exr, passes: " + passes +
+                                      "}\n"
+                                      "model: {path: sky.pt, size: 32}\ncamera: {fov: 50}\n")
+                            .string()});
     };
     RunResult r = run("[sky, N, confidence]", "both");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -559,8 +622,10 @@ TEST(Depth, ExtraModelOutputsAreWrittenWhenAsked) {
     write_probe_model(dir / "liar.pt", "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + 3.0\n",
                       R"({"format": 1, "name": "liar", "input": {"colorspace": "sRGB", "multiple": 1},
                           "output": {"kind": "metric_depth", "units": "m", "extra_outputs": [{"name": "sky", "channel": "sky.A"}]}})");
-    r = run_cli({write_job(dir / "liar.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                              "output: {path: liar/d.####.exr}\nmodel: {path: liar.pt, size: plate}\n").string()});
+    r = run_cli({write_job(dir / "liar.yaml",
+                           "input: {path: p.####.exr, colorspace: sRGB}\n"
+                           "output: {path: liar/d.####.exr}\nmodel: {path: liar.pt, size: plate}\n")
+                     .string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_TRUE(contains(r.output, "declares 1 extra output(s)")) << r.output;
 }

@@ -63,9 +63,11 @@ TEST(Edges, UpsampleMethodsOnAStepThroughTheCli) {
                       probe_contract("metric_depth"));
     std::map<std::string, std::vector<float>> depth;
     for (const std::string method : {"bilinear", "guided", "edge_hard"}) {
-        const fs::path job = write_job(dir / (method + ".yaml"),
-                                       "input: {path: sq.####.exr, colorspace: sRGB}\nmodel: {path: step.pt, size: [64, 32]}\n"
-                                       "depth: {upsample: " + method + "}\noutput: {path: " + method + "/d.####.exr}\n");
+        const fs::path job =
+            write_job(dir / (method + ".yaml"),
+                      "input: {path: sq.####.exr, colorspace: sRGB}\nmodel: {path: step.pt, size: [64, 32]}\n"
+                      "depth: {upsample: " +
+                          method + "}\noutput: {path: " + method + "/d.####.exr}\n");
         const RunResult r = run_cli({job.string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         EXPECT_TRUE(contains(r.output, "depth " + method)) << r.output;
@@ -83,7 +85,8 @@ TEST(Edges, UpsampleMethodsOnAStepThroughTheCli) {
     for (int y = 1; y < H - 1; ++y)
         for (int x = 1; x < W - 1; ++x) {
             const bool edge = inside(x - 1, y) != inside(x + 1, y) || inside(x, y - 1) != inside(x, y + 1) ||
-                              inside(x - 1, y - 1) != inside(x + 1, y + 1) || inside(x + 1, y - 1) != inside(x - 1, y + 1);
+                              inside(x - 1, y - 1) != inside(x + 1, y + 1) ||
+                              inside(x + 1, y - 1) != inside(x - 1, y + 1);
             if (!edge && depth["edge_hard"][y * W + x] != (inside(x, y) ? 2.0f : 5.0f)) ++misplaced;
         }
     EXPECT_EQ(misplaced, 0) << "edge_hard's edge lies on the plate's edge within 1 px";
@@ -100,9 +103,10 @@ TEST(Edges, EdgeHardLeavesNoMixedDepthWhereEdgesFallBetweenModelPixels) {
     write_plate(dir / "sq.1001.exr", W, W, 1.0f, [&](int x, int y) { return inside(x, y) ? 1.0f : 0.0f; });
     write_probe_model(dir / "linear.pt", "def forward(self, x):\n    return 0.1 + 0.8 * x.mean(dim=1, keepdim=True)\n",
                       probe_contract("metric_depth"));
-    const fs::path job = write_job(dir / "job.yaml", "input: {path: sq.####.exr, colorspace: sRGB}\n"
-                                                     "model: {path: linear.pt, size: [128, 128]}\n"
-                                                     "depth: {upsample: edge_hard}\noutput: {path: out/d.####.exr}\n");
+    const fs::path job = write_job(dir / "job.yaml",
+                                   "input: {path: sq.####.exr, colorspace: sRGB}\n"
+                                   "model: {path: linear.pt, size: [128, 128]}\n"
+                                   "depth: {upsample: edge_hard}\noutput: {path: out/d.####.exr}\n");
     const RunResult r = run_cli({job.string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::vector<float> d = depth_values(dir / "out" / "d.1001.exr");
@@ -129,7 +133,7 @@ TEST(Edges, AnamorphicPlateReachesTheModelDesqueezed) {
     TempDir dir;
     const int W = 200, H = 120;
     write_plate(dir / "ana.1001.exr", W, H, 2.0f, [](int x, int y) {
-        const double dx = (x + 0.5 - 100) * 2.0, dy = y + 0.5 - 60;   // desqueezed: a disc of radius 40
+        const double dx = (x + 0.5 - 100) * 2.0, dy = y + 0.5 - 60;  // desqueezed: a disc of radius 40
         return dx * dx + dy * dy <= 40.0 * 40.0 ? 0.9f : 0.1f;
     });
     write_probe_model(dir / "aspect.pt",
@@ -143,9 +147,11 @@ TEST(Edges, AnamorphicPlateReachesTheModelDesqueezed) {
         return dx * dx + dy * dy <= 40.0 * 40.0 ? 0.9f : 0.1f;
     });
     auto render = [&](const std::string& name, const std::string& extra, const std::string& plate = "ana") {
-        const fs::path job = write_job(dir / (name + ".yaml"),
-                                       "input: {path: " + plate + ".####.exr, colorspace: sRGB" + extra + "}\n"
-                                       "model: {path: aspect.pt, size: 120}\noutput: {path: " + name + "/d.####.exr}\n");
+        const fs::path job =
+            write_job(dir / (name + ".yaml"), "input: {path: " + plate + ".####.exr, colorspace: sRGB" + extra +
+                                                  "}\n"
+                                                  "model: {path: aspect.pt, size: 120}\noutput: {path: " +
+                                                  name + "/d.####.exr}\n");
         return run_cli({job.string()});
     };
     RunResult r = render("auto", "");
@@ -173,12 +179,13 @@ TEST(Edges, TiledConstantPlateHasNoSeams) {
     TempDir dir;
     write_plate(dir / "c.1001.exr", 600, 300, 1.0f, [](int, int) { return 0.4f; });
     write_p_mean(dir / "mean.pt", "relative_inverse_depth");
-    const fs::path job = write_job(dir / "t.yaml", "input: {path: c.####.exr, colorspace: sRGB}\n"
-                                                   "model: {path: mean.pt, size: 96, tiles: {size: 160, overlap: 40}}\n"
-                                                   "output: {path: t/d.####.exr}\n");
+    const fs::path job = write_job(dir / "t.yaml",
+                                   "input: {path: c.####.exr, colorspace: sRGB}\n"
+                                   "model: {path: mean.pt, size: 96, tiles: {size: 160, overlap: 40}}\n"
+                                   "output: {path: t/d.####.exr}\n");
     const RunResult r = run_cli({job.string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "tiles: 15 of 160x160 px")) << r.output;   // 5 columns x 3 rows
+    EXPECT_TRUE(contains(r.output, "tiles: 15 of 160x160 px")) << r.output;  // 5 columns x 3 rows
     EXPECT_TRUE(contains(r.output, "16 forwards a frame")) << r.output;
     const std::vector<float> v = depth_values(dir / "t/d.1001.exr");
     ASSERT_EQ(v.size(), 600u * 300u);
@@ -192,16 +199,21 @@ TEST(Edges, TiledConstantPlateHasNoSeams) {
 TEST(Edges, TilesAlignedToTheGlobalPredictionGiveTheUntiledAnswer) {
     TempDir dir;
     const int W = 480, H = 240;
-    write_plate(dir / "g.1001.exr", W, H, 1.0f,
-                [](int x, int y) { return 0.2f + 0.5f * x / 480.0f + 0.15f * std::sin(y / 7.0f) * std::cos(x / 11.0f); });
+    write_plate(dir / "g.1001.exr", W, H, 1.0f, [](int x, int y) {
+        return 0.2f + 0.5f * x / 480.0f + 0.15f * std::sin(y / 7.0f) * std::cos(x / 11.0f);
+    });
     write_probe_model(dir / "affine.pt",
                       "def forward(self, x):\n    m = x.mean(dim=1, keepdim=True)\n"
                       "    return m * (1.0 + 10.0 * x.mean()) + 3.0 * x.mean()\n",
                       probe_contract("relative_inverse_depth"));
     auto render = [&](const std::string& name, const std::string& tiles) {
-        const fs::path job = write_job(dir / (name + ".yaml"), "input: {path: g.####.exr, colorspace: sRGB}\n"
-                                                               "model: {path: affine.pt, size: plate" + tiles + "}\n"
-                                                               "output: {path: " + name + "/d.####.exr}\n");
+        const fs::path job = write_job(dir / (name + ".yaml"),
+                                       "input: {path: g.####.exr, colorspace: sRGB}\n"
+                                       "model: {path: affine.pt, size: plate" +
+                                           tiles +
+                                           "}\n"
+                                           "output: {path: " +
+                                           name + "/d.####.exr}\n");
         const RunResult r = run_cli({job.string()});
         EXPECT_EQ(r.exit_code, 0) << r.output;
         return depth_values(dir / name / "d.1001.exr");
@@ -222,10 +234,13 @@ TEST(Edges, TilesOfAFrameShareForwardPasses) {
     write_probe_model(dir / "n.pt", "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + x.shape[0]\n",
                       probe_contract("metric_depth"));
     auto render = [&](const std::string& name, int batch) {
-        const fs::path job = write_job(dir / (name + ".yaml"),
-                                       "input: {path: b.####.exr, colorspace: sRGB}\nmodel: {path: n.pt, size: 64, batch: " +
-                                           std::to_string(batch) + ", tiles: {size: 100, overlap: 20}}\n"
-                                       "output: {path: " + name + "/d.####.exr}\n");
+        const fs::path job =
+            write_job(dir / (name + ".yaml"),
+                      "input: {path: b.####.exr, colorspace: sRGB}\nmodel: {path: n.pt, size: 64, batch: " +
+                          std::to_string(batch) +
+                          ", tiles: {size: 100, overlap: 20}}\n"
+                          "output: {path: " +
+                          name + "/d.####.exr}\n");
         const RunResult r = run_cli({job.string()});
         EXPECT_EQ(r.exit_code, 0) << r.output;
         return r.output;
@@ -240,11 +255,13 @@ TEST(Edges, TilesOfAFrameShareForwardPasses) {
 // A 4096x2160 plate in 1024 px tiles (15 tiles) renders with bounded memory: peak RSS reported and bounded.
 TEST(Edges, TiledFourKPlateRendersWithBoundedMemory) {
     TempDir dir;
-    write_plate(dir / "k.1001.exr", 4096, 2160, 1.0f, [](int x, int y) { return 0.1f + 0.8f * ((x / 64 + y / 64) % 2); });
+    write_plate(dir / "k.1001.exr", 4096, 2160, 1.0f,
+                [](int x, int y) { return 0.1f + 0.8f * ((x / 64 + y / 64) % 2); });
     write_p_mean(dir / "mean.pt", "relative_inverse_depth");
-    const fs::path job = write_job(dir / "k.yaml", "input: {path: k.####.exr, colorspace: sRGB}\n"
-                                                   "model: {path: mean.pt, size: 224, tiles: 1024}\n"
-                                                   "depth: {upsample: guided}\noutput: {path: k/d.####.exr}\n");
+    const fs::path job = write_job(dir / "k.yaml",
+                                   "input: {path: k.####.exr, colorspace: sRGB}\n"
+                                   "model: {path: mean.pt, size: 224, tiles: 1024}\n"
+                                   "depth: {upsample: guided}\noutput: {path: k/d.####.exr}\n");
     const RunResult r = run_program("/usr/bin/time", {"-f", "peak_rss_kb=%M", DEPTHBATCH_BIN, job.string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "tiles: 15 of 1024x1024 px")) << r.output;
@@ -253,7 +270,7 @@ TEST(Edges, TiledFourKPlateRendersWithBoundedMemory) {
     const long kb = std::stol(r.output.substr(at + 12));
     std::cout << "[ metric ] 4096x2160 plate, 15 tiles + global, guided: peak RSS " << kb / 1024 << " MB\n";
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-    const long limit_kb = 8L * 1024 * 1024;   // scripts/sanitize: shadow memory (TSan measured 2.2 GB here)
+    const long limit_kb = 8L * 1024 * 1024;  // scripts/sanitize: shadow memory (TSan measured 2.2 GB here)
 #else
     const long limit_kb = 2L * 1024 * 1024;
 #endif
@@ -275,12 +292,15 @@ TEST(Cases, Case23AnamorphicPlateIsDesqueezedForTheModel) {
         ASSERT_TRUE(out->write_image(OIIO::TypeDesc::FLOAT, px.data()));
         out->close();
     }
-    write_probe_model(dir / "aspect.pt", "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + x.shape[3] / x.shape[2]\n",
+    write_probe_model(dir / "aspect.pt",
+                      "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + x.shape[3] / x.shape[2]\n",
                       probe_contract("metric_depth"));
     auto render = [&](const std::string& name, const std::string& input_extra) {
-        const fs::path job = write_job(dir / (name + ".yaml"), "input: {path: a.####.exr, colorspace: sRGB" + input_extra +
-                                                                   "}\nmodel: {path: aspect.pt, size: plate}\n"
-                                                                   "output: {path: " + name + "/d.####.exr}\n");
+        const fs::path job =
+            write_job(dir / (name + ".yaml"), "input: {path: a.####.exr, colorspace: sRGB" + input_extra +
+                                                  "}\nmodel: {path: aspect.pt, size: plate}\n"
+                                                  "output: {path: " +
+                                                  name + "/d.####.exr}\n");
         return run_cli({job.string()});
     };
     RunResult r = render("auto", "");

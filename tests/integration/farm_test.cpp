@@ -29,14 +29,16 @@ namespace {
 
 /// A job on the bedroom plate (960x540 JPEG, FastDepth) writing into `dir`/out.
 fs::path bedroom_job(const fs::path& dir, const std::string& frames, const std::string& extra = "") {
-    return write_job(dir / "shot.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
-                                            "\n  frames: " + frames + "\noutput:\n  path: out/d.####.exr\n" + extra);
+    return write_job(dir / "shot.yaml",
+                     "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                         "\n  frames: " + frames + "\noutput:\n  path: out/d.####.exr\n" + extra);
 }
 
 fs::path out_frame(const fs::path& dir, int f) { return dir / "out" / ("d." + std::to_string(f) + ".exr"); }
 
 /// The frames of `first`..`last` rendered by one uninterrupted process, as bytes, for comparisons.
-std::map<int, std::string> reference_render(const std::string& frames, int first, int last, const std::string& extra = "") {
+std::map<int, std::string> reference_render(const std::string& frames, int first, int last,
+                                            const std::string& extra = "") {
     TempDir ref;
     const auto r = run_cli({bedroom_job(ref.path, frames, extra).string(), "-q"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -54,14 +56,14 @@ std::vector<std::string> temporaries(const fs::path& dir) {
     return tmp;
 }
 
-
 /// A slow probe model: about a second of CPU per forward pass at 1024x1024 (300 sin passes), instant at the dry
 /// run's 64x64; depth = |result| + 0.1, always positive.
 fs::path write_slow_model(const fs::path& path) {
-    return write_probe_model(path,
-                             "def forward(self, x):\n    y = x\n    for i in range(300):\n        y = torch.sin(y) + x\n"
-                             "    return torch.abs(y.mean(dim=1, keepdim=True)) + 0.1\n",
-                             probe_contract());
+    return write_probe_model(
+        path,
+        "def forward(self, x):\n    y = x\n    for i in range(300):\n        y = torch.sin(y) + x\n"
+        "    return torch.abs(y.mean(dim=1, keepdim=True)) + 0.1\n",
+        probe_contract());
 }
 
 }  // namespace
@@ -71,11 +73,11 @@ fs::path write_slow_model(const fs::path& path) {
 // --chunk I/N renders exactly chunk_frames' share; --range only the job's frames inside; an empty share exits 0.
 TEST(Farm, ChunkAndRangeRenderTheirShareOfTheJob) {
     TempDir dir;
-    const fs::path job = bedroom_job(dir.path, "1001-1019x2");   // 10 frames, every other one
+    const fs::path job = bedroom_job(dir.path, "1001-1019x2");  // 10 frames, every other one
     auto r = run_cli({job.string(), "--chunk", "2/3", "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1007.exr", "d.1009.exr", "d.1011.exr"}));
-    r = run_cli({job.string(), "--range", "1012-1016", "-q"});   // Deadline's <STARTFRAME>-<ENDFRAME>
+    r = run_cli({job.string(), "--range", "1012-1016", "-q"});  // Deadline's <STARTFRAME>-<ENDFRAME>
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(fs::exists(out_frame(dir.path, 1013)) && fs::exists(out_frame(dir.path, 1015)));
     EXPECT_FALSE(fs::exists(out_frame(dir.path, 1012)) || fs::exists(out_frame(dir.path, 1014)));
@@ -87,7 +89,8 @@ TEST(Farm, ChunkAndRangeRenderTheirShareOfTheJob) {
         EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << bad << "\n" << r.output;
         EXPECT_TRUE(contains(r.output, "--chunk")) << r.output;
     }
-    r = run_cli({job.string(), "--chunk", "010/12", "--overwrite"});   // decimal: the 10th of 12 chunks of 10 frames is frame 1015
+    r = run_cli({job.string(), "--chunk", "010/12",
+                 "--overwrite"});  // decimal: the 10th of 12 chunks of 10 frames is frame 1015
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "1 frames (1015)")) << r.output;
 }
@@ -107,7 +110,7 @@ TEST(Farm, SummaryListsEveryFrameWithItsReason) {
     const fs::path job = write_job(dir / "shot.yaml", body);
     auto r = run_cli({job.string(), "--frames", "1001-1002", "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = run_cli({job.string(), "--frames", "1002", "--overwrite", "--set", "depth.kind=inverse", "-q"});   // stale now
+    r = run_cli({job.string(), "--frames", "1002", "--overwrite", "--set", "depth.kind=inverse", "-q"});  // stale now
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run_cli({job.string(), "--skip-existing", "--set", "pipeline.on_error=continue", "--summary",
                  (dir / "summary.json").string()});
@@ -133,7 +136,8 @@ TEST(Farm, SummaryListsEveryFrameWithItsReason) {
     EXPECT_TRUE(contains(j["failed_frames"][0]["reason"], "plate missing")) << j["failed_frames"];
     ASSERT_EQ(j["frames"].size(), 4u);
     EXPECT_EQ(j["frames"][0]["frame"], 1002);
-    EXPECT_EQ(j["frames"][0]["replaced_existing_because"], "written with other job settings (depthbatch/settings_sha256 differs)");
+    EXPECT_EQ(j["frames"][0]["replaced_existing_because"],
+              "written with other job settings (depthbatch/settings_sha256 differs)");
     EXPECT_EQ(j["frames"][1]["status"], "rendered");
     EXPECT_GT(j["frames"][1]["seconds"].get<double>(), 0.0);
     // render_s is the pipeline alone: inside the run's wall time, and at least the slowest frame's own time.
@@ -155,18 +159,21 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
     auto r = run_cli({job.string(), "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto kept_time = fs::last_write_time(out_frame(dir.path, 1001));
-    {   // 1002: cut short (the header intact, pixels missing)
+    {  // 1002: cut short (the header intact, pixels missing)
         const std::string b = read_bytes(out_frame(dir.path, 1002));
         write_file(out_frame(dir.path, 1002), b.substr(0, b.size() * 2 / 3));
     }
-    write_image(out_frame(dir.path, 1003), 16, 16, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });  // foreign
-    r = run_cli({job.string(), "--frames", "1004", "--overwrite", "--set", "model.size=plate", "-q"});  // other settings
+    write_image(out_frame(dir.path, 1003), 16, 16, {"R", "G", "B"}, "half",
+                [](int, int, int) { return 0.5f; });  // foreign
+    r = run_cli(
+        {job.string(), "--frames", "1004", "--overwrite", "--set", "model.size=plate", "-q"});  // other settings
     ASSERT_EQ(r.exit_code, 0) << r.output;
     write_file(out_frame(dir.path, 1005), "not an exr");
     // Files that are no depthbatch frame (a foreign EXR, a text file) are never replaced: nothing is touched.
     r = run_cli({job.string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
-    EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1003).string() + " (an OpenEXR file depthbatch did not write)")) << r.output;
+    EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1003).string() + " (an OpenEXR file depthbatch did not write)"))
+        << r.output;
     EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1005).string() + " (not an OpenEXR file)")) << r.output;
     EXPECT_EQ(read_bytes(out_frame(dir.path, 1005)), "not an exr");
     // Emptied (nothing to lose), they are rendered again.
@@ -175,8 +182,9 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
 
     r = run_cli({job.string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "frame 1002: rendering again, the existing " + out_frame(dir.path, 1002).string() +
-                                       " is incomplete")) << r.output;
+    EXPECT_TRUE(contains(
+        r.output, "frame 1002: rendering again, the existing " + out_frame(dir.path, 1002).string() + " is incomplete"))
+        << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1003: rendering again")) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1004: rendering again")) << r.output;
     EXPECT_TRUE(contains(r.output, "written with other job settings")) << r.output;
@@ -187,7 +195,8 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
     for (int f = 1001; f <= 1005; ++f) EXPECT_EQ(read_bytes(out_frame(dir.path, f)), ref.at(f)) << "frame " << f;
     // Another model is stale too (the settings are the same).
     write_p_mean(dir / "mean.pt");
-    r = run_cli({job.string(), "--frames", "1001", "--skip-existing", "--set", "model.path=" + (dir / "mean.pt").string()});
+    r = run_cli(
+        {job.string(), "--frames", "1001", "--skip-existing", "--set", "model.path=" + (dir / "mean.pt").string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "written by another model")) << r.output;
 }
@@ -220,7 +229,7 @@ TEST(Farm, KillLoopLeavesOnlyCompleteFramesAndResumesIdentically) {
     int killed_while_running = 0, frames_left_by_kills = 0;
     for (int i = 0; i < 20; ++i) {
         fs::remove_all(dir / "out");
-        auto p = start_cli({job.string(), "--skip-existing"});   // not -q: it leaves no frame lines to wait for
+        auto p = start_cli({job.string(), "--skip-existing"});  // not -q: it leaves no frame lines to wait for
         const bool late = i % 2 == 1;
         if (late) ASSERT_TRUE(p->wait_for(" rendered ", 120)) << p->output();
         std::this_thread::sleep_for(std::chrono::duration<double>(late ? after_first(rng) : from_start(rng)));
@@ -281,7 +290,8 @@ TEST(Farm, SigtermSummaryNamesTheSignal) {
     const int left = 24 - static_cast<int>(list_dir(dir / "out").size());
     ASSERT_GT(left, 0);
     EXPECT_EQ(j["error"], "interrupted by signal 15 (SIGTERM): " + std::to_string(left) +
-                              " of 24 frames not rendered; re-run with --skip-existing") << j;
+                              " of 24 frames not rendered; re-run with --skip-existing")
+        << j;
     EXPECT_EQ(j["exit_name"], "interrupted") << j;
 }
 
@@ -293,9 +303,10 @@ TEST(Farm, SigtermAbandonsAForwardPassThatOverrunsTheGrace) {
         write_image(dir / ("p." + std::to_string(f) + ".exr"), 1024, 1024, {"R", "G", "B"}, "half",
                     [f](int x, int y, int c) { return static_cast<float>((x + y + c + f) % 64) / 64.0f; });
     write_slow_model(dir / "slow.pt");
-    const fs::path job = write_job(dir / "slow.yaml", "input:\n  path: p.####.exr\n  frames: 1001-1006\n  colorspace: sRGB\n"
-                                                      "output:\n  path: out/d.####.exr\nmodel:\n  path: slow.pt\n"
-                                                      "  size: plate\npipeline:\n  threads: 2\n");
+    const fs::path job = write_job(dir / "slow.yaml",
+                                   "input:\n  path: p.####.exr\n  frames: 1001-1006\n  colorspace: sRGB\n"
+                                   "output:\n  path: out/d.####.exr\nmodel:\n  path: slow.pt\n"
+                                   "  size: plate\npipeline:\n  threads: 2\n");
     auto p = start_cli({job.string(), "--grace", "1", "--summary", (dir / "summary.json").string()});
     ASSERT_TRUE(p->wait_for("frame 1001 rendered", 300)) << p->output();
     p->signal(SIGTERM);
@@ -306,7 +317,8 @@ TEST(Farm, SigtermAbandonsAForwardPassThatOverrunsTheGrace) {
     EXPECT_LT(took, 3.0) << p->output();
     EXPECT_TRUE(contains(p->output(), "grace period of 1 s over: abandoned the frames in flight")) << p->output();
     EXPECT_TRUE(temporaries(dir / "out").empty()) << "temporaries left";
-    for (const auto& name : list_dir(dir / "out")) EXPECT_EQ(depth_values(dir / "out" / name).size(), 1024u * 1024u) << name;
+    for (const auto& name : list_dir(dir / "out"))
+        EXPECT_EQ(depth_values(dir / "out" / name).size(), 1024u * 1024u) << name;
     const auto j = read_json(dir / "summary.json");
     EXPECT_EQ(j["exit_code"], exit_status(ExitCode::Interrupted));
     EXPECT_TRUE(contains(j["error"], "grace period")) << j;
@@ -316,11 +328,13 @@ TEST(Farm, SigtermAbandonsAForwardPassThatOverrunsTheGrace) {
 TEST(Farm, OnErrorContinueRendersTheRestAndExitsPartial) {
     TempDir dir;
     for (int f = 1001; f <= 1004; ++f)
-        fs::copy_file(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"), dir / ("p." + std::to_string(f) + ".jpg"));
+        fs::copy_file(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"),
+                      dir / ("p." + std::to_string(f) + ".jpg"));
     const std::string b = read_bytes(dir / "p.1002.jpg");
     write_file(dir / "p.1002.jpg", b.substr(0, 300));
-    const fs::path job = write_job(dir / "shot.yaml", "input:\n  path: p.####.jpg\n  frames: 1001-1004\n"
-                                                      "output:\n  path: out/d.####.exr\npipeline:\n  threads: 1\n");
+    const fs::path job = write_job(dir / "shot.yaml",
+                                   "input:\n  path: p.####.jpg\n  frames: 1001-1004\n"
+                                   "output:\n  path: out/d.####.exr\npipeline:\n  threads: 1\n");
     auto r = run_cli({job.string(), "--set", "pipeline.on_error=continue"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1003.exr", "d.1004.exr"}));
@@ -391,8 +405,8 @@ const std::string kEveryQuote = "shot 010 \"it's\" $(touch X) `touch Y` 100% \xc
 fs::path every_quote_job(const fs::path& dir, const std::string& frames, const std::string& extra = "") {
     fs::create_directories(dir / kEveryQuote);
     return write_job(dir / kEveryQuote / "job 50%.yaml",
-                     "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() + "\n  frames: " +
-                         frames + "\noutput:\n  path: out/d.####.exr\n" + extra);
+                     "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                         "\n  frames: " + frames + "\noutput:\n  path: out/d.####.exr\n" + extra);
 }
 
 /// A file named X or Y under `dir` or in the current folder: something in a name was executed.
@@ -410,7 +424,7 @@ std::vector<std::vector<std::string>> read_argv_file(const fs::path& path) {
     const std::string bytes = read_bytes(path);
     size_t start = 0;
     for (size_t at; (at = bytes.find('\0', start)) != std::string::npos; start = at + 1) {
-        if (at == start) cmds.emplace_back();   // the extra NUL ending a command
+        if (at == start) cmds.emplace_back();  // the extra NUL ending a command
         else cmds.back().push_back(bytes.substr(start, at - start));
     }
     cmds.pop_back();
@@ -421,9 +435,10 @@ std::vector<std::vector<std::string>> read_argv_file(const fs::path& path) {
 /// `script` (XML-unescaped by ElementTree): written to `dir`/cmd.LAYER. pyoutline's config and session
 /// folder are kept in `dir`.
 RunResult opencue_commands(const fs::path& script, const fs::path& dir) {
-    write_file(dir / "outline.cfg", "[outline]\nhome = " + (dir / "home").string() + "\nsession_dir = " +
-                                        (dir / "sessions").string() + "\nwrapper_dir = %(home)s/wrappers\nuser_dir = " +
-                                        (dir / "user").string() + "\nbin_dir = %(home)s/bin\nbackend = cue\n"
+    write_file(dir / "outline.cfg", "[outline]\nhome = " + (dir / "home").string() +
+                                        "\nsession_dir = " + (dir / "sessions").string() +
+                                        "\nwrapper_dir = %(home)s/wrappers\nuser_dir = " + (dir / "user").string() +
+                                        "\nbin_dir = %(home)s/bin\nbackend = cue\n"
                                         "spec_version = 1.15\nfacility = local\ndomain = example.com\nmaxretries = 2\n"
                                         "default_show = testing\ndefault_shot = default\n");
     const std::string py =
@@ -437,7 +452,6 @@ RunResult opencue_commands(const fs::path& script, const fs::path& dir) {
     return run_program(kFarmVenv / "bin/python", {"-c", py, script.string(), dir.string()},
                        "env OUTLINE_CONFIG_FILE='" + (dir / "outline.cfg").string() + "'");
 }
-
 
 /// tests/farm/slurm-cluster, the private one-node cluster the Slurm tests start.
 const fs::path kSlurmCluster = DEPTHBATCH_SOURCE_DIR "/tests/farm/slurm-cluster";
@@ -475,8 +489,8 @@ TEST(Farm, SlurmRoundTripOnALocalCluster) {
     EXPECT_TRUE(contains(dry.output, "#SBATCH --array=1-3")) << dry.output;
     EXPECT_FALSE(fs::exists(dir / "shot.farm")) << "--dry-run wrote files";
 
-    const auto sub = run_cli({"submit", job.string(), "--engine", "slurm", "--chunk-size", "4", "--out",
-                              (dir / "farm").string()}, env);
+    const auto sub = run_cli(
+        {"submit", job.string(), "--engine", "slurm", "--chunk-size", "4", "--out", (dir / "farm").string()}, env);
     ASSERT_EQ(sub.exit_code, 0) << sub.output;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(sub.output, m, std::regex("JOB_ID=(\\d+)"))) << sub.output;
@@ -508,12 +522,14 @@ TEST(Farm, SlurmRoundTripOnALocalCluster) {
 // Open Job Description (Deadline Cloud): the template passes `openjd check`, and `openjd run` runs the
 // statistics step and then every chunk of the Render step here; the EXRs equal a single-process render.
 TEST(Farm, OpenJDTemplateRunsUnderOpenjdRun) {
-    if (!fs::exists(kFarmVenv / "bin/openjd")) GTEST_SKIP() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
+    if (!fs::exists(kFarmVenv / "bin/openjd"))
+        GTEST_SKIP() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
     const std::string seq = "depth:\n  kind: normalized\n  normalize: sequence\n";
     const auto ref = reference_render("1001-1010", 1001, 1010, seq);
     TempDir dir;
     const fs::path job = bedroom_job(dir.path, "1001-1010", seq);
-    auto r = run_cli({"submit", job.string(), "--engine", "openjd", "--chunk-size", "4", "--out", (dir / "farm").string()});
+    auto r =
+        run_cli({"submit", job.string(), "--engine", "openjd", "--chunk-size", "4", "--out", (dir / "farm").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const fs::path tmpl = dir / "farm/job.template.yaml";
     r = run_program(kFarmVenv / "bin/openjd", {"check", tmpl.string()});
@@ -532,15 +548,18 @@ TEST(Farm, OpenJDTemplateRunsUnderOpenjdRun) {
 // would receive (no cuebot here): a one-frame statistics layer, a render layer of chunks over the job's frames
 // with the frame tokens, layer-on-layer dependency, the commands as written.
 TEST(Farm, OpenCueOutlineSerializesWithPyoutline) {
-    if (!fs::exists(kFarmVenv / "bin/python")) GTEST_SKIP() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
+    if (!fs::exists(kFarmVenv / "bin/python"))
+        GTEST_SKIP() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
     TempDir dir;
     const fs::path job = bedroom_job(dir.path, "1001-1010", "depth:\n  kind: normalized\n  normalize: sequence\n");
-    auto r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "4", "--out", (dir / "farm").string()});
+    auto r =
+        run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "4", "--out", (dir / "farm").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     // pyoutline reads its config at import and writes a session folder: keep both in the test's folder.
-    write_file(dir / "outline.cfg", "[outline]\nhome = " + (dir / "home").string() + "\nsession_dir = " +
-                                        (dir / "sessions").string() + "\nwrapper_dir = %(home)s/wrappers\nuser_dir = " +
-                                        (dir / "user").string() + "\nbin_dir = %(home)s/bin\nbackend = cue\n"
+    write_file(dir / "outline.cfg", "[outline]\nhome = " + (dir / "home").string() +
+                                        "\nsession_dir = " + (dir / "sessions").string() +
+                                        "\nwrapper_dir = %(home)s/wrappers\nuser_dir = " + (dir / "user").string() +
+                                        "\nbin_dir = %(home)s/bin\nbackend = cue\n"
                                         "spec_version = 1.15\nfacility = local\ndomain = example.com\nmaxretries = 2\n"
                                         "default_show = testing\ndefault_shot = default\n");
     r = run_program(kFarmVenv / "bin/python", {(dir / "farm/opencue_submit.py").string(), "--print"},
@@ -551,25 +570,31 @@ TEST(Farm, OpenCueOutlineSerializesWithPyoutline) {
     EXPECT_TRUE(contains(xml, "<layer name=\"render\" type=\"Render\">")) << xml;
     EXPECT_TRUE(contains(xml, "<chunk>4</chunk>")) << xml;
     EXPECT_TRUE(contains(xml, "<range>1001-1010</range>")) << xml;
-    EXPECT_TRUE(contains(xml, "'--range' '#FRAME_START#-#FRAME_END#' '--skip-existing' '--summary' '" + (dir / "farm").string() +
-                              "/summaries/shot.frames-#FRAME_START#-#FRAME_END#.json'</cmd>")) << xml;
+    EXPECT_TRUE(contains(xml, "'--range' '#FRAME_START#-#FRAME_END#' '--skip-existing' '--summary' '" +
+                                  (dir / "farm").string() +
+                                  "/summaries/shot.frames-#FRAME_START#-#FRAME_END#.json'</cmd>"))
+        << xml;
     EXPECT_TRUE(contains(xml, "<depend type=\"LAYER_ON_LAYER\"")) << xml;
 }
 
 // Tractor: the alfscript parses as Tcl with only Tractor's job operators defined (tests/farm/alfvalidate.tcl):
 // one Job, the statistics Task, one Task per chunk, each command's argv.
 TEST(Farm, TractorAlfscriptParses) {
-    if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code != 0) GTEST_SKIP() << "tclsh is not installed (Debian: tcl)";
+    if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code != 0)
+        GTEST_SKIP() << "tclsh is not installed (Debian: tcl)";
     TempDir dir;
     const fs::path job = bedroom_job(dir.path, "1001-1010", "depth:\n  kind: normalized\n  normalize: sequence\n");
-    auto r = run_cli({"submit", job.string(), "--engine", "tractor", "--chunk-size", "4", "--out", (dir / "farm").string()});
+    auto r =
+        run_cli({"submit", job.string(), "--engine", "tractor", "--chunk-size", "4", "--out", (dir / "farm").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir / "farm/job.alf").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "SUMMARY tasks=5 cmds=4 instances=0 errors=0")) << r.output;
     EXPECT_TRUE(contains(r.output, "serialsubtasks=1")) << r.output;
-    EXPECT_TRUE(contains(r.output, "REMOTECMD argv={{" DEPTHBATCH_BIN "} {" + job.string() + "} {--chunk} {3/3} {--skip-existing} "
-                                   "{--summary} {" + (dir / "farm").string() + "/summaries/shot.chunk-3.json}}"))
+    EXPECT_TRUE(contains(r.output, "REMOTECMD argv={{" DEPTHBATCH_BIN "} {" + job.string() +
+                                       "} {--chunk} {3/3} {--skip-existing} "
+                                       "{--summary} {" +
+                                       (dir / "farm").string() + "/summaries/shot.chunk-3.json}}"))
         << r.output;
 }
 
@@ -578,7 +603,8 @@ TEST(Farm, TractorAlfscriptParses) {
 TEST(Farm, DeadlineCommandLineTaskRendersItsFrames) {
     TempDir dir;
     const fs::path job = bedroom_job(dir.path, "1001-1011x2");
-    auto r = run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (dir / "farm").string()});
+    auto r = run_cli(
+        {"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (dir / "farm").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::map<std::string, std::string> info, plugin;
     for (auto [file, into] : {std::make_pair("job_info.job", &info), std::make_pair("plugin_info.job", &plugin)}) {
@@ -602,7 +628,7 @@ TEST(Farm, DeadlineCommandLineTaskRendersItsFrames) {
     // Frames finish in parallel: either may be the second.
     EXPECT_TRUE(contains(r.output, "frame 1005 rendered ") && contains(r.output, "frame 1007 rendered ")) << r.output;
     EXPECT_TRUE(contains(r.output, " rendered 2/2 ")) << r.output;
-    EXPECT_TRUE(contains(r.output, "(Progress: 100%)")) << r.output;   // Deadline's CommandLine plugin reads this
+    EXPECT_TRUE(contains(r.output, "(Progress: 100%)")) << r.output;  // Deadline's CommandLine plugin reads this
     EXPECT_EQ(list_dir(dir / "out"), (std::vector<std::string>{"d.1005.exr", "d.1007.exr"}));
 }
 
@@ -627,7 +653,7 @@ TEST(Farm, SlurmRendersAJobInAFolderOfEveryQuote) {
         ~Stop() { run_program(cluster, {"stop", state.string()}); }
     } stop{cluster, state};
     const std::string env = "env SLURM_CONF='" + (state / "slurm.conf").string() + "'";
-    const auto sub = run_cli({"submit", job.string(), "--chunk-size", "2"}, env);   // Slurm: the default engine
+    const auto sub = run_cli({"submit", job.string(), "--chunk-size", "2"}, env);  // Slurm: the default engine
     ASSERT_EQ(sub.exit_code, 0) << sub.output;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(sub.output, m, std::regex("JOB_ID=(\\d+)"))) << sub.output;
@@ -640,8 +666,9 @@ TEST(Farm, SlurmRendersAJobInAFolderOfEveryQuote) {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     const fs::path farm = shot / "job 50%.farm";
-    EXPECT_EQ(list_dir(farm / "logs"), (std::vector<std::string>{"job_50_." + array_id + "_1.log", "job_50_." + array_id +
-                                                                 "_2.log", "job_50_.stats." + stats_id + ".log"}));
+    EXPECT_EQ(list_dir(farm / "logs"),
+              (std::vector<std::string>{"job_50_." + array_id + "_1.log", "job_50_." + array_id + "_2.log",
+                                        "job_50_.stats." + stats_id + ".log"}));
     const auto show = run_program("scontrol", {"show", "job", array_id}, env);
     EXPECT_TRUE(contains(show.output, "JobName=depthbatch-job_50_")) << show.output;
     EXPECT_EQ(show.output.find("JobState=FAILED"), std::string::npos) << show.output;
@@ -654,7 +681,8 @@ TEST(Farm, SlurmRendersAJobInAFolderOfEveryQuote) {
 // Open Job Description: the template of a job in a folder of every quote passes `openjd check`, and `openjd run`
 // renders into that folder; the paths travel as job parameters ("{{" in a path is no format string).
 TEST(Farm, OpenJDRunsAJobInAFolderOfEveryQuote) {
-    if (!fs::exists(kFarmVenv / "bin/openjd")) GTEST_SKIP() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
+    if (!fs::exists(kFarmVenv / "bin/openjd"))
+        GTEST_SKIP() << "openjd-cli is not installed (scripts/setup: .venv-farm)";
     const auto ref = reference_render("1001-1003", 1001, 1003);
     TempDir dir;
     const fs::path job = every_quote_job(dir.path, "1001-1003");
@@ -672,18 +700,23 @@ TEST(Farm, OpenJDRunsAJobInAFolderOfEveryQuote) {
     // by the parser as it is.
     const std::string harder = "a {{Param.X}} {b} c\\d\nnew line";
     fs::create_directories(dir / harder);
-    const fs::path job2 = write_job(dir / harder / "job.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
-                                                                   "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
-    r = run_cli({"submit", job2.string(), "--engine", "openjd", "--set", "output.path=\"{{x}}/d.####.exr\"", "--dry-run", "-q"});
+    const fs::path job2 = write_job(dir / harder / "job.yaml",
+                                    "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                        "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
+    r = run_cli({"submit", job2.string(), "--engine", "openjd", "--set", "output.path=\"{{x}}/d.####.exr\"",
+                 "--dry-run", "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run_cli({"submit", job2.string(), "--engine", "openjd", "--set", "output.path=\"{{x}}/d.####.exr\""});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const fs::path tmpl2 = dir / harder / "job.farm/job.template.yaml";
     r = run_program(kFarmVenv / "bin/openjd", {"check", tmpl2.string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    r = run_program(kFarmVenv / "bin/python", {"-c", "import sys, yaml; t = yaml.safe_load(open(sys.argv[1], encoding='utf-8'));"
-                                                     "p = {d['name']: d['default'] for d in t['parameterDefinitions']};"
-                                                     "sys.stdout.write(p['JobFile'] + '\\0' + p['Set1'])", tmpl2.string()});
+    r = run_program(kFarmVenv / "bin/python",
+                    {"-c",
+                     "import sys, yaml; t = yaml.safe_load(open(sys.argv[1], encoding='utf-8'));"
+                     "p = {d['name']: d['default'] for d in t['parameterDefinitions']};"
+                     "sys.stdout.write(p['JobFile'] + '\\0' + p['Set1'])",
+                     tmpl2.string()});
     EXPECT_EQ(r.output, job2.string() + std::string(1, '\0') + "output.path=\"{{x}}/d.####.exr\"") << r.output;
 }
 
@@ -696,12 +729,14 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
     const fs::path job = every_quote_job(dir.path, "1001-1006");
     const fs::path shot = dir / kEveryQuote;
     // Deadline: chunks of 2, the second task is 1003-1004.
-    auto r = run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (shot / "dl").string()});
+    auto r =
+        run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (shot / "dl").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::map<std::string, std::string> plugin;
     {
         std::istringstream lines(read_bytes(shot / "dl/plugin_info.job"));
-        for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+        for (std::string line; std::getline(lines, line);)
+            plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
     }
     std::vector<std::string> argv = split_windows_command_line(plugin["Arguments"]);
     ASSERT_GE(argv.size(), 3u) << plugin["Arguments"];
@@ -712,7 +747,8 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     // OpenCue: the render layer's command through /bin/sh, as RQD runs it, frame tokens replaced by cuebot's.
     if (fs::exists(kFarmVenv / "bin/python")) {
-        r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (shot / "oc").string()});
+        r = run_cli(
+            {"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (shot / "oc").string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         r = opencue_commands(shot / "oc/opencue_submit.py", dir.path);
         ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -727,7 +763,8 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
     }
     // Tractor: the argv Tcl gives back, run as a blade would (no shell).
     if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
-        r = run_cli({"submit", job.string(), "--engine", "tractor", "--chunk-size", "2", "--out", (shot / "tr").string()});
+        r = run_cli(
+            {"submit", job.string(), "--engine", "tractor", "--chunk-size", "2", "--out", (shot / "tr").string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (shot / "tr/job.alf").string(),
                                   (dir / "argv.bin").string()});
@@ -735,8 +772,9 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
         const auto cmds = read_argv_file(dir / "argv.bin");
         ASSERT_EQ(cmds.size(), 3u);
         ASSERT_EQ(cmds[0].size(), 7u);
-        EXPECT_EQ(std::vector<std::string>(cmds[0].begin(), cmds[0].begin() + 6),
-                  (std::vector<std::string>{DEPTHBATCH_BIN, job.string(), "--chunk", "1/3", "--skip-existing", "--summary"}));
+        EXPECT_EQ(
+            std::vector<std::string>(cmds[0].begin(), cmds[0].begin() + 6),
+            (std::vector<std::string>{DEPTHBATCH_BIN, job.string(), "--chunk", "1/3", "--skip-existing", "--summary"}));
         EXPECT_EQ(cmds[0][6].rfind((shot / "tr/summaries/").string(), 0), 0u) << cmds[0][6];
         r = run_program(cmds[0][0], std::vector<std::string>(cmds[0].begin() + 1, cmds[0].end()));
         ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -750,8 +788,9 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
     // key=value lines cannot hold the newline and say so.
     const std::string harder = "a {b} [c] $d \\e \"f\" {{g}}\nh";
     fs::create_directories(dir / harder);
-    const fs::path job2 = write_job(dir / harder / "job.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
-                                                                   "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
+    const fs::path job2 = write_job(dir / harder / "job.yaml",
+                                    "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                        "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
     r = run_cli({"submit", job2.string(), "--engine", "tractor", "--out", (dir / "tr2").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir / "tr2/job.alf").string(),
@@ -762,8 +801,9 @@ TEST(Farm, DeadlineOpenCueAndTractorCarryAFolderOfEveryQuote) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = opencue_commands(dir / "oc2/opencue_submit.py", dir.path);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = run_program("/bin/sh", {"-c", "f() { printf '%s' \"$2\"; }; " +
-                                          std::regex_replace(read_bytes(dir / "cmd.render"), std::regex("^exec "), "f ")});
+    r = run_program("/bin/sh",
+                    {"-c", "f() { printf '%s' \"$2\"; }; " +
+                               std::regex_replace(read_bytes(dir / "cmd.render"), std::regex("^exec "), "f ")});
     EXPECT_EQ(r.output, job2.string());
     r = run_cli({"submit", job2.string(), "--engine", "deadline", "--out", (dir / "dl2").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
@@ -794,20 +834,22 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
     fs::permissions(bin / "sbatch", fs::perms::owner_all);
     fs::permissions(bin / "scontrol", fs::perms::owner_all);
     // DBT_SHOT is unset (an expansion would exit 2), DBT_SEQ names another folder, HOME is a folder of its own.
-    const std::string env = "env -u DBT_SHOT DBT_SEQ=elsewhere HOME='" + home.string() + "' PATH='" + bin.string() + "':\"$PATH\"";
+    const std::string env =
+        "env -u DBT_SHOT DBT_SEQ=elsewhere HOME='" + home.string() + "' PATH='" + bin.string() + "':\"$PATH\"";
     const auto ref = reference_render("1001-1004", 1001, 1004, "depth:\n  kind: normalized\n  normalize: sequence\n");
     const auto job_for = [&](const std::string& engine) {
         return write_job(shot / ("job_" + engine + ".yaml"),
                          "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
-                             "\n  frames: 1001-1004\noutput:\n  path: out_" + engine + "/d.####.exr\n"
-                             "depth:\n  kind: normalized\n  normalize: sequence\npipeline:\n  summary: " + engine +
-                             ".summary.json\n");
+                             "\n  frames: 1001-1004\noutput:\n  path: out_" + engine +
+                             "/d.####.exr\n"
+                             "depth:\n  kind: normalized\n  normalize: sequence\npipeline:\n  summary: " +
+                             engine + ".summary.json\n");
     };
     const auto submit = [&](const std::string& engine) {
         const fs::path job = job_for(engine);
         const auto r = run_cli({"submit", job.string(), "--engine", engine, "--chunk-size", "2"}, env);
         EXPECT_EQ(r.exit_code, 0) << engine << ": " << r.output;
-        return shot / ("job_" + engine + ".farm");   // the default --out: JOB.farm beside the job
+        return shot / ("job_" + engine + ".farm");  // the default --out: JOB.farm beside the job
     };
     const auto run_ok = [&](const std::string& what, const std::vector<std::string>& argv) {
         const auto r = run_program(argv.at(0), std::vector<std::string>(argv.begin() + 1, argv.end()), env);
@@ -848,7 +890,8 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
         const auto argv_of = [&](const std::string& file) {
             std::map<std::string, std::string> plugin;
             std::istringstream lines(read_bytes(farm / file));
-            for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+            for (std::string line; std::getline(lines, line);)
+                plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
             std::vector<std::string> argv = split_windows_command_line(plugin["Arguments"]);
             argv.insert(argv.begin(), plugin["Executable"]);
             return argv;
@@ -857,7 +900,7 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
         for (const char* range : {"1003-1004", "1001-1002"}) {
             std::vector<std::string> argv = argv_of("plugin_info.job");
             ASSERT_NE(std::find(argv.begin(), argv.end(), "<STARTFRAME>-<ENDFRAME>"), argv.end());
-            for (std::string& a : argv) {   // Deadline replaces its frame tokens wherever they stand in an argument
+            for (std::string& a : argv) {  // Deadline replaces its frame tokens wherever they stand in an argument
                 a = std::regex_replace(a, std::regex("<STARTFRAME>"), std::string(range).substr(0, 4));
                 a = std::regex_replace(a, std::regex("<ENDFRAME>"), std::string(range).substr(5));
             }
@@ -868,8 +911,8 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
     // Tractor: every command's argv as Tcl gives it back, in order (the statistics task first).
     if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
         const fs::path farm = submit("tractor");
-        const auto r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (farm / "job.alf").string(),
-                                             (dir / "argv.bin").string()});
+        const auto r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl",
+                                             (farm / "job.alf").string(), (dir / "argv.bin").string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const auto cmds = read_argv_file(dir / "argv.bin");
         ASSERT_EQ(cmds.size(), 3u);
@@ -921,8 +964,9 @@ TEST(Farm, ADollarFolderSurvivesEveryEngine) {
         EXPECT_TRUE(ext != ".exr" && ext != ".json") << "written under HOME: " << e.path();
     }
     for (const auto& name : list_dir(dir.path))
-        EXPECT_TRUE(name == folder || name == "fakehome" || name == "bin" || name == "argv.bin" || name == "outline.cfg" ||
-                    name == "home" || name == "sessions" || name == "user" || name.rfind("cmd.", 0) == 0)
+        EXPECT_TRUE(name == folder || name == "fakehome" || name == "bin" || name == "argv.bin" ||
+                    name == "outline.cfg" || name == "home" || name == "sessions" || name == "user" ||
+                    name.rfind("cmd.", 0) == 0)
             << "written beside the shot: " << name;
     EXPECT_FALSE(fs::exists(dir / "elsewhere"));
 }
@@ -937,12 +981,14 @@ TEST(Farm, EachChunkOfEveryEngineWritesItsOwnSummary) {
         return read_json(summary)["frames_requested"]["spec"].get<std::string>();
     };
     // Deadline: Arguments with <STARTFRAME>/<ENDFRAME> of two tasks.
-    auto r = run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (dir / "dl").string()});
+    auto r =
+        run_cli({"submit", job.string(), "--engine", "deadline", "--chunk-size", "2", "--out", (dir / "dl").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::map<std::string, std::string> plugin;
     {
         std::istringstream lines(read_bytes(dir / "dl/plugin_info.job"));
-        for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+        for (std::string line; std::getline(lines, line);)
+            plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
     }
     for (const auto& [first, last] : {std::pair<std::string, std::string>{"1001", "1002"}, {"1003", "1004"}}) {
         std::string args = std::regex_replace(plugin["Arguments"], std::regex("<STARTFRAME>"), first);
@@ -950,14 +996,16 @@ TEST(Farm, EachChunkOfEveryEngineWritesItsOwnSummary) {
         r = run_program(plugin["Executable"], split_windows_command_line(args));
         ASSERT_EQ(r.exit_code, 0) << r.output;
     }
-    EXPECT_EQ(list_dir(dir / "dl/summaries"), (std::vector<std::string>{"shot.frames-1001-1002.json", "shot.frames-1003-1004.json"}));
+    EXPECT_EQ(list_dir(dir / "dl/summaries"),
+              (std::vector<std::string>{"shot.frames-1001-1002.json", "shot.frames-1003-1004.json"}));
     EXPECT_EQ(frames_of(dir / "dl/summaries/shot.frames-1001-1002.json"), "1001,1002");
     EXPECT_EQ(frames_of(dir / "dl/summaries/shot.frames-1003-1004.json"), "1003,1004");
     EXPECT_FALSE(fs::exists(dir / "one.json")) << "the job's own summary is not every task's";
     // Tractor: the argv Tcl gives back for chunks 1/2 and 2/2, run as a blade would.
     if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
         fs::remove_all(dir / "out");
-        r = run_cli({"submit", job.string(), "--engine", "tractor", "--chunk-size", "2", "--out", (dir / "tr").string()});
+        r = run_cli(
+            {"submit", job.string(), "--engine", "tractor", "--chunk-size", "2", "--out", (dir / "tr").string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir / "tr/job.alf").string(),
                                   (dir / "argv.bin").string()});
@@ -977,7 +1025,8 @@ TEST(Farm, EachChunkOfEveryEngineWritesItsOwnSummary) {
     // OpenCue: the render layer's command through /bin/sh, cuebot's frame tokens replaced.
     if (fs::exists(kFarmVenv / "bin/python")) {
         fs::remove_all(dir / "out");
-        r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (dir / "oc").string()});
+        r = run_cli(
+            {"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (dir / "oc").string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         r = opencue_commands(dir / "oc/opencue_submit.py", dir.path);
         ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -987,7 +1036,8 @@ TEST(Farm, EachChunkOfEveryEngineWritesItsOwnSummary) {
             r = run_program("/bin/sh", {"-c", cmd});
             ASSERT_EQ(r.exit_code, 0) << r.output;
         }
-        EXPECT_EQ(list_dir(dir / "oc/summaries"), (std::vector<std::string>{"shot.frames-1001-1002.json", "shot.frames-1003-1004.json"}));
+        EXPECT_EQ(list_dir(dir / "oc/summaries"),
+                  (std::vector<std::string>{"shot.frames-1001-1002.json", "shot.frames-1003-1004.json"}));
         EXPECT_EQ(frames_of(dir / "oc/summaries/shot.frames-1003-1004.json"), "1003,1004");
     } else {
         ADD_FAILURE() << "opencue-pyoutline is not installed (scripts/setup: .venv-farm)";
@@ -1002,13 +1052,17 @@ TEST(Farm, EachChunkOfEveryEngineWritesItsOwnSummary) {
 // the job cuts the Worker's GPU affinity per concurrent task. OpenJD: a cuda template with amount.worker.gpu
 // passes `openjd check`. A stand-in for depthbatch prints what it was given.
 TEST(Farm, EachEngineHandsTheTaskItsGpus) {
-    if (!fs::exists(kFarmVenv / "bin/python")) GTEST_SKIP() << "the farm tools are not installed (scripts/setup: .venv-farm)";
+    if (!fs::exists(kFarmVenv / "bin/python"))
+        GTEST_SKIP() << "the farm tools are not installed (scripts/setup: .venv-farm)";
     TempDir dir;
     const fs::path job = bedroom_job(dir.path, "1001-1004", "model:\n  device: cuda:1\n");
-    const fs::path fake = write_file(dir / "fake-depthbatch", "#!/bin/sh\nprintf 'CUDA_VISIBLE_DEVICES=%s\\n' \"${CUDA_VISIBLE_DEVICES-unset}\"\n"
-                                                              "printf '%s\\n' \"$@\"\n");
+    const fs::path fake =
+        write_file(dir / "fake-depthbatch",
+                   "#!/bin/sh\nprintf 'CUDA_VISIBLE_DEVICES=%s\\n' \"${CUDA_VISIBLE_DEVICES-unset}\"\n"
+                   "printf '%s\\n' \"$@\"\n");
     fs::permissions(fake, fs::perms::owner_all);
-    auto r = run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (dir / "oc").string()});
+    auto r =
+        run_cli({"submit", job.string(), "--engine", "opencue", "--chunk-size", "2", "--out", (dir / "oc").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "model.device cuda:1 runs as `cuda` on the farm")) << r.output;
     r = opencue_commands(dir / "oc/opencue_submit.py", dir.path);
@@ -1022,13 +1076,15 @@ TEST(Farm, EachEngineHandsTheTaskItsGpus) {
     r = run_program("/bin/sh", {"-c", cmd}, "env -u CUE_GPU_CORES CUDA_VISIBLE_DEVICES=5");
     EXPECT_TRUE(contains(r.output, "CUDA_VISIBLE_DEVICES=5\n")) << r.output;
 
-    r = run_cli({"submit", job.string(), "--engine", "deadline", "--gpus-per-task", "2", "--out", (dir / "dl").string()});
+    r = run_cli(
+        {"submit", job.string(), "--engine", "deadline", "--gpus-per-task", "2", "--out", (dir / "dl").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::string py =
         "import runpy, sys\n"
         "m = runpy.run_path(sys.argv[1])\n"
         "f = m['depthbatch_cuda_devices']\n"
-        "print(f(2, 0, True, [4, 5, 6, 7]), f(2, 1, True, [4, 5, 6, 7]), f(2, 1, False, []), f(1, 3, True, [6, 7]), f(0, 0, True, [1]))\n"
+        "print(f(2, 0, True, [4, 5, 6, 7]), f(2, 1, True, [4, 5, 6, 7]), f(2, 1, False, []), f(1, 3, True, [6, 7]), "
+        "f(0, 0, True, [1]))\n"
         "class P:\n"
         "    def __init__(s, n): s.n, s.env = n, {}\n"
         "    def GetPluginInfoEntryWithDefault(s, k, d): return s.n if k == 'DepthbatchGPUsPerTask' else d\n"
@@ -1043,8 +1099,10 @@ TEST(Farm, EachEngineHandsTheTaskItsGpus) {
     r = run_program(kFarmVenv / "bin/python", {"-c", py, (dir / "dl/JobPreLoad.py").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "4,5 6,7 2,3 7 None\n")) << r.output;
-    EXPECT_TRUE(contains(r.output, "depthbatch: CUDA_VISIBLE_DEVICES=6,7 (render thread 1, 2 GPU(s) per task)\n"
-                                   "env {'CUDA_VISIBLE_DEVICES': '6,7'}\nenv {}\n")) << r.output;
+    EXPECT_TRUE(contains(r.output,
+                         "depthbatch: CUDA_VISIBLE_DEVICES=6,7 (render thread 1, 2 GPU(s) per task)\n"
+                         "env {'CUDA_VISIBLE_DEVICES': '6,7'}\nenv {}\n"))
+        << r.output;
     EXPECT_TRUE(contains(read_bytes(dir / "dl/plugin_info.job"), "DepthbatchGPUsPerTask=2\n"));
 
     if (fs::exists(kFarmVenv / "bin/openjd")) {
@@ -1118,7 +1176,8 @@ int rendered_lines(const fs::path& dir) {
     for (const auto& e : fs::recursive_directory_iterator(dir))
         if (e.is_regular_file() && e.path().parent_path().filename() == "logs") {
             const std::string text = read_bytes(e.path());
-            n += static_cast<int>(std::distance(std::sregex_iterator(text.begin(), text.end(), line), std::sregex_iterator()));
+            n += static_cast<int>(
+                std::distance(std::sregex_iterator(text.begin(), text.end(), line), std::sregex_iterator()));
         }
     return n;
 }
@@ -1147,7 +1206,8 @@ TEST(Farm, SoakOnTheSlurmClusterSurvivesCancelsRequeuesAndKills) {
         ASSERT_EQ(r.exit_code, 0) << s.name << "\n" << r.output;
         frames[s.name] = depthbatch::parse_frame_spec(s.frames);
         total += frames[s.name].size();
-        for (int f : frames[s.name]) ref[s.name][f] = read_bytes(dir / "ref" / s.name / "out" / ("d." + std::to_string(f) + ".exr"));
+        for (int f : frames[s.name])
+            ref[s.name][f] = read_bytes(dir / "ref" / s.name / "out" / ("d." + std::to_string(f) + ".exr"));
     }
     const fs::path state = dir / "slurm";
     const auto started = run_program(cluster, {"start", state.string()});
@@ -1249,18 +1309,20 @@ TEST(Farm, SoakOnTheSlurmClusterSurvivesCancelsRequeuesAndKills) {
             EXPECT_EQ(temporaries(root / s.name / "out"), std::vector<std::string>{}) << label << " " << s.name;
             const int chunks = static_cast<int>((frames[s.name].size() + s.chunk_size - 1) / s.chunk_size);
             for (int c = 1; c <= chunks; ++c) {
-                const fs::path sum = root / s.name / "job.farm/summaries" / ("job.chunk-" + std::to_string(c) + ".json");
+                const fs::path sum =
+                    root / s.name / "job.farm/summaries" / ("job.chunk-" + std::to_string(c) + ".json");
                 ASSERT_TRUE(fs::exists(sum)) << sum;
                 const auto j = read_json(sum);
                 const int share = static_cast<int>(depthbatch::chunk_frames(frames[s.name], c, chunks).size());
                 EXPECT_EQ(j["failed"], 0) << sum;
                 EXPECT_EQ(j["frames_requested"]["count"], share) << sum;
                 if (j["exit_code"] == 0) EXPECT_EQ(j["rendered"].get<int>() + j["skipped"].get<int>(), share) << sum;
-                else EXPECT_EQ(j["exit_name"], "interrupted") << sum;   // a stop after its last frame was out
+                else EXPECT_EQ(j["exit_name"], "interrupted") << sum;  // a stop after its last frame was out
                 EXPECT_LE(j["rendered"].get<int>() + j["skipped"].get<int>(), share) << sum;
             }
             if (!s.extra.empty() && contains(s.extra, "sequence"))
-                EXPECT_EQ(read_bytes(root / s.name / "out/d.stats.json"), read_bytes(dir / "ref" / s.name / "out/d.stats.json"));
+                EXPECT_EQ(read_bytes(root / s.name / "out/d.stats.json"),
+                          read_bytes(dir / "ref" / s.name / "out/d.stats.json"));
         }
     }
     const int calm_rendered = rendered_lines(dir / "calm");
@@ -1271,8 +1333,8 @@ TEST(Farm, SoakOnTheSlurmClusterSurvivesCancelsRequeuesAndKills) {
     report << "soak: " << shots.size() << " shots, " << total << " frames, 2 CPUs: undisturbed " << calm_s << " s ("
            << total / calm_s << " frames/s); under " << hits << " faults (" << faults["scancel"] << " scancel, "
            << faults["requeue"] << " requeue, " << faults["SIGKILL"] << " SIGKILL) " << storm_s << " s ("
-           << total / storm_s << " frames/s), " << waves << " waves (queue empty at " << wave_times << "), " << resubmitted << " shot resubmissions, "
-           << rendered - static_cast<int>(total) << " frames rendered twice";
+           << total / storm_s << " frames/s), " << waves << " waves (queue empty at " << wave_times << "), "
+           << resubmitted << " shot resubmissions, " << rendered - static_cast<int>(total) << " frames rendered twice";
     std::cout << report.str() << std::endl;
     RecordProperty("soak", report.str());
 }
@@ -1288,7 +1350,8 @@ TEST(Farm, LogAndSummaryNameTheDeviceAndTheVisibleGpus) {
     EXPECT_TRUE(contains(r.output, "device cpu (CUDA_VISIBLE_DEVICES=3) (")) << r.output;
     const auto j = read_json(dir / "s.json");
     EXPECT_EQ(j["device"], "cpu");
-    EXPECT_EQ(j["device_info"], nlohmann::json::parse(R"({"index": null, "name": null, "uuid": null, "cuda_visible_devices": "3"})"))
+    EXPECT_EQ(j["device_info"],
+              nlohmann::json::parse(R"({"index": null, "name": null, "uuid": null, "cuda_visible_devices": "3"})"))
         << j["device_info"];
 }
 
@@ -1298,11 +1361,12 @@ namespace {
 
 /// A metric video model (align none: chunks equal the whole render): each frame's grey plus half its window's mean.
 fs::path write_metric_video_model(const fs::path& path) {
-    return write_probe_model(path,
-                             "def forward(self, x):\n"
-                             "    m = x.mean(dim=2)\n"
-                             "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
-                             R"({"format": 1, "name": "probe-video-metric", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
+    return write_probe_model(
+        path,
+        "def forward(self, x):\n"
+        "    m = x.mean(dim=2)\n"
+        "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
+        R"({"format": 1, "name": "probe-video-metric", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
  "output": {"kind": "metric_depth", "units": "m"}, "temporal": {"window": 32, "overlap": 10,
  "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": "none"}, "license": "MIT"})");
 }
@@ -1326,12 +1390,14 @@ TEST(Farm, VideoShotChunksRunOnEveryEngine) {
     std::vector<int> shot;
     for (int f = 1001; f <= 1120; ++f) shot.push_back(f);
     for (int f : shot)
-        write_image(dir.path / ("plate." + std::to_string(f) + ".png"), 30, 20, {"R", "G", "B"}, "uint8", [f](int x, int y, int c) {
-            return std::fmod(0.013f * static_cast<float>(x * (c + 1) + 2 * y + 3 * f), 1.0f);
-        });
-    const fs::path job = write_job(dir.path / "job.yaml", "input: {path: " + (dir.path / "plate.####.png").string() +
-                                                              ", frames: 1001-1120}\nmodel: {path: " + (dir.path / "video.pt").string() +
-                                                              ", size: plate}\noutput: {path: whole/d.####.exr}\n");
+        write_image(dir.path / ("plate." + std::to_string(f) + ".png"), 30, 20, {"R", "G", "B"}, "uint8",
+                    [f](int x, int y, int c) {
+                        return std::fmod(0.013f * static_cast<float>(x * (c + 1) + 2 * y + 3 * f), 1.0f);
+                    });
+    const fs::path job =
+        write_job(dir.path / "job.yaml", "input: {path: " + (dir.path / "plate.####.png").string() +
+                                             ", frames: 1001-1120}\nmodel: {path: " + (dir.path / "video.pt").string() +
+                                             ", size: plate}\noutput: {path: whole/d.####.exr}\n");
     auto r = run_cli({job.string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto expect_whole = [&](const fs::path& out, int first, int last) {
@@ -1342,13 +1408,14 @@ TEST(Farm, VideoShotChunksRunOnEveryEngine) {
         }
     };
     const auto submit = [&](const std::string& engine, const fs::path& out) {
-        auto s = run_cli({"submit", job.string(), "--engine", engine, "--chunk-size", "44", "--out", (dir.path / engine).string(),
-                          "--set", "output.path=" + (out / "d.####.exr").string()});
+        auto s = run_cli({"submit", job.string(), "--engine", engine, "--chunk-size", "44", "--out",
+                          (dir.path / engine).string(), "--set", "output.path=" + (out / "d.####.exr").string()});
         EXPECT_EQ(s.exit_code, 0) << s.output;
         // What the tasks render (issue 41 §5): Slurm and Tractor run --chunk I/3, equal shares of 40; the engines that
         // cut the frame list themselves run 44, 44 and 32.
         const bool shares = engine == "slurm" || engine == "tractor";
-        EXPECT_TRUE(contains(s.output, shares ? "3 chunks of 40 frames run " : "3 chunks of 44 frames (the last 32) run "))
+        EXPECT_TRUE(
+            contains(s.output, shares ? "3 chunks of 40 frames run " : "3 chunks of 44 frames (the last 32) run "))
             << s.output;
         return s;
     };
@@ -1376,7 +1443,8 @@ TEST(Farm, VideoShotChunksRunOnEveryEngine) {
     {
         std::map<std::string, std::string> plugin;
         std::istringstream lines(read_bytes(dir.path / "deadline/plugin_info.job"));
-        for (std::string line; std::getline(lines, line);) plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+        for (std::string line; std::getline(lines, line);)
+            plugin[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
         std::vector<std::string> argv = split_windows_command_line(plugin["Arguments"]);
         auto at = std::find(argv.begin(), argv.end(), "<STARTFRAME>-<ENDFRAME>");
         ASSERT_NE(at, argv.end()) << plugin["Arguments"];
@@ -1390,8 +1458,8 @@ TEST(Farm, VideoShotChunksRunOnEveryEngine) {
     // Tractor: every task's argv as Tcl gives it back.
     if (run_program("/bin/sh", {"-c", "command -v tclsh"}).exit_code == 0) {
         submit("tractor", dir.path / "tractor_out");
-        r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl", (dir.path / "tractor/job.alf").string(),
-                                  (dir.path / "argv.bin").string()});
+        r = run_program("tclsh", {DEPTHBATCH_SOURCE_DIR "/tests/farm/alfvalidate.tcl",
+                                  (dir.path / "tractor/job.alf").string(), (dir.path / "argv.bin").string()});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const auto cmds = read_argv_file(dir.path / "argv.bin");
         ASSERT_EQ(cmds.size(), 3u);
@@ -1430,13 +1498,15 @@ TEST(Farm, VideoShotChunksRunOnEveryEngine) {
     // A requeued chunk redoes only itself: chunk 2 with every frame there renders nothing; with one frame deleted,
     // that frame alone, byte for byte as before.
     const auto before = exr_bytes(dir.path / "slurm");
-    const std::vector<std::string> requeue = {job.string(), "--chunk", "2/3", "--skip-existing", "--set",
-                                              "output.path=" + (dir.path / "slurm/d.####.exr").string()};
+    const std::vector<std::string> requeue = {job.string(), "--chunk",
+                                              "2/3",        "--skip-existing",
+                                              "--set",      "output.path=" + (dir.path / "slurm/d.####.exr").string()};
     r = run_cli(requeue);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "nothing to do")) << r.output;
     fs::remove(dir.path / "slurm/d.1060.exr");
     r = run_cli(requeue);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(exr_bytes(dir.path / "slurm"), before) << "the frame rendered again is byte-identical; no other was touched";
+    EXPECT_EQ(exr_bytes(dir.path / "slurm"), before)
+        << "the frame rendered again is byte-identical; no other was touched";
 }

@@ -35,7 +35,8 @@ void expect_same_depth(const fs::path& a, const fs::path& b) {
 TEST(Install, VersionIsTheProjectVersion) {
     std::smatch m;
     const std::string cmake = read_bytes(DEPTHBATCH_SOURCE_DIR "/CMakeLists.txt");
-    ASSERT_TRUE(std::regex_search(cmake, m, std::regex(R"(project\(depthbatch VERSION ([0-9.]+))"))) << cmake.substr(0, 200);
+    ASSERT_TRUE(std::regex_search(cmake, m, std::regex(R"(project\(depthbatch VERSION ([0-9.]+))")))
+        << cmake.substr(0, 200);
     EXPECT_EQ(m[1].str(), "0.3.0");
     const auto r = run_cli({"--version"});
     EXPECT_EQ(r.exit_code, 0);
@@ -48,12 +49,13 @@ TEST(Install, VersionIsTheProjectVersion) {
 TEST(Install, RelocatedPrefixRendersTheSampleJobOnItsOwn) {
     TempDir t;
     const fs::path first = t / "software/depthbatch/0.2", moved = t / "elsewhere/depthbatch-0.2";
-    const auto inst = run_program(DEPTHBATCH_CMAKE_COMMAND, {"--install", DEPTHBATCH_BUILD_DIR, "--prefix", first.string()});
+    const auto inst =
+        run_program(DEPTHBATCH_CMAKE_COMMAND, {"--install", DEPTHBATCH_BUILD_DIR, "--prefix", first.string()});
     ASSERT_EQ(inst.exit_code, 0) << inst.output;
-    for (const char* f : {"bin/depthbatch", "lib/libtorch_cpu.so", "lib/libc10.so",
-                          "share/depthbatch/models/fastdepth-nyu.pt", "share/depthbatch/ocio/config.ocio",
-                          "share/doc/depthbatch/README.md", "share/doc/depthbatch/docs/jobs.md",
-                          "share/doc/depthbatch/licenses/fastdepth-nyu.LICENSE.txt"})
+    for (const char* f :
+         {"bin/depthbatch", "lib/libtorch_cpu.so", "lib/libc10.so", "share/depthbatch/models/fastdepth-nyu.pt",
+          "share/depthbatch/ocio/config.ocio", "share/doc/depthbatch/README.md", "share/doc/depthbatch/docs/jobs.md",
+          "share/doc/depthbatch/licenses/fastdepth-nyu.LICENSE.txt"})
         EXPECT_TRUE(fs::exists(first / f)) << f << " is not installed";
     EXPECT_TRUE(contains(read_bytes(first / "share/doc/depthbatch/licenses/fastdepth-nyu.LICENSE.txt"), "MIT License"));
 
@@ -74,17 +76,18 @@ TEST(Install, RelocatedPrefixRendersTheSampleJobOnItsOwn) {
     EXPECT_GE(torch_libs, 2) << ldd.output;
 
     const auto r = run_program(moved / "bin/depthbatch",
-                               {DEPTHBATCH_SOURCE_DIR "/samples/shot.yaml", "--frames", "1001-1002",
-                                "--output", (t / "out/bedroom.####.exr").string()},
+                               {DEPTHBATCH_SOURCE_DIR "/samples/shot.yaml", "--frames", "1001-1002", "--output",
+                                (t / "out/bedroom.####.exr").string()},
                                clean_env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "model " + (moved / "share/depthbatch/models/fastdepth-nyu.pt").string())) << r.output;
+    EXPECT_TRUE(contains(r.output, "model " + (moved / "share/depthbatch/models/fastdepth-nyu.pt").string()))
+        << r.output;
     EXPECT_TRUE(contains(r.output, "config " + (moved / "share/depthbatch/ocio/config.ocio").string())) << r.output;
     EXPECT_EQ(list_dir(t / "out"), (std::vector<std::string>{"bedroom.1001.exr", "bedroom.1002.exr"}));
 
     // The same frames from the build tree's binary: the installed one computes exactly the same depth.
-    const auto b = run_cli({DEPTHBATCH_SOURCE_DIR "/samples/shot.yaml", "--frames", "1002",
-                            "--output", (t / "ref/bedroom.####.exr").string()});
+    const auto b = run_cli({DEPTHBATCH_SOURCE_DIR "/samples/shot.yaml", "--frames", "1002", "--output",
+                            (t / "ref/bedroom.####.exr").string()});
     ASSERT_EQ(b.exit_code, 0) << b.output;
     expect_same_depth(t / "out/bedroom.1002.exr", t / "ref/bedroom.1002.exr");
 }
@@ -96,13 +99,13 @@ TEST(Install, CheckoutReachedThroughASymbolicLinkRendersTheSampleJob) {
     fs::create_directories(t / "home");
     fs::create_directory_symlink(fs::canonical(DEPTHBATCH_SOURCE_DIR), t / "home/main");
     ASSERT_FALSE(fs::exists(t / "shared")) << "the text-resolved path must not exist for this test to mean anything";
-    const auto r = run_cli({(t / "home/main/samples/shot.yaml").string(), "--frames", "1001",
-                            "--output", (t / "out/bedroom.####.exr").string()});
+    const auto r = run_cli({(t / "home/main/samples/shot.yaml").string(), "--frames", "1001", "--output",
+                            (t / "out/bedroom.####.exr").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(t / "out"), (std::vector<std::string>{"bedroom.1001.exr"}));
     // The sintel TOML job the same way.
-    const auto s = run_cli({(t / "home/main/samples/sintel.toml").string(), "--frames", "1001",
-                            "--output", (t / "out2/sintel.####.exr").string()});
+    const auto s = run_cli({(t / "home/main/samples/sintel.toml").string(), "--frames", "1001", "--output",
+                            (t / "out2/sintel.####.exr").string()});
     EXPECT_EQ(s.exit_code, 0) << s.output;
 }
 
@@ -116,7 +119,8 @@ TEST(Install, RelocatedPrefixMakesTheReviewSheetWithItsOwnScript) {
     TempDir t;
     const auto start = fs::file_time_type::clock::now() - std::chrono::seconds(2);
     const fs::path first = t / "software/depthbatch/0.2", moved = t / "elsewhere/depthbatch-0.2";
-    const auto inst = run_program(DEPTHBATCH_CMAKE_COMMAND, {"--install", DEPTHBATCH_BUILD_DIR, "--prefix", first.string()});
+    const auto inst =
+        run_program(DEPTHBATCH_CMAKE_COMMAND, {"--install", DEPTHBATCH_BUILD_DIR, "--prefix", first.string()});
     ASSERT_EQ(inst.exit_code, 0) << inst.output;
     const fs::path installed_script = first / "share/depthbatch/tools/review.py";
     ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(installed_script))) << "a copy, not a link into the checkout";
@@ -127,12 +131,14 @@ TEST(Install, RelocatedPrefixMakesTheReviewSheetWithItsOwnScript) {
 
     // The tools venv by its own path (the checkout's .venv may be a link to it), the checkout nowhere on PATH.
     const fs::path venv_python = fs::canonical(fs::path(DEPTHBATCH_TEST_PYTHON).parent_path()) / "python";
-    const std::string env = "env -u LD_LIBRARY_PATH -u OCIO -u DEPTHBATCH_DEFAULT_MODEL -u DEPTHBATCH_TOOLS -u PYTHONPATH "
-                            "PATH=/usr/bin:/bin DEPTHBATCH_PYTHON='" + venv_python.string() + "'";
+    const std::string env =
+        "env -u LD_LIBRARY_PATH -u OCIO -u DEPTHBATCH_DEFAULT_MODEL -u DEPTHBATCH_TOOLS -u PYTHONPATH "
+        "PATH=/usr/bin:/bin DEPTHBATCH_PYTHON='" +
+        venv_python.string() + "'";
     fs::create_directories(t / "shot");
-    const fs::path job = write_job(t / "shot/shot.yaml", "input:\n  path: " +
-                                   (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
-                                   "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
+    const fs::path job = write_job(t / "shot/shot.yaml",
+                                   "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                       "\n  frames: 1001-1002\noutput:\n  path: out/d.####.exr\n");
     const fs::path bin = moved / "bin/depthbatch";
     auto r = run_program(bin, {job.string(), "-q"}, env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -149,7 +155,7 @@ TEST(Install, RelocatedPrefixMakesTheReviewSheetWithItsOwnScript) {
 
     // $DEPTHBATCH_TOOLS: a copy of the checkout's tools/ that nothing else points at.
     fs::copy(DEPTHBATCH_SOURCE_DIR "/tools", t / "copied-tools", fs::copy_options::recursive);
-    std::vector<fs::path> caches;   // pytest's, if the checkout ran it
+    std::vector<fs::path> caches;  // pytest's, if the checkout ran it
     for (const auto& e : fs::recursive_directory_iterator(t / "copied-tools"))
         if (e.path().filename() == "__pycache__") caches.push_back(e.path());
     for (const fs::path& c : caches) fs::remove_all(c);

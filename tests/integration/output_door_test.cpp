@@ -44,23 +44,25 @@ std::map<std::string, std::set<std::string>> read_trace(const fs::path& trace) {
 }  // namespace
 
 TEST(OutputDoor, EveryFileAnyCommandWritesCameThroughTheGuard) {
-    TempDir dir, trace_dir;   // the trace lives outside the folder whose files are compared
+    TempDir dir, trace_dir;  // the trace lives outside the folder whose files are compared
     const fs::path trace = trace_dir / "opens.txt";
     const std::string env = "DEPTHBATCH_TRACE_OUTPUTS=" + trace.string();
     fs::create_directories(dir / "shot");
-    const fs::path job = write_job(dir / "shot/shot.yaml",
-                                   "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
-                                       "\n  frames: 1001-1003\n"
-                                       "output:\n  path: out/d.####.exr\n  preview: {path: ../previews/p.####.png, size: 240}\n"
-                                       "depth:\n  convention: normalized\n  normalize: sequence\n"
-                                       "pipeline:\n  summary: ../summary/s.json\n  review: ../sheet/shot.png\n");
+    const fs::path job =
+        write_job(dir / "shot/shot.yaml",
+                  "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                      "\n  frames: 1001-1003\n"
+                      "output:\n  path: out/d.####.exr\n  preview: {path: ../previews/p.####.png, size: 240}\n"
+                      "depth:\n  convention: normalized\n  normalize: sequence\n"
+                      "pipeline:\n  summary: ../summary/s.json\n  review: ../sheet/shot.png\n");
     const std::set<std::string> before = files_under(dir.path);
 
     auto r = run_cli({job.string(), "-q"}, env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = run_cli({"review", job.string(), "--out", (dir / "review/again.png").string()}, env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = run_cli({"submit", job.string(), "--engine", "openjd", "--chunk-size", "2", "--out", (dir / "farm").string()}, env);
+    r = run_cli({"submit", job.string(), "--engine", "openjd", "--chunk-size", "2", "--out", (dir / "farm").string()},
+                env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     // A second render replaces its previews, summary and sheet (their own kind): opened again, nothing new.
     r = run_cli({job.string(), "-q", "--overwrite"}, env);
@@ -91,7 +93,8 @@ TEST(OutputDoor, EveryFileAnyCommandWritesCameThroughTheGuard) {
     const std::string depth_frame = depthbatch::output_role_name(OutputRole::DepthFrame);
     for (int f = 1001; f <= 1003; ++f) {
         EXPECT_EQ(role_of(dir / ("shot/out/d." + std::to_string(f) + ".exr")), depth_frame);
-        EXPECT_EQ(role_of(dir / ("previews/p." + std::to_string(f) + ".png")), depthbatch::output_role_name(OutputRole::Preview));
+        EXPECT_EQ(role_of(dir / ("previews/p." + std::to_string(f) + ".png")),
+                  depthbatch::output_role_name(OutputRole::Preview));
     }
     EXPECT_EQ(role_of(dir / "summary/s.json"), depthbatch::output_role_name(OutputRole::Summary));
     EXPECT_EQ(role_of(dir / "shot/out/d.stats.json"), depthbatch::output_role_name(OutputRole::StatsSidecar));

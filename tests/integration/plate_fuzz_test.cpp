@@ -44,12 +44,12 @@ TEST(PlateFuzz, DamagedPlatesRenderOrFailCleanly) {
     const char* env = std::getenv("DEPTHBATCH_PLATE_FUZZ");
     const int variants = env && *env ? std::atoi(env) : 6;
     const std::vector<fs::path> files = {
-        samples_dir() / "exr/t08.exr",                        // half RGBA, windows
-        samples_dir() / "exr/BrightRingsNanInf.exr",          // NaN/Inf
-        samples_dir() / "exr/flower-rgb-contig-16.tif",       // 16-bit TIFF
-        samples_dir() / "exr/dpx_nuke_10bits_rgb.dpx",        // 10-bit DPX
-        samples_dir() / "plates/sintel/sintel.1001.png",      // 8-bit PNG
-        samples_dir() / "plates/bedroom/bedroom.1001.jpg",    // JPEG
+        samples_dir() / "exr/t08.exr",                      // half RGBA, windows
+        samples_dir() / "exr/BrightRingsNanInf.exr",        // NaN/Inf
+        samples_dir() / "exr/flower-rgb-contig-16.tif",     // 16-bit TIFF
+        samples_dir() / "exr/dpx_nuke_10bits_rgb.dpx",      // 10-bit DPX
+        samples_dir() / "plates/sintel/sintel.1001.png",    // 8-bit PNG
+        samples_dir() / "plates/bedroom/bedroom.1001.jpg",  // JPEG
     };
     TempDir dir;
     write_p_mean(dir / "pmean.pt");
@@ -65,9 +65,12 @@ TEST(PlateFuzz, DamagedPlatesRenderOrFailCleanly) {
             const fs::path case_dir = dir / (file.stem().string() + "-" + std::to_string(v));
             fs::create_directories(case_dir);
             write_file(case_dir / ("p.1001" + ext), damaged);
-            const fs::path job = write_job(case_dir / "job.yaml", "input: {path: p.####" + ext + "}\n"
-                                           "model: {path: '" + (dir / "pmean.pt").string() + "', size: plate}\n"
-                                           "output: {path: out/d.####.exr}\n");
+            const fs::path job = write_job(case_dir / "job.yaml", "input: {path: p.####" + ext +
+                                                                      "}\n"
+                                                                      "model: {path: '" +
+                                                                      (dir / "pmean.pt").string() +
+                                                                      "', size: plate}\n"
+                                                                      "output: {path: out/d.####.exr}\n");
             SCOPED_TRACE(file.filename().string() + " " + what);
             const auto r = run_program("timeout", {"120", DEPTHBATCH_BIN, job.string(), "-q"});
             const std::vector<std::string> out = list_dir(case_dir / "out");
@@ -79,9 +82,11 @@ TEST(PlateFuzz, DamagedPlatesRenderOrFailCleanly) {
                 EXPECT_EQ(bad, 0u) << "non-finite depth written";
             } else {
                 ++refused;
-                EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;   // 124: hung; 134/139 (-1 here): crashed; 5: unexpected
+                EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input))
+                    << r.output;  // 124: hung; 134/139 (-1 here): crashed; 5: unexpected
                 EXPECT_TRUE(r.output.find("frame 1001") != std::string::npos ||
-                            r.output.find("p.1001" + ext) != std::string::npos) << r.output;
+                            r.output.find("p.1001" + ext) != std::string::npos)
+                    << r.output;
                 EXPECT_TRUE(out.empty()) << "a refused frame leaves nothing";
             }
         }

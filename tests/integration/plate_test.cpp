@@ -50,9 +50,13 @@ struct Shot {
         if (output.find("passthrough_colorspace") == std::string::npos)
             output += std::string(output.empty() ? "" : ", ") + "passthrough_colorspace: plate";
         if (output.find("pixel_type") == std::string::npos) output += ", pixel_type: keep";
-        write_job(job, "input: {path: p.####" + ext + (input.empty() ? "" : ", " + input) + "}\n"
-                       "output: {path: " + out + "/d.####.exr, " + output + "}\n"
-                       "model: {path: " + model.string() + ", size: plate, device: cpu}\n" + more);
+        write_job(job, "input: {path: p.####" + ext + (input.empty() ? "" : ", " + input) +
+                           "}\n"
+                           "output: {path: " +
+                           out + "/d.####.exr, " + output +
+                           "}\n"
+                           "model: {path: " +
+                           model.string() + ", size: plate, device: cpu}\n" + more);
         std::vector<std::string> args{job.string()};
         args.insert(args.end(), flags.begin(), flags.end());
         return run_cli(args, env);
@@ -87,7 +91,8 @@ std::vector<float> channel_floats(const fs::path& path, const std::string& name,
 }
 
 /// Bit-for-bit equality of two channels, reporting the first difference only.
-void expect_same_bits(const std::vector<unsigned char>& out, const std::vector<unsigned char>& in, const std::string& what) {
+void expect_same_bits(const std::vector<unsigned char>& out, const std::vector<unsigned char>& in,
+                      const std::string& what) {
     ASSERT_EQ(out.size(), in.size()) << what;
     ASSERT_FALSE(out.empty()) << what;
     const auto diff = std::mismatch(out.begin(), out.end(), in.begin());
@@ -119,8 +124,8 @@ std::vector<unsigned char> exact_unit_floats(const fs::path& path, const std::st
 
 /// Output channel `out_name` holds input channel `in_name` bit for bit, in the output's stored type
 /// (half stays half, float stays float; integer plates must hold exactly code/255, code/1023, code/65535).
-void expect_passthrough(const fs::path& out, const std::string& out_name, const fs::path& in, const std::string& in_name,
-                        int subimage = 0) {
+void expect_passthrough(const fs::path& out, const std::string& out_name, const fs::path& in,
+                        const std::string& in_name, int subimage = 0) {
     const OIIO::ImageSpec so = file_spec(out);
     int c = -1;
     for (int i = 0; i < so.nchannels; ++i)
@@ -130,7 +135,8 @@ void expect_passthrough(const fs::path& out, const std::string& out_name, const 
     const auto in_base = file_spec(in).format.basetype;
     const bool integer = in_base == OIIO::TypeDesc::UINT8 || in_base == OIIO::TypeDesc::UINT16;
     expect_same_bits(channel_bytes(out, out_name, t),
-                     integer && t == OIIO::TypeDesc::FLOAT ? exact_unit_floats(in, in_name) : channel_bytes(in, in_name, t, subimage),
+                     integer && t == OIIO::TypeDesc::FLOAT ? exact_unit_floats(in, in_name)
+                                                           : channel_bytes(in, in_name, t, subimage),
                      out.filename().string() + " " + out_name + " vs " + in.filename().string() + " " + in_name);
 }
 
@@ -175,7 +181,9 @@ std::string meta(const fs::path& out, const std::string& key) { return file_spec
 /// The number in the frame's log line before `what` (e.g. "NaN/Inf plate pixels"), -1 if absent.
 long logged_count(const std::string& log, const std::string& what) {
     std::smatch m;
-    if (std::regex_search(log, m, std::regex("([0-9]+) " + std::regex_replace(what, std::regex(R"([.^$|()\[\]{}*+?\\/])"), R"(\$&)"))))
+    if (std::regex_search(
+            log, m,
+            std::regex("([0-9]+) " + std::regex_replace(what, std::regex(R"([.^$|()\[\]{}*+?\\/])"), R"(\$&)"))))
         return std::stol(m[1]);
     return -1;
 }
@@ -260,7 +268,8 @@ TEST(SampleFiles, CrissyFieldLuminanceChromaBecomesRgb) {
     Imf::Array2D<Imf::Rgba> px(h, w);
     file.setFrameBuffer(&px[0][0] - dw.min.x - dw.min.y * w, 1, w);
     file.readPixels(dw.min.y, dw.max.y);
-    const auto R = channel_bytes(out, "R", kHalf), G = channel_bytes(out, "G", kHalf), B = channel_bytes(out, "B", kHalf);
+    const auto R = channel_bytes(out, "R", kHalf), G = channel_bytes(out, "G", kHalf),
+               B = channel_bytes(out, "B", kHalf);
     ASSERT_EQ(R.size(), static_cast<size_t>(w) * h * 2);
     size_t differ = 0, coloured = 0;
     for (int y = 0; y < h; ++y)
@@ -274,7 +283,8 @@ TEST(SampleFiles, CrissyFieldLuminanceChromaBecomesRgb) {
     EXPECT_EQ(differ, 0u) << "R,G,B equal Imf::RgbaInputFile's conversion bit for bit";
     EXPECT_GT(coloured, static_cast<size_t>(w) * h / 2) << "chroma was used, not just luminance";
     expect_depth_finite(out);
-    EXPECT_EQ(meta(out, "Copyright"), "Copyright 2006 Industrial Light & Magic") << "owner -> Copyright as OIIO names it";
+    EXPECT_EQ(meta(out, "Copyright"), "Copyright 2006 Industrial Light & Magic")
+        << "owner -> Copyright as OIIO names it";
 }
 
 TEST(SampleFiles, GardenTiledLuminanceOnlyIsGrey) {
@@ -344,7 +354,8 @@ TEST(SampleFiles, Dpx10BitFilledMethodA) {
     EXPECT_EQ(wrong, 0u);
     EXPECT_GT(fine_steps, 0u) << "10-bit codes, not 8";
     expect_depth_finite(out);
-    EXPECT_NE(r.output.find("10-bit dpx plate -> the config's compositing_log role 'ACEScct'"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("10-bit dpx plate -> the config's compositing_log role 'ACEScct'"), std::string::npos)
+        << r.output;
     EXPECT_EQ(meta(out, "depthbatch/colorspace_in"), "ACEScct");
     EXPECT_EQ(meta(out, "Software"), "Nuke");
     EXPECT_EQ(meta(out, "dpx:Packing"), "") << "source-format attributes are not copied";
@@ -461,7 +472,8 @@ TEST(SampleFiles, SinglepartMultiViewWithItsOwnZ) {
     for (const char* c : {"R", "G", "B", "A"}) expect_passthrough(out, c, in, c);
     expect_depth_finite(out);
     EXPECT_NE(r.output.find("view 'right' of right, left (default view)"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("the plate's own depth Z dropped (output.existing_depth: replace)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("the plate's own depth Z dropped (output.existing_depth: replace)"), std::string::npos)
+        << r.output;
     EXPECT_EQ(meta(out, "depthbatch/plate_depth"), "Z dropped (output.existing_depth: replace)");
     EXPECT_EQ(meta(out, "view"), "right");
     EXPECT_EQ(file_spec(out).find_attribute("multiView"), nullptr) << "a single-view output";
@@ -490,7 +502,8 @@ TEST(SampleFiles, SinglepartMultiViewWithItsOwnZ) {
     EXPECT_EQ(std::count(names.begin(), names.end(), "depth.Z"), 1);
     EXPECT_EQ(std::count(names.begin(), names.end(), "Z"), 0);
     EXPECT_EQ(std::count(names.begin(), names.end(), "left.Z"), 1) << "the other view's depth is that view's";
-    for (const char* c : {"disparityL.x", "forward.right.v", "left.R", "whitebarmask.left.mask"}) expect_passthrough(out, c, in, c);
+    for (const char* c : {"disparityL.x", "forward.right.v", "left.R", "whitebarmask.left.mask"})
+        expect_passthrough(out, c, in, c);
     EXPECT_NE(file_spec(out).find_attribute("multiView"), nullptr);
 }
 
@@ -517,7 +530,8 @@ TEST(Layout, DepthOnlyAllChannelsPixelTypesAndCompression) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(channel_names(s.out("depth")), (Names{"depth.Z"}));
     expect_types(s.out("depth"), {kFloat});
-    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("depth").string(), "oiio:ColorSpace"), "") << "no RGB, no colorspace claimed";
+    EXPECT_EQ(depthbatch::exr_text_attribute(s.out("depth").string(), "oiio:ColorSpace"), "")
+        << "no RGB, no colorspace claimed";
 
     r = s.run(".exr", "all", "colorspace: sRGB", "channels: all");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -529,7 +543,8 @@ TEST(Layout, DepthOnlyAllChannelsPixelTypesAndCompression) {
     expect_types(s.out("float"), {kFloat, kFloat, kFloat, kFloat, kFloat});
     EXPECT_EQ(channel_floats(s.out("float"), "R"), channel_floats(s.dir / "p.1001.exr", "R"));
 
-    write_image(s.dir / "q.1001.png", 24, 16, {"R", "G", "B"}, "uint8", [](int x, int, int c) { return ((x * 9 + c * 40) % 256) / 255.0f; });
+    write_image(s.dir / "q.1001.png", 24, 16, {"R", "G", "B"}, "uint8",
+                [](int x, int, int c) { return ((x * 9 + c * 40) % 256) / 255.0f; });
     fs::rename(s.dir / "q.1001.png", s.dir / "p.1001.png");
     r = s.run(".png", "half", "", "pixel_type: half");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -543,8 +558,8 @@ TEST(Layout, DepthOnlyAllChannelsPixelTypesAndCompression) {
         // Lossless codecs keep the passthrough bit for bit; depth.Z survives every codec (DWAA only
         // compresses R,G,B-like channels lossily; depth.Z is stored losslessly).
         if (c != "dwaa") expect_passthrough(s.out("c_" + c), "G", s.dir / "p.1001.exr", "G");
-        expect_same_bits(channel_bytes(s.out("c_" + c), "depth.Z", kFloat), channel_bytes(s.out("c_zip"), "depth.Z", kFloat),
-                         "depth.Z with " + c);
+        expect_same_bits(channel_bytes(s.out("c_" + c), "depth.Z", kFloat),
+                         channel_bytes(s.out("c_zip"), "depth.Z", kFloat), "depth.Z with " + c);
     }
 }
 
@@ -595,12 +610,13 @@ TEST(Cases, Case4NegativeOriginOverscanAndOffsetDataWindow) {
     Shot s;
     // (a) display (0,0)-(999,999), data (-50,-50)-(1049,1049), RGBA half, a 1-px white ring on the data
     // window's edge, 0.2 inside.
-    write_image(s.dir / "p.1001.exr", 1100, 1100, {"R", "G", "B", "A"}, "half",
-                [](int x, int y, int c) {
-                    if (c == 3) return 1.0f;
-                    return (x == -50 || x == 1049 || y == -50 || y == 1049) ? 1.0f : 0.2f;
-                },
-                -50, -50, 1000, 1000);
+    write_image(
+        s.dir / "p.1001.exr", 1100, 1100, {"R", "G", "B", "A"}, "half",
+        [](int x, int y, int c) {
+            if (c == 3) return 1.0f;
+            return (x == -50 || x == 1049 || y == -50 || y == 1049) ? 1.0f : 0.2f;
+        },
+        -50, -50, 1000, 1000);
     auto r = s.run(".exr", "a", "colorspace: sRGB");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     fs::path out = s.out("a");
@@ -609,7 +625,7 @@ TEST(Cases, Case4NegativeOriginOverscanAndOffsetDataWindow) {
     for (const char* c : {"R", "G", "B", "A"}) expect_passthrough(out, c, s.dir / "p.1001.exr", c);
     OIIO::ImageBuf buf = read_image(out);
     const int z = channel_index(buf, "depth.Z");
-    const float inside = buf.getchannel(500, 500, 0, 0);   // half(0.2)
+    const float inside = buf.getchannel(500, 500, 0, 0);  // half(0.2)
     EXPECT_NEAR(inside, 0.2f, 1e-3);
     for (int y = -50; y <= 1049; y += 7) {
         ASSERT_EQ(buf.getchannel(-50, y, 0, z), 1.0f) << y;
@@ -622,18 +638,20 @@ TEST(Cases, Case4NegativeOriginOverscanAndOffsetDataWindow) {
 
     // (b) display (0,0)-(500,400), data (30,40)-(429,339).
     fs::remove(s.dir / "p.1001.exr");
-    write_image(s.dir / "p.1001.exr", 400, 300, {"R", "G", "B", "A"}, "half",
-                [](int x, int y, int c) { return c == 3 ? 1.0f : 0.001f * (x + y) + 0.05f * c; }, 30, 40, 501, 401);
+    write_image(
+        s.dir / "p.1001.exr", 400, 300, {"R", "G", "B", "A"}, "half",
+        [](int x, int y, int c) { return c == 3 ? 1.0f : 0.001f * (x + y) + 0.05f * c; }, 30, 40, 501, 401);
     r = s.run(".exr", "b", "colorspace: sRGB");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     out = s.out("b");
-    expect_windows(out, {30, 40, 400, 300, 0, 0, 501, 401});   // nothing outside (30,40)-(429,339)
+    expect_windows(out, {30, 40, 400, 300, 0, 0, 501, 401});  // nothing outside (30,40)-(429,339)
     for (const char* c : {"R", "G", "B", "A"}) expect_passthrough(out, c, s.dir / "p.1001.exr", c);
     buf = read_image(out);
     const int zb = channel_index(buf, "depth.Z");
     for (int y = 40; y < 340; y += 13)
         for (int x = 30; x < 430; x += 13) {
-            const float mean = (buf.getchannel(x, y, 0, 0) + buf.getchannel(x, y, 0, 1) + buf.getchannel(x, y, 0, 2)) / 3.0f;
+            const float mean =
+                (buf.getchannel(x, y, 0, 0) + buf.getchannel(x, y, 0, 1) + buf.getchannel(x, y, 0, 2)) / 3.0f;
             ASSERT_NEAR(buf.getchannel(x, y, 0, zb), mean, 1e-6) << x << "," << y;
         }
 }
@@ -652,7 +670,7 @@ double linear_to_srgb(double v) { return v <= 0.0031308 ? v * 12.92 : 1.055 * st
 // before, so depth is unchanged. passthrough_colorspace: plate, pixel_type: keep give the plate's codes exactly.
 TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
     Shot s;
-    const std::string defaults = "passthrough_colorspace: scene_linear, pixel_type: auto";   // the defaults, spelled out
+    const std::string defaults = "passthrough_colorspace: scene_linear, pixel_type: auto";  // the defaults, spelled out
     struct Plate {
         std::string name, ext;
         Names channels;
@@ -662,12 +680,28 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
     };
     const float rgb[3] = {200 / 255.0f, 100 / 255.0f, 50 / 255.0f};
     const std::vector<Plate> plates = {
-        {"rgba", ".png", {"R", "G", "B", "A"}, "uint8",
-         [&](int x, int, int c) { return c == 3 ? (x < 160 ? 0.0f : 1.0f) : rgb[c]; }, 0.45752f, 0.45752f},
+        {"rgba",
+         ".png",
+         {"R", "G", "B", "A"},
+         "uint8",
+         [&](int x, int, int c) { return c == 3 ? (x < 160 ? 0.0f : 1.0f) : rgb[c]; },
+         0.45752f,
+         0.45752f},
         {"grey", ".png", {"Y"}, "uint8", [](int, int, int) { return 128 / 255.0f; }, 0.50196f, 0.50196f},
-        {"greya", ".png", {"Y", "A"}, "uint8", [](int x, int, int c) { return c == 1 ? (x < 160 ? 0.0f : 1.0f) : 128 / 255.0f; },
-         0.50196f, 0.50196f},
-        {"rgb16", ".png", {"R", "G", "B"}, "uint16", [](int, int, int) { return 32768 / 65535.0f; }, 0.500008f, 0.500008f},
+        {"greya",
+         ".png",
+         {"Y", "A"},
+         "uint8",
+         [](int x, int, int c) { return c == 1 ? (x < 160 ? 0.0f : 1.0f) : 128 / 255.0f; },
+         0.50196f,
+         0.50196f},
+        {"rgb16",
+         ".png",
+         {"R", "G", "B"},
+         "uint16",
+         [](int, int, int) { return 32768 / 65535.0f; },
+         0.500008f,
+         0.500008f},
     };
     for (const auto& p : plates) {
         SCOPED_TRACE(p.name);
@@ -680,8 +714,9 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
         const fs::path out = s.out(p.name);
         const bool alpha = p.channels.back() == "A", wide = p.type == "uint16";
         EXPECT_EQ(channel_names(out), (alpha ? Names{"R", "G", "B", "A", "depth.Z"} : Names{"R", "G", "B", "depth.Z"}));
-        const OIIO::TypeDesc t = wide ? kFloat : kHalf;   // auto: half for 8-bit, float for 16-bit
-        expect_types(out, alpha ? std::vector<OIIO::TypeDesc>{t, t, t, t, kFloat} : std::vector<OIIO::TypeDesc>{t, t, t, kFloat});
+        const OIIO::TypeDesc t = wide ? kFloat : kHalf;  // auto: half for 8-bit, float for 16-bit
+        expect_types(out, alpha ? std::vector<OIIO::TypeDesc>{t, t, t, t, kFloat}
+                                : std::vector<OIIO::TypeDesc>{t, t, t, kFloat});
         EXPECT_EQ(meta(out, "depthbatch/colorspace_rgb"), "Linear Rec.709 (sRGB)");
         // oiio:ColorSpace in the file's own header (read with OpenEXR, not through OIIO's reader)
         EXPECT_EQ(depthbatch::exr_text_attribute(out.string(), "oiio:ColorSpace"), "Linear Rec.709 (sRGB)");
@@ -691,21 +726,24 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
         EXPECT_NEAR(buf.getchannel(10, 100, 0, z), p.depth_left, 1e-5);    // alpha 0 half
         EXPECT_NEAR(buf.getchannel(300, 100, 0, z), p.depth_right, 1e-5);  // alpha 1 half
         // Passthrough: the sRGB decoding of the plate's value (half: within half's rounding), alpha as stored.
-        const double tol = wide ? 1e-6 : 6e-4;   // relative: half keeps 11 significant bits
+        const double tol = wide ? 1e-6 : 6e-4;  // relative: half keeps 11 significant bits
         for (int c = 0; c < 3; ++c) {
             const double v = p.fn(10, 100, p.channels.size() >= 3 ? c : 0), lin = srgb_to_linear(v);
-            EXPECT_NEAR(buf.getchannel(10, 100, 0, c), lin, lin * tol + 1e-7) << "channel " << c << " (plate " << v << ")";
+            EXPECT_NEAR(buf.getchannel(10, 100, 0, c), lin, lin * tol + 1e-7)
+                << "channel " << c << " (plate " << v << ")";
         }
         if (alpha) {
             EXPECT_EQ(buf.getchannel(10, 100, 0, 3), 0.0f) << "alpha is never colour-converted";
             EXPECT_EQ(buf.getchannel(300, 100, 0, 3), 1.0f);
         }
         if (p.name == "rgba") {
-            EXPECT_NEAR(buf.getchannel(10, 100, 0, 0), srgb_to_linear(200 / 255.0), 6e-4) << "colour under alpha 0 is kept";
-            EXPECT_EQ(meta(out, "depthbatch/alpha"), "unassociated: colour as stored in the plate, not premultiplied by A");
+            EXPECT_NEAR(buf.getchannel(10, 100, 0, 0), srgb_to_linear(200 / 255.0), 6e-4)
+                << "colour under alpha 0 is kept";
+            EXPECT_EQ(meta(out, "depthbatch/alpha"),
+                      "unassociated: colour as stored in the plate, not premultiplied by A");
         }
         if (p.name == "grey") EXPECT_NEAR(buf.getchannel(5, 5, 0, 1), 0.2158605f, 1e-4) << "code 128, linearised once";
-        if (p.name == "rgb16")   // not cut to 8 bits: 32768/65535 decoded, not 128/255
+        if (p.name == "rgb16")  // not cut to 8 bits: 32768/65535 decoded, not 128/255
             EXPECT_NEAR(buf.getchannel(5, 5, 0, 1), srgb_to_linear(32768 / 65535.0), 1e-6);
     }
     // The old values on request (docs/cases.md 10): passthrough_colorspace: plate, pixel_type: float give the plate's
@@ -735,7 +773,8 @@ TEST(Cases, Case10PngAndJpegWithAndWithoutAlpha) {
         codes.push_back(channel_bytes(s.dir / "p.1001.jpg", c, OIIO::TypeDesc::UINT8));
         const auto lin = channel_floats(s.out("jpg"), c);
         ASSERT_EQ(lin.size(), codes.back().size());
-        for (size_t i = 0; i < lin.size(); ++i) changed += std::lround(linear_to_srgb(lin[i]) * 255.0) != codes.back()[i];
+        for (size_t i = 0; i < lin.size(); ++i)
+            changed += std::lround(linear_to_srgb(lin[i]) * 255.0) != codes.back()[i];
     }
     EXPECT_EQ(changed, 0) << "values that do not encode back to the JPEG's code";
     for (size_t i = 0; i < d.size(); i += 97)
@@ -779,7 +818,7 @@ TEST(Cases, ColourTagsFollowTheWrittenRgb) {
     EXPECT_EQ(meta(s.out("raw"), "depthbatch/colorspace_rgb"), "Raw");
     EXPECT_NEAR(read_image(s.out("raw")).getchannel(3, 3, 0, 0), 128 / 255.0f, 2e-4) << "data is never linearised";
     fs::remove(s.dir / "p.1001.png");
-    {   // ACEScg EXR tagged as such: AP1 chromaticities, colorInteropID, pixelAspectRatio 1000 (nonsense)
+    {  // ACEScg EXR tagged as such: AP1 chromaticities, colorInteropID, pixelAspectRatio 1000 (nonsense)
         OIIO::ImageSpec spec(32, 24, 3, OIIO::TypeDesc::HALF);
         const float ap1[8] = {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f};
         spec.attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8), ap1);
@@ -799,7 +838,8 @@ TEST(Cases, ColourTagsFollowTheWrittenRgb) {
     EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1").string(), "oiio:ColorSpace"), "Linear Rec.709 (sRGB)");
     r = s.run(".exr", "ap1_plate", "colorspace: ACEScg", "passthrough_colorspace: plate");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(file_spec(s.out("ap1_plate")).find_attribute("chromaticities"), nullptr) << "plate mode: the plate's RGB, its tags";
+    EXPECT_NE(file_spec(s.out("ap1_plate")).find_attribute("chromaticities"), nullptr)
+        << "plate mode: the plate's RGB, its tags";
     EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1_plate").string(), "colorInteropID"), "lin_ap1_scene");
     EXPECT_EQ(depthbatch::exr_text_attribute(s.out("ap1_plate").string(), "oiio:ColorSpace"), "ACEScg");
     r = s.run(".exr", "ap1_depth", "colorspace: ACEScg", "channels: depth");
@@ -852,21 +892,24 @@ TEST(Cases, Case12HdrPassthroughIsKeptAndDepthStaysInRange) {
     EXPECT_EQ(logged_count(r.output, "pixels outside 0-1 after colour (clamp)"), expected_out_of_range) << r.output;
 
     // The job may tone-map instead of clamping: the ACES output transform keeps 4.0 and 12.0 apart.
-    const auto v = s.run(".exr", "view", "colorspace: lin_rec709", "",
-                         "depth: {normalize: raw}\ncolor: {hdr: view, display: sRGB - Display, view: ACES 1.0 - SDR Video}\n");
+    const auto v =
+        s.run(".exr", "view", "colorspace: lin_rec709", "",
+              "depth: {normalize: raw}\ncolor: {hdr: view, display: sRGB - Display, view: ACES 1.0 - SDR Video}\n");
     ASSERT_EQ(v.exit_code, 0) << v.output;
     OIIO::ImageBuf vb = read_image(s.out("view"));
     const int x4 = ramp0 + static_cast<int>(std::lround(4.0 / 12.0 * (W - 1 - ramp0)));
     EXPECT_LT(vb.getchannel(x4, 0, 0, z), vb.getchannel(W - 1, 0, 0, z));
     EXPECT_LT(vb.getchannel(W - 1, 0, 0, z), 1.0f);
-    EXPECT_EQ(logged_count(v.output, "pixels outside 0-1 after colour (view)"), -1) << "the view maps HDR into 0-1\n" << v.output;
+    EXPECT_EQ(logged_count(v.output, "pixels outside 0-1 after colour (view)"), -1) << "the view maps HDR into 0-1\n"
+                                                                                    << v.output;
     EXPECT_EQ(meta(s.out("view"), "depthbatch/colorspace_model"), "sRGB - Display / ACES 1.0 - SDR Video");
 }
 
 TEST(Cases, Case12AcescgNeutralPatches) {
     Shot s;
     const float patches[4] = {0.01f, 0.18f, 1.0f, 4.0f};
-    write_image(s.dir / "p.1001.exr", 64, 16, {"R", "G", "B"}, "float", [&](int x, int, int) { return patches[x / 16]; });
+    write_image(s.dir / "p.1001.exr", 64, 16, {"R", "G", "B"}, "float",
+                [&](int x, int, int) { return patches[x / 16]; });
     const auto r = s.run(".exr", "o", "colorspace: ACEScg", "", "depth: {normalize: raw}\n");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     OIIO::ImageBuf buf = read_image(s.out("o"));
@@ -888,17 +931,20 @@ TEST(Cases, Case12AnExrThatSaysItIsAcescgIsTakenAsAcescg) {
     for (int f : {1001, 1002}) {
         const fs::path path = s.dir / ("p." + std::to_string(f) + ".exr");
         write_image(path, 64, 16, {"R", "G", "B"}, "float", [&](int x, int, int) { return patches[x / 16]; });
-        if (f == 1002) break;   // says nothing
+        if (f == 1002) break;  // says nothing
         OIIO::ImageBuf b(path.string());
         ASSERT_TRUE(b.read(0, 0, true));
         b.specmod().attribute("chromaticities", OIIO::TypeDesc(OIIO::TypeDesc::FLOAT, 8), ap1);
         ASSERT_TRUE(b.write((s.dir / "tagged.exr").string()));
         fs::rename(s.dir / "tagged.exr", path);
     }
-    const auto r = s.run(".exr", "o", "frames: 1001", "passthrough_colorspace: scene_linear", "depth: {normalize: raw}\n");
+    const auto r =
+        s.run(".exr", "o", "frames: 1001", "passthrough_colorspace: scene_linear", "depth: {normalize: raw}\n");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(contains(r.output, "input.colorspace auto: float openexr plate chromaticities of ACES AP1 primaries "
-                                   "(ACEScg) -> 'ACEScg'")) << r.output;
+    EXPECT_TRUE(contains(r.output,
+                         "input.colorspace auto: float openexr plate chromaticities of ACES AP1 primaries "
+                         "(ACEScg) -> 'ACEScg'"))
+        << r.output;
     EXPECT_FALSE(contains(r.output, "warning")) << r.output;
     OIIO::ImageBuf buf = read_image(s.out("o"));
     const int z = channel_index(buf, "depth.Z");
@@ -912,16 +958,21 @@ TEST(Cases, Case12AnExrThatSaysItIsAcescgIsTakenAsAcescg) {
 
     const auto mixed = s.run(".exr", "m", "frames: 1001-1002", "", "depth: {normalize: raw}\n");
     EXPECT_EQ(mixed.exit_code, exit_status(ExitCode::Input)) << mixed.output;
-    EXPECT_TRUE(contains(mixed.output, "frame 1002 (" + (s.dir / "p.1002.exr").string() + ") is openexr with float "
-                                       "colour, channels R,G,B; auto 'Linear Rec.709 (sRGB)', but frame 1001 was float "
-                                       "colour, channels R,G,B; auto 'ACEScg'")) << mixed.output;
+    EXPECT_TRUE(
+        contains(mixed.output, "frame 1002 (" + (s.dir / "p.1002.exr").string() +
+                                   ") is openexr with float "
+                                   "colour, channels R,G,B; auto 'Linear Rec.709 (sRGB)', but frame 1001 was float "
+                                   "colour, channels R,G,B; auto 'ACEScg'"))
+        << mixed.output;
     EXPECT_FALSE(fs::exists(s.dir / "m/d.1002.exr"));
     // A farm chunk (or a --skip-existing run) holding only frame 1002 decides as the whole shot would: exit 3 too.
     const auto chunk = s.run(".exr", "c", "frames: 1001-1002", "", "depth: {normalize: raw}\n", "", {"--chunk", "2/2"});
     EXPECT_EQ(chunk.exit_code, exit_status(ExitCode::Input)) << chunk.output;
-    EXPECT_TRUE(contains(chunk.output, "frame 1001 (" + (s.dir / "p.1001.exr").string() + "), the shot's first, is "
-                                       "openexr with float colour, channels R,G,B; auto 'ACEScg', but frame 1002, this "
-                                       "run's first, is float colour, channels R,G,B; auto 'Linear Rec.709 (sRGB)'"))
+    EXPECT_TRUE(
+        contains(chunk.output, "frame 1001 (" + (s.dir / "p.1001.exr").string() +
+                                   "), the shot's first, is "
+                                   "openexr with float colour, channels R,G,B; auto 'ACEScg', but frame 1002, this "
+                                   "run's first, is float colour, channels R,G,B; auto 'Linear Rec.709 (sRGB)'"))
         << chunk.output;
     EXPECT_FALSE(fs::exists(s.dir / "c/d.1002.exr"));
     EXPECT_EQ(s.run(".exr", "x", "frames: 1001-1002, colorspace: ACEScg").exit_code, 0) << "said in the job: no check";
@@ -952,7 +1003,8 @@ TEST(Cases, Case14ChannelNamesTypesAndTheOneDepthZ) {
     auto plate = [&](const Names& names) {
         for (const auto& f : list_dir(s.dir.path))
             if (f.rfind("p.1001.", 0) == 0) fs::remove(s.dir / f);
-        write_image(s.dir / "p.1001.exr", 32, 16, names, "half", [](int x, int, int c) { return 0.1f * c + 0.01f * x; });
+        write_image(s.dir / "p.1001.exr", 32, 16, names, "half",
+                    [](int x, int, int c) { return 0.1f * c + 0.01f * x; });
     };
     auto expect_ours = [&](const fs::path& out) {
         const OIIO::ImageSpec spec = file_spec(out);
@@ -986,13 +1038,15 @@ TEST(Cases, Case14ChannelNamesTypesAndTheOneDepthZ) {
             EXPECT_EQ(channel_names(s.out(name)), (Names{"R", "G", "B", "A", "depth.Z"})) << "plate's own dropped";
             expect_ours(s.out(name));
             EXPECT_NE(r.output.find("the plate's own depth " + own + " dropped (output.existing_depth: replace)"),
-                      std::string::npos) << r.output;
+                      std::string::npos)
+                << r.output;
 
             r = s.run(".exr", name + "_rn", "colorspace: sRGB", "channels: " + layout + ", existing_depth: rename");
             ASSERT_EQ(r.exit_code, 0) << r.output;
             // (OpenEXR stores channels sorted by name; OIIO lists R,G,B,A first, then the rest in that order.)
-            EXPECT_EQ(channel_names(s.out(name + "_rn")), own == "Z" ? (Names{"R", "G", "B", "A", "Z_plate", "depth.Z"})
-                                                                       : (Names{"R", "G", "B", "A", "depth.Z", "depth.Z_plate"}));
+            EXPECT_EQ(channel_names(s.out(name + "_rn")),
+                      own == "Z" ? (Names{"R", "G", "B", "A", "Z_plate", "depth.Z"})
+                                 : (Names{"R", "G", "B", "A", "depth.Z", "depth.Z_plate"}));
             expect_ours(s.out(name + "_rn"));
             expect_passthrough(s.out(name + "_rn"), own + "_plate", in, own);
             EXPECT_EQ(meta(s.out(name + "_rn"), "depthbatch/plate_depth"),

@@ -25,14 +25,16 @@ struct Shot {
         for (int f = 1001; f < 1001 + frames; ++f)
             write_image(dir / ("p." + std::to_string(f) + ".exr"), 48, 32, {"R", "G", "B"}, "half",
                         [f](int x, int y, int c) { return 0.1f + 0.001f * static_cast<float>(x + y + c + f % 7); });
-        job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\noutput: " + output + "\n"
-                                          "model: {path: " + model.string() + ", size: plate, device: cpu}\n");
+        job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\noutput: " + output +
+                                              "\n"
+                                              "model: {path: " +
+                                              model.string() + ", size: plate, device: cpu}\n");
     }
 };
 
 struct Split {
     int exit_code = -1;
-    std::string out, err;   ///< stdout, stderr
+    std::string out, err;  ///< stdout, stderr
 };
 
 /// Run depthbatch with `args` under `vars` ("NAME=value ..."; the engine variables otherwise unset), stdout
@@ -73,7 +75,8 @@ std::vector<std::string> frame_lines(const std::string& out) {
 TEST(Progress, EachEnginesEnvironmentGetsItsDialectThroughAPipe) {
     Shot s(3);
     // No engine (a shell pipe), Slurm, OpenCue: the frame lines alone (Slurm and OpenCue read no progress).
-    for (const std::string vars : {"", "SLURM_JOB_ID=77 SLURM_ARRAY_TASK_ID=2", "CUE_JOB=show-depth CUE_FRAME=0001-r"}) {
+    for (const std::string vars :
+         {"", "SLURM_JOB_ID=77 SLURM_ARRAY_TASK_ID=2", "CUE_JOB=show-depth CUE_FRAME=0001-r"}) {
         const Split r = run_split(s, {s.job.string(), "--overwrite"}, vars);
         ASSERT_EQ(r.exit_code, 0) << vars << "\n" << r.out << r.err;
         EXPECT_EQ(lines(r.out).size(), 3u) << vars << "\n" << r.out;
@@ -83,7 +86,8 @@ TEST(Progress, EachEnginesEnvironmentGetsItsDialectThroughAPipe) {
     // Tractor's blade: a TR_PROGRESS line after each frame line.
     Split r = run_split(s, {s.job.string(), "--overwrite"}, "TR_ENV_JID=1234 TR_ENV_TID=7 TR_ENV_CID=1");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(matching(r.out, "^TR_PROGRESS"), (std::vector<std::string>{"TR_PROGRESS 33%", "TR_PROGRESS 66%", "TR_PROGRESS 100%"}))
+    EXPECT_EQ(matching(r.out, "^TR_PROGRESS"),
+              (std::vector<std::string>{"TR_PROGRESS 33%", "TR_PROGRESS 66%", "TR_PROGRESS 100%"}))
         << r.out;
     EXPECT_EQ(lines(r.out).size(), 6u) << r.out;
     for (size_t i = 0; i + 1 < lines(r.out).size(); i += 2) EXPECT_EQ(lines(r.out)[i].rfind("frame ", 0), 0u) << r.out;
@@ -120,14 +124,16 @@ TEST(Progress, EachEnginesEnvironmentGetsItsDialectThroughAPipe) {
 TEST(Progress, LogGrowsByAtMostTwoLinesPerFrame) {
     Shot small(2), big(10);
     const auto total = [](const Split& r) { return lines(r.out).size() + lines(r.err).size(); };
-    for (const std::string vars : {"", "TR_ENV_JID=9", "OPENJD_SESSION_WORKING_DIR=/tmp", "DEPTHBATCH_PROGRESS=deadline"}) {
+    for (const std::string vars :
+         {"", "TR_ENV_JID=9", "OPENJD_SESSION_WORKING_DIR=/tmp", "DEPTHBATCH_PROGRESS=deadline"}) {
         const Split a = run_split(small, {small.job.string(), "--overwrite"}, vars),
                     b = run_split(big, {big.job.string(), "--overwrite"}, vars);
         ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
         ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
         const size_t per_frame = vars.empty() || contains(vars, "deadline") ? 1 : 2;
-        EXPECT_EQ(total(b) - total(a), per_frame * 8) << vars << "\n--- 2 frames:\n" << a.out << a.err
-                                                      << "--- 10 frames:\n" << b.out << b.err;
+        EXPECT_EQ(total(b) - total(a), per_frame * 8) << vars << "\n--- 2 frames:\n"
+                                                      << a.out << a.err << "--- 10 frames:\n"
+                                                      << b.out << b.err;
         EXPECT_EQ(lines(b.err).size(), lines(a.err).size()) << "no log line per frame\n" << b.err;
         EXPECT_LE(total(a), 20u) << "a job's own lines (model, device, plate, phases) stay few\n" << a.out << a.err;
         EXPECT_FALSE(contains(b.err, "frame 1001 ->")) << b.err;
@@ -139,7 +145,7 @@ TEST(Progress, LogGrowsByAtMostTwoLinesPerFrame) {
 
 // -q: no frame lines and no info lines; warnings, errors, the closing summary, and an engine's own line stay.
 TEST(Progress, QuietLeavesWarningsErrorsTheSummaryAndTheEnginesLine) {
-    Shot s(3, "{path: out/d.####.exr, compression: dwaa}");   // dwaa is lossy: one warning
+    Shot s(3, "{path: out/d.####.exr, compression: dwaa}");  // dwaa is lossy: one warning
     Split r = run_split(s, {s.job.string(), "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_EQ(r.out, "");
@@ -151,7 +157,7 @@ TEST(Progress, QuietLeavesWarningsErrorsTheSummaryAndTheEnginesLine) {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_EQ(r.out, "TR_PROGRESS 33%\nTR_PROGRESS 66%\nTR_PROGRESS 100%\n");
     EXPECT_EQ(lines(r.err).size(), 2u) << r.err;
-    r = run_split(s, {s.job.string(), "--overwrite", "-q"}, "DEPTHBATCH_PROGRESS=deadline");   // -q after the job too
+    r = run_split(s, {s.job.string(), "--overwrite", "-q"}, "DEPTHBATCH_PROGRESS=deadline");  // -q after the job too
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_EQ(r.out, "Progress: 33%\nProgress: 66%\nProgress: 100%\n");
     // Everything skipped: the engine still hears 100%.
@@ -177,16 +183,16 @@ TEST(Progress, OpenJDTaskThatFailsSaysWhy) {
     fail = matching(r.out, "^openjd_fail: ");
     ASSERT_EQ(fail.size(), 1u) << r.out;
     EXPECT_EQ(fail[0].rfind("openjd_fail: 1 frame(s) failed (1002): ", 0), 0u) << fail[0];
-    r = run_split(s, {s.job.string(), "--frames", "1001-1003"});   // not under OpenJD: no such line
+    r = run_split(s, {s.job.string(), "--frames", "1001-1003"});  // not under OpenJD: no such line
     EXPECT_TRUE(matching(r.out, "^openjd_").empty()) << r.out;
 }
 
 // Off a TTY each line is flushed as it happens: read from the pipe while the process still runs, not at exit.
 TEST(Progress, LinesArriveThroughAPipeWhileRendering) {
     TempDir dir;
-    const fs::path job = write_job(dir / "shot.yaml", "input:\n  path: " +
-                                                          (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
-                                                          "\n  frames: 1001-1016\noutput:\n  path: out/d.####.exr\n");
+    const fs::path job =
+        write_job(dir / "shot.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                                         "\n  frames: 1001-1016\noutput:\n  path: out/d.####.exr\n");
     auto p = start_cli({job.string()}, {"TR_ENV_JID=3"});
     ASSERT_TRUE(p->wait_for("TR_PROGRESS 6%", 120)) << p->output();
     const bool still_running = p->running();
@@ -208,9 +214,11 @@ TEST(Progress, LinesArriveThroughAPipeWhileRendering) {
 // process a pseudo-terminal.
 TEST(Progress, BarOnATerminal) {
     Shot s(3);
-    const auto r = run_program("script", {"-qefc", std::string("'" DEPTHBATCH_BIN "' '") + s.job.string() +
-                                                        "' --set output.compression=dwaa", "/dev/null"},
-                               kCleanEnv);
+    const auto r = run_program(
+        "script",
+        {"-qefc", std::string("'" DEPTHBATCH_BIN "' '") + s.job.string() + "' --set output.compression=dwaa",
+         "/dev/null"},
+        kCleanEnv);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "\r\033[Kdepthbatch: loading model ...")) << r.output;
     EXPECT_TRUE(contains(r.output, "\r\033[K[##########....................] 1/3 frames  ")) << r.output;
@@ -236,8 +244,8 @@ TEST(Progress, NeverGoesBackwardsWithMissingPlatesAtTheStart) {
         {"OPENJD_SESSION_WORKING_DIR=/tmp", "^openjd_progress: ([0-9.]+)$"},
         {"TR_ENV_JID=1234 TR_ENV_TID=7 TR_ENV_CID=1", "^TR_PROGRESS ([0-9.]+)%$"}};
     for (const auto& [vars, re] : dialects) {
-        const Split r = run_split(s, {s.job.string(), "--frames", "1001-1005", "--overwrite", "--set",
-                                      "pipeline.on_error=continue"}, vars);
+        const Split r = run_split(
+            s, {s.job.string(), "--frames", "1001-1005", "--overwrite", "--set", "pipeline.on_error=continue"}, vars);
         EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << vars << "\n" << r.out << r.err;
         std::vector<double> pct;
         std::vector<std::pair<int, int>> counts;
@@ -263,7 +271,9 @@ TEST(Progress, UnknownDepthbatchProgressWarnsOnce) {
     const Split r = run_split(s, {s.job.string()}, "DEPTHBATCH_PROGRESS=tractr");
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     size_t n = 0;
-    for (size_t at = r.err.find("'tractr' names no dialect"); at != std::string::npos; at = r.err.find("'tractr' names no dialect", at + 1)) ++n;
+    for (size_t at = r.err.find("'tractr' names no dialect"); at != std::string::npos;
+         at = r.err.find("'tractr' names no dialect", at + 1))
+        ++n;
     EXPECT_EQ(n, 1u) << r.err;
     EXPECT_TRUE(contains(r.err, "warning")) << r.err;
 }

@@ -24,9 +24,12 @@ fs::path bedroom(int f) { return samples_dir() / ("plates/bedroom/bedroom." + st
 /// Plates pl/bedroom.1001-1020.jpg (links to the samples) and a job over them writing out/d.####.exr with `depth`.
 fs::path bedroom_job(const fs::path& dir, const std::string& depth, const std::string& extra = "") {
     fs::create_directories(dir / "pl");
-    for (int f = 1001; f <= 1020; ++f) fs::create_symlink(bedroom(f), dir / ("pl/bedroom." + std::to_string(f) + ".jpg"));
-    return write_job(dir / "job.yaml", "input: {path: pl/bedroom.####.jpg, frames: 1001-1020}\nmodel: {size: 64}\n"
-                                       "depth: " + depth + "\noutput: {path: out/d.####.exr}\n" + extra);
+    for (int f = 1001; f <= 1020; ++f)
+        fs::create_symlink(bedroom(f), dir / ("pl/bedroom." + std::to_string(f) + ".jpg"));
+    return write_job(dir / "job.yaml",
+                     "input: {path: pl/bedroom.####.jpg, frames: 1001-1020}\nmodel: {size: 64}\n"
+                     "depth: " +
+                         depth + "\noutput: {path: out/d.####.exr}\n" + extra);
 }
 
 /// Plate `frame` re-delivered in place with another picture (a new file: new size and modification time).
@@ -53,7 +56,6 @@ std::set<int> range_set(int a, int b) {
     for (int f = a; f <= b; ++f) s.insert(f);
     return s;
 }
-
 
 /// 8-bit plate 30x20 of frame `f`: a gradient that moves with the frame number (`look` changes the picture).
 void write_plate(const fs::path& path, int f, int look = 0) {
@@ -83,9 +85,11 @@ TEST(Redelivery, AReplacedPlateRendersAgainEveryStabilizedFrameItShaped) {
     EXPECT_EQ(rendered_again(r.output), range_set(1006, 1014)) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1006: rendering again, the existing " + (t / "out/d.1006.exr").string() +
                                        " is made with neighbouring plates of which one or more have changed since "
-                                       "(frames 1002-1010)")) << r.output;
+                                       "(frames 1002-1010)"))
+        << r.output;
     EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
-    for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(bytes_of(t.path, "out", f), bytes_of(t.path, "ref", f)) << "frame " << f;
+    for (int f = 1001; f <= 1020; ++f)
+        EXPECT_EQ(bytes_of(t.path, "out", f), bytes_of(t.path, "ref", f)) << "frame " << f;
     // Nothing changed: nothing renders.
     r = run_cli({job.string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -102,11 +106,12 @@ TEST(Redelivery, AReplacedPlateRendersAgainEveryFrameOfTheVideoWindowsThatReadIt
         TempDir t;
         write_probe_video_model(t / "video.pt", metric);
         for (int f = 1001; f <= 1120; ++f) write_plate(t / ("plate." + std::to_string(f) + ".png"), f);
-        const fs::path job = write_job(t / "job.yaml", "input: {path: plate.####.png, frames: 1001-1120}\n"
-                                                       "model: {path: video.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+        const fs::path job = write_job(t / "job.yaml",
+                                       "input: {path: plate.####.png, frames: 1001-1120}\n"
+                                       "model: {path: video.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
         auto r = run_cli({job.string(), "-q"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));   // a modification time of its own
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a modification time of its own
         write_plate(t / "plate.1060.png", 1060, 3);
         r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "-q"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -114,7 +119,8 @@ TEST(Redelivery, AReplacedPlateRendersAgainEveryFrameOfTheVideoWindowsThatReadIt
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const std::set<int> again = rendered_again(r.output);
         EXPECT_TRUE(again.count(1060)) << r.output;
-        EXPECT_GT(again.size(), 20u) << "the frames of the windows holding 1060 (the issue: 26 kept stale depth)\n" << r.output;
+        EXPECT_GT(again.size(), 20u) << "the frames of the windows holding 1060 (the issue: 26 kept stale depth)\n"
+                                     << r.output;
         double span = 0, worst = 0;
         for (int f = 1001; f <= 1120; ++f) {
             const std::string name = "d." + std::to_string(f) + ".exr";
@@ -149,9 +155,13 @@ TEST(Redelivery, AReplacedSamplePlateIsRefusedWithTheCommandThenEveryFrameRender
     for (const auto& name : list_dir(t / "out")) before[name] = read_bytes(t / "out" / name);
     r = run_cli({job.string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::OutputExists)) << r.output;
-    EXPECT_TRUE(contains(r.output, "the plates of sample frames 1007 have changed since these sequence statistics were "
-                                   "taken; recompute them with `depthbatch stats '" + job.string() + "' --overwrite`, "
-                                   "then render with --skip-existing")) << r.output;
+    EXPECT_TRUE(contains(r.output,
+                         "the plates of sample frames 1007 have changed since these sequence statistics were "
+                         "taken; recompute them with `depthbatch stats '" +
+                             job.string() +
+                             "' --overwrite`, "
+                             "then render with --skip-existing"))
+        << r.output;
     EXPECT_FALSE(contains(r.output, "delete it")) << r.output;
     for (const auto& [name, bytes] : before) EXPECT_EQ(read_bytes(t / "out" / name), bytes) << name << " changed";
     r = run_cli({"stats", job.string(), "--overwrite"});
@@ -160,8 +170,11 @@ TEST(Redelivery, AReplacedSamplePlateIsRefusedWithTheCommandThenEveryFrameRender
     r = run_cli({job.string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(rendered_again(r.output), range_set(1001, 1020)) << r.output;
-    EXPECT_TRUE(contains(r.output, "is normalized with other sequence statistics than " + (t / "out/d.stats.json").string())) << r.output;
-    for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(bytes_of(t.path, "out", f), bytes_of(t.path, "ref", f)) << "frame " << f;
+    EXPECT_TRUE(
+        contains(r.output, "is normalized with other sequence statistics than " + (t / "out/d.stats.json").string()))
+        << r.output;
+    for (int f = 1001; f <= 1020; ++f)
+        EXPECT_EQ(bytes_of(t.path, "out", f), bytes_of(t.path, "ref", f)) << "frame " << f;
 }
 
 // The issue's recipe: a sample plate missing (on_error: continue samples the plates that exist), then delivered. The
@@ -181,13 +194,15 @@ TEST(Redelivery, AMissingSamplePlateDeliveredLaterLeavesNoFrameWithTheOldRange) 
         fs::rename(t / "held.jpg", t / "pl/bedroom.1014.jpg");
         r = run_cli({job.string(), "--skip-existing"});
         EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::OutputExists)) << r.output;
-        EXPECT_TRUE(contains(r.output, "recompute them with `depthbatch stats '" + job.string() + "' --overwrite`")) << r.output;
+        EXPECT_TRUE(contains(r.output, "recompute them with `depthbatch stats '" + job.string() + "' --overwrite`"))
+            << r.output;
         EXPECT_FALSE(contains(r.output, "delete it")) << r.output;
         if (delete_sidecar) fs::remove(t / "out/d.stats.json");
         else ASSERT_EQ(run_cli({"stats", job.string(), "--overwrite"}).exit_code, 0);
         r = run_cli({job.string(), "--skip-existing"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         EXPECT_EQ(rendered_again(r.output).size(), 19u) << "every frame rendered before 1014 arrived\n" << r.output;
-        for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(bytes_of(t.path, "out", f), bytes_of(t.path, "ref", f)) << "frame " << f;
+        for (int f = 1001; f <= 1020; ++f)
+            EXPECT_EQ(bytes_of(t.path, "out", f), bytes_of(t.path, "ref", f)) << "frame " << f;
     }
 }

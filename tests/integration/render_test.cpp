@@ -60,15 +60,17 @@ TEST(Render, DefaultModelMatchesOnnxRuntimeOnTheNyuFrame) {
     const auto ref = run_python({DEPTHBATCH_SOURCE_DIR "/tools/tests/fastdepth_reference.py", png.string(),
                                  (dir / "onnxruntime.f32").string()});
     ASSERT_EQ(ref.exit_code, 0) << ref.output;
-    write_job(dir / "job.yaml", "input: {path: nyu.####.png, colorspace: sRGB}\n"
-                                "model: {path: default, size: plate, device: cpu}\n"
-                                "output: {path: out/d.####.exr}\n");
+    write_job(dir / "job.yaml",
+              "input: {path: nyu.####.png, colorspace: sRGB}\n"
+              "model: {path: default, size: plate, device: cpu}\n"
+              "output: {path: out/d.####.exr}\n");
     const auto r = run_cli({(dir / "job.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const int w = file_spec(png).width, h = file_spec(png).height;
     ASSERT_TRUE(w % 32 == 0 && h % 32 == 0) << w << "x" << h << ": no padding only at multiples of 32";
     EXPECT_TRUE(contains(r.output, "model input " + std::to_string(w) + "x" + std::to_string(h)))
-        << "no resize, no padding\n" << r.output;
+        << "no resize, no padding\n"
+        << r.output;
 
     const fs::path exr = dir / "out/d.1001.exr";
     const OIIO::ImageSpec spec = file_spec(exr);
@@ -81,7 +83,8 @@ TEST(Render, DefaultModelMatchesOnnxRuntimeOnTheNyuFrame) {
     float worst = 0;
     size_t worst_at = 0;
     for (size_t i = 0; i < depth.size(); ++i) {
-        const float diff = std::isfinite(depth[i]) ? std::abs(depth[i] - expected[i]) : std::numeric_limits<float>::infinity();
+        const float diff =
+            std::isfinite(depth[i]) ? std::abs(depth[i] - expected[i]) : std::numeric_limits<float>::infinity();
         if (diff > worst) {
             worst = diff;
             worst_at = i;
@@ -94,8 +97,8 @@ TEST(Render, DefaultModelMatchesOnnxRuntimeOnTheNyuFrame) {
 
 TEST(Render, TomlSampleJobRendersSintelPlate) {
     TempDir out;
-    const auto r = run_cli({DEPTHBATCH_SOURCE_DIR "/samples/sintel.toml", "--output", (out / "sintel.%04d.exr").string(),
-                            "--frames", "1001-1003"});
+    const auto r = run_cli({DEPTHBATCH_SOURCE_DIR "/samples/sintel.toml", "--output",
+                            (out / "sintel.%04d.exr").string(), "--frames", "1001-1003"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(out.path), (std::vector<std::string>{"sintel.1001.exr", "sintel.1002.exr", "sintel.1003.exr"}));
     OIIO::ImageBuf buf = read_image(out / "sintel.1002.exr");
@@ -112,9 +115,10 @@ TEST(Render, ProbeDepthIsExactPerPixelAtPlateSize) {
                 [](int x, int y, int c) { return 0.01f * x + 0.02f * y + 0.1f * c; });
     // The plate is called sRGB so the model sees its values as they are; passthrough_colorspace: plate keeps
     // them in the output too (the default would linearise them, issue 25).
-    write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                "output: {path: out/d.####.exr, passthrough_colorspace: plate}\n"
-                                "model: {path: pmean.pt, size: plate}\n");
+    write_job(dir / "job.yaml",
+              "input: {path: p.####.exr, colorspace: sRGB}\n"
+              "output: {path: out/d.####.exr, passthrough_colorspace: plate}\n"
+              "model: {path: pmean.pt, size: plate}\n");
     const auto r = run_cli({(dir / "job.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     OIIO::ImageBuf buf = read_image(dir / "out/d.1001.exr");
@@ -136,8 +140,9 @@ TEST(Render, FrameNumbersArePreserved) {
     for (int f : {1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 9998, 9999, 10000, 10001})
         write_image(dir / ("p." + std::to_string(f) + ".exr"), 64, 36, {"R", "G", "B"}, "half",
                     [](int, int, int) { return 0.5f; });
-    const std::string base = "input: {path: p.####.exr, colorspace: sRGB, frames: '1001-1010x3'}\n"
-                             "model: {path: pmean.pt, size: plate}\n";
+    const std::string base =
+        "input: {path: p.####.exr, colorspace: sRGB, frames: '1001-1010x3'}\n"
+        "model: {path: pmean.pt, size: plate}\n";
     write_job(dir / "a.yaml", base + "output: {path: a/d.####.exr}\n");
     auto r = run_cli({(dir / "a.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -148,8 +153,9 @@ TEST(Render, FrameNumbersArePreserved) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(dir / "b"), (std::vector<std::string>{"d.1005.exr"}));
 
-    write_job(dir / "c.yaml", "input: {path: p.####.exr, colorspace: sRGB, frames: 9998-10001}\n"
-                              "model: {path: pmean.pt, size: plate}\noutput: {path: c/d.####.exr}\n");
+    write_job(dir / "c.yaml",
+              "input: {path: p.####.exr, colorspace: sRGB, frames: 9998-10001}\n"
+              "model: {path: pmean.pt, size: plate}\noutput: {path: c/d.####.exr}\n");
     r = run_cli({(dir / "c.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(dir / "c"),
@@ -157,8 +163,9 @@ TEST(Render, FrameNumbersArePreserved) {
 
     // Default frames: the sequence on disk, 1001-10001, numbered as found; its hole 1011-9997 is missing plates
     // (issue 32 §5): exit 3 naming it, and under on_error: continue the 14 plates there render.
-    write_job(dir / "d.yaml", "input: {path: p.$F4.exr, colorspace: sRGB}\n"
-                              "model: {path: pmean.pt, size: plate}\noutput: {path: d/d.%04d.exr}\n");
+    write_job(dir / "d.yaml",
+              "input: {path: p.$F4.exr, colorspace: sRGB}\n"
+              "model: {path: pmean.pt, size: plate}\noutput: {path: d/d.%04d.exr}\n");
     r = run_cli({(dir / "d.yaml").string()});
     ASSERT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "frames 1011-9997 are missing from that sequence")) << r.output;
@@ -174,8 +181,9 @@ TEST(Render, DataAndDisplayWindowsSurvive) {
     TempDir dir;
     fs::create_symlink(samples_dir() / "exr/t08.exr", dir / "t08.1001.exr");
     write_p_mean(dir / "pmean.pt");
-    write_job(dir / "job.yaml", "input: {path: t08.####.exr, colorspace: sRGB}\n"
-                                "model: {path: pmean.pt, size: plate}\noutput: {path: out/t08_depth.####.exr}\n");
+    write_job(dir / "job.yaml",
+              "input: {path: t08.####.exr, colorspace: sRGB}\n"
+              "model: {path: pmean.pt, size: plate}\noutput: {path: out/t08_depth.####.exr}\n");
     const auto r = run_cli({(dir / "job.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     OIIO::ImageBuf in = read_image(dir / "t08.1001.exr");
@@ -203,7 +211,8 @@ TEST(Render, DataAndDisplayWindowsSurvive) {
 TEST(Render, OddSizesComeBackAtPlateSize) {
     TempDir dir;
     write_p_mean(dir / "pmean.pt", "metric_depth", 32);
-    const std::vector<std::pair<int, int>> sizes = {{1, 1}, {2, 3}, {13, 7}, {4097, 3}, {3, 4097}, {1920, 1080}, {4096, 2160}};
+    const std::vector<std::pair<int, int>> sizes = {{1, 1},    {2, 3},       {13, 7},     {4097, 3},
+                                                    {3, 4097}, {1920, 1080}, {4096, 2160}};
     int n = 0;
     for (const auto& [w, h] : sizes)
         for (const std::string ext : {"png", "exr"}) {
@@ -212,9 +221,13 @@ TEST(Render, OddSizesComeBackAtPlateSize) {
                         [](int x, int y, int c) { return ((x * 7 + y * 3 + c) % 11) / 10.0f; });
             for (const std::string model : {"pmean.pt", "default"}) {
                 const std::string out = name + "_" + (model == "default" ? "fd" : "pm");
-                write_job(dir / (out + ".yaml"), "input: {path: " + name + ".####." + ext + ", colorspace: sRGB}\n"
-                          "model: {path: " + model + (model == "default" ? "" : ", size: plate") + "}\n"
-                          "output: {path: " + out + "/d.####.exr}\n");
+                write_job(dir / (out + ".yaml"), "input: {path: " + name + ".####." + ext +
+                                                     ", colorspace: sRGB}\n"
+                                                     "model: {path: " +
+                                                     model + (model == "default" ? "" : ", size: plate") +
+                                                     "}\n"
+                                                     "output: {path: " +
+                                                     out + "/d.####.exr}\n");
                 const auto r = run_cli({(dir / (out + ".yaml")).string(), "-q"});
                 ASSERT_EQ(r.exit_code, 0) << w << "x" << h << " " << ext << " " << model << "\n" << r.output;
                 OIIO::ImageBuf buf = read_image(dir / out / "d.1001.exr");

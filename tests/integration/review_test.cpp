@@ -24,18 +24,20 @@ fs::path bedroom(const fs::path& dir, const std::string& name, const std::string
 // cannot be written is a warning, never a failed frame.
 TEST(Review, PreviewsBesideTheFrames) {
     TempDir dir;
-    const fs::path job = bedroom(dir.path, "shot", "  preview: {path: ../previews/p.####.jpg, size: 480}\n"
-                                                   "depth:\n  kind: normalized\n  normalize: sequence\n");
+    const fs::path job = bedroom(dir.path, "shot",
+                                 "  preview: {path: ../previews/p.####.jpg, size: 480}\n"
+                                 "depth:\n  kind: normalized\n  normalize: sequence\n");
     auto r = run_cli({job.string(), "--frames", "1001-1003"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_EQ(list_dir(dir / "previews"), (std::vector<std::string>{"p.1001.jpg", "p.1002.jpg", "p.1003.jpg"}));
     const auto spec = file_spec(dir / "previews/p.1002.jpg");
     EXPECT_EQ(spec.width, 480);
-    EXPECT_GT(spec.height, 270);                       // 960x540 -> 480x270, plus the legend
+    EXPECT_GT(spec.height, 270);  // 960x540 -> 480x270, plus the legend
     EXPECT_EQ(spec.format, OIIO::TypeDesc::UINT8);
     // An unwritable preview folder: the frames render, the log warns.
     write_file(dir / "blocked", "a file where the previews folder should be");
-    r = run_cli({job.string(), "--frames", "1004", "--set", "output.preview.path=" + (dir / "blocked/p.####.jpg").string()});
+    r = run_cli(
+        {job.string(), "--frames", "1004", "--set", "output.preview.path=" + (dir / "blocked/p.####.jpg").string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "warning: frame 1004: preview")) << r.output;
     EXPECT_TRUE(fs::exists(dir / "shot/out/d.1004.exr"));
@@ -61,7 +63,8 @@ TEST(Review, SheetFromChunksEqualsSheetFromAWholeRender) {
     fs::remove(dir / "chunks/out/d.1005.exr");
     write_file(dir / "s.json", R"({"failed_frames": [{"frame": 1005, "reason": "frame 1005: cannot open"}],
                                    "skipped_frames": []})");
-    r = run_cli({"review", chunks.string(), "--out", (dir / "failed.png").string(), "--summary", (dir / "s.json").string()});
+    r = run_cli(
+        {"review", chunks.string(), "--out", (dir / "failed.png").string(), "--summary", (dir / "s.json").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::string failed = read_bytes(dir / "failed.html");
     EXPECT_TRUE(contains(failed, "8 of 9 frames rendered")) << failed.substr(0, 2000);
@@ -79,9 +82,15 @@ TEST(Review, PageLoadsInAHeadlessBrowser) {
     auto r = run_cli({job.string(), "--frames", "1001-1004"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_TRUE(fs::exists(dir / "sheet/shot.html")) << r.output;
-    const std::vector<std::string> flags = {"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                                            "--disable-background-networking", "--disable-component-update",
-                                            "--disable-sync", "--user-data-dir=" + (dir / "chromium").string()};
+    const std::vector<std::string> flags = {"--headless",
+                                            "--no-sandbox",
+                                            "--disable-gpu",
+                                            "--disable-quic",
+                                            "--no-first-run",
+                                            "--disable-background-networking",
+                                            "--disable-component-update",
+                                            "--disable-sync",
+                                            "--user-data-dir=" + (dir / "chromium").string()};
     const std::string url = "file://" + (dir / "sheet/shot.html").string();
     auto args = flags;
     args.insert(args.end(), {"--virtual-time-budget=10000", "--dump-dom", url});
@@ -104,10 +113,11 @@ TEST(Review, JobNeverRenderedExits3AndMakesNothing) {
     auto r = run_cli({"review", job.string(), "--out", (dir / "sheet/s.png").string()});
     EXPECT_EQ(r.exit_code, 3) << r.output;
     EXPECT_TRUE(contains(r.output, "depthbatch: error: review: none of the job's 9 depth frames exist (" +
-                                       (dir / "shot/out/d.####.exr").string() + "): render the job first; nothing written"))
+                                       (dir / "shot/out/d.####.exr").string() +
+                                       "): render the job first; nothing written"))
         << r.output;
     EXPECT_FALSE(fs::exists(dir / "sheet"));
-    r = run_cli({"review", job.string()});   // the default path, OUTPUT_FOLDER/JOB.review.png
+    r = run_cli({"review", job.string()});  // the default path, OUTPUT_FOLDER/JOB.review.png
     EXPECT_EQ(r.exit_code, 3) << r.output;
     EXPECT_EQ(list_dir(dir / "shot"), (std::vector<std::string>{"shot.yaml"}));
 }
@@ -121,7 +131,8 @@ TEST(Review, ASummaryThatIsNotThereIsNamedNotFound) {
     const auto r = run_cli({"review", job.string(), "--out", (dir / "sheet/s.png").string(), "--summary",
                             (dir / "no-such.json").string()});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_TRUE(contains(r.output, "depthbatch: error: review: summary " + (dir / "no-such.json").string() + ": not found"))
+    EXPECT_TRUE(
+        contains(r.output, "depthbatch: error: review: summary " + (dir / "no-such.json").string() + ": not found"))
         << r.output;
     EXPECT_FALSE(contains(r.output, "parse_error")) << r.output;
     EXPECT_FALSE(fs::exists(dir / "sheet"));
@@ -140,7 +151,8 @@ TEST(Review, FailureIsOneLineAndVerboseShowsTheTraceback) {
     fs::permissions(bare, fs::perms::owner_all);
     auto r = run_cli({"review", job.string(), "--out", sheet}, "env DEPTHBATCH_PYTHON='" + bare.string() + "'");
     EXPECT_EQ(r.exit_code, 5) << r.output;
-    EXPECT_EQ(r.output, "depthbatch: error: review: cannot make " + sheet + " with $DEPTHBATCH_PYTHON (" + bare.string() +
+    EXPECT_EQ(r.output, "depthbatch: error: review: cannot make " + sheet + " with $DEPTHBATCH_PYTHON (" +
+                            bare.string() +
                             "): cannot import matplotlib, numpy, OpenEXR, PIL; set DEPTHBATCH_PYTHON to a Python with "
                             "matplotlib, numpy, OpenEXR and PIL (pip install matplotlib numpy OpenEXR Pillow)\n");
     EXPECT_EQ(list_dir(dir / "sheet"), std::vector<std::string>{}) << "nothing published, no temporary left";
@@ -152,11 +164,13 @@ TEST(Review, FailureIsOneLineAndVerboseShowsTheTraceback) {
                "def _full(*a, **k):\n"
                "    raise OSError(28, 'No space left on device', '/stub/s.html')\n"
                "base64.b64encode = _full\n");
-    const std::string env = "env PYTHONPATH='" + (dir / "stub").string() + "' DEPTHBATCH_PYTHON='" DEPTHBATCH_TEST_PYTHON "'";
+    const std::string env =
+        "env PYTHONPATH='" + (dir / "stub").string() + "' DEPTHBATCH_PYTHON='" DEPTHBATCH_TEST_PYTHON "'";
     r = run_cli({"review", job.string(), "--out", sheet}, env);
     EXPECT_EQ(r.exit_code, 5) << r.output;
-    EXPECT_EQ(r.output, "depthbatch: error: review: cannot make " + sheet + " with $DEPTHBATCH_PYTHON (" DEPTHBATCH_TEST_PYTHON
-                        "): /stub/s.html: No space left on device\n");
+    EXPECT_EQ(r.output, "depthbatch: error: review: cannot make " + sheet +
+                            " with $DEPTHBATCH_PYTHON (" DEPTHBATCH_TEST_PYTHON
+                            "): /stub/s.html: No space left on device\n");
     EXPECT_EQ(list_dir(dir / "sheet"), std::vector<std::string>{});
     r = run_cli({"review", job.string(), "--out", sheet, "-v"}, env);
     EXPECT_EQ(r.exit_code, 5) << r.output;
@@ -168,8 +182,10 @@ TEST(Review, FailureIsOneLineAndVerboseShowsTheTraceback) {
     // A Python that is not there.
     r = run_cli({"review", job.string(), "--out", sheet}, "env DEPTHBATCH_PYTHON=/nonexistent/python3");
     EXPECT_EQ(r.exit_code, 5) << r.output;
-    EXPECT_TRUE(contains(r.output, "depthbatch: error: review: cannot make " + sheet +
-                                       " with $DEPTHBATCH_PYTHON (/nonexistent/python3): /nonexistent/python3: No such file or directory"))
+    EXPECT_TRUE(contains(
+        r.output,
+        "depthbatch: error: review: cannot make " + sheet +
+            " with $DEPTHBATCH_PYTHON (/nonexistent/python3): /nonexistent/python3: No such file or directory"))
         << r.output;
     EXPECT_FALSE(contains(r.output, "Traceback")) << r.output;
 }
@@ -182,14 +198,18 @@ TEST(Review, ReviewCommandTakesThePipelineReviewPathAndSaysItOnce) {
     for (int f = 1001; f <= 1003; ++f)
         write_image(dir / ("p." + std::to_string(f) + ".exr"), 48, 32, {"R", "G", "B"}, "half",
                     [f](int x, int y, int) { return 0.05f + 0.01f * static_cast<float>((x + y + f) % 40); });
-    const fs::path job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\n"
-                                                     "output: {path: out/d.####.exr, preview: {path: prev/p.####.png, size: 4096}}\n"
-                                                     "model: {path: " + model.string() + ", size: plate, device: cpu}\n"
-                                                     "pipeline: {review: sheet/s.png}\n");
+    const fs::path job = write_job(dir / "job.yaml",
+                                   "input: {path: p.####.exr}\n"
+                                   "output: {path: out/d.####.exr, preview: {path: prev/p.####.png, size: 4096}}\n"
+                                   "model: {path: " +
+                                       model.string() +
+                                       ", size: plate, device: cpu}\n"
+                                       "pipeline: {review: sheet/s.png}\n");
     auto r = run_cli({job.string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const std::string said = "warning: output.preview.size 4096 is larger than the plate (48x32): previews are written "
-                             "at the plate's size, 48 px on the long side";
+    const std::string said =
+        "warning: output.preview.size 4096 is larger than the plate (48x32): previews are written "
+        "at the plate's size, 48 px on the long side";
     EXPECT_EQ(r.output.find(said), r.output.rfind(said)) << "once per job, not per frame\n" << r.output;
     EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
     EXPECT_EQ(file_spec(dir / "prev/p.1002.png").width, 48);
@@ -201,9 +221,11 @@ TEST(Review, ReviewCommandTakesThePipelineReviewPathAndSaysItOnce) {
     EXPECT_FALSE(fs::exists(dir / "out/job.review.png")) << "not the default path beside the output";
     EXPECT_EQ(r.output, "wrote " + png + " and " + (dir / "sheet/s.html").string() + " (3 of 3 frames rendered)\n");
     // Issue 41 §5: a job that sets no size (the default 960 on a 48 px plate) is told nothing.
-    write_job(dir / "job2.yaml", "input: {path: p.####.exr}\n"
-                                 "output: {path: out2/d.####.exr, preview: {path: prev2/p.####.png}}\n"
-                                 "model: {path: " + model.string() + ", size: plate, device: cpu}\n");
+    write_job(dir / "job2.yaml",
+              "input: {path: p.####.exr}\n"
+              "output: {path: out2/d.####.exr, preview: {path: prev2/p.####.png}}\n"
+              "model: {path: " +
+                  model.string() + ", size: plate, device: cpu}\n");
     r = run_cli({(dir / "job2.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_FALSE(contains(r.output, "output.preview.size")) << r.output;
@@ -219,12 +241,15 @@ TEST(Review, EveryExrCarriesTheModelsLicenceSourceAndDomain) {
             "mean": null, "std": null}, "output": {"kind": "metric_depth", "units": "m"}, "license": "MIT",
             "source": "npm example@1.0 model.onnx", "source_sha256": "6275c23f467d476874d0eecea2a2c7059733ca6681de4f17bfbfe3fc3a52a71d",
             "domain": "indoor"})";
-    const fs::path model = write_probe_model(dir / "room.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True) + 1.0\n",
-                                             contract);
+    const fs::path model = write_probe_model(
+        dir / "room.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True) + 1.0\n", contract);
     for (int f = 1001; f <= 1003; ++f)
-        write_image(dir / ("p." + std::to_string(f) + ".exr"), 32, 16, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
-    const fs::path job = write_job(dir / "job.yaml", "input: {path: p.####.exr}\noutput: {path: out/d.####.exr}\n"
-                                                     "model: {path: " + model.string() + ", size: plate, device: cpu}\n");
+        write_image(dir / ("p." + std::to_string(f) + ".exr"), 32, 16, {"R", "G", "B"}, "half",
+                    [](int, int, int) { return 0.5f; });
+    const fs::path job = write_job(dir / "job.yaml",
+                                   "input: {path: p.####.exr}\noutput: {path: out/d.####.exr}\n"
+                                   "model: {path: " +
+                                       model.string() + ", size: plate, device: cpu}\n");
     // input.scene: outdoor against the contract's domain indoor warns, once per job; unknown (the default) is one
     // info line; indoor says nothing.
     const std::string warned = "warning: input.scene outdoor: model roomdepth was trained on indoor scenes only";
@@ -270,9 +295,10 @@ TEST(Review, OutIsThePngOrItsHtmlAndAnyOtherEndingIsRefusedBeforeDrawing) {
         r = run_cli({"review", job.string(), "--out", out});
         EXPECT_EQ(r.exit_code, 2) << r.output;
         const std::string ext = fs::path(name).extension().string();
-        EXPECT_EQ(r.output, "depthbatch: error: review --out: " + out + ": the review sheet is a PNG and its page an HTML "
-                            "file beside it; give a path ending in .png or .html (either names the pair), not " +
-                            (ext.empty() ? std::string("one without an extension") : "'" + ext + "'") + "\n");
+        EXPECT_EQ(r.output, "depthbatch: error: review --out: " + out +
+                                ": the review sheet is a PNG and its page an HTML "
+                                "file beside it; give a path ending in .png or .html (either names the pair), not " +
+                                (ext.empty() ? std::string("one without an extension") : "'" + ext + "'") + "\n");
         EXPECT_FALSE(fs::exists(dir / "b")) << name;
     }
     // The job's pipeline.review: .html names the pair, another ending is the job's error (file:line, key).
@@ -281,8 +307,10 @@ TEST(Review, OutIsThePngOrItsHtmlAndAnyOtherEndingIsRefusedBeforeDrawing) {
     EXPECT_EQ(list_dir(dir / "c"), (std::vector<std::string>{"s.html", "s.png"}));
     r = run_cli({"review", job.string(), "--set", "pipeline.review=" + (dir / "d/s.jpg").string()});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_TRUE(contains(r.output, "key 'pipeline.review': the review sheet is a PNG and its page an HTML file beside it; "
-                                   "give a path ending in .png or .html (either names the pair), not '.jpg'")) << r.output;
+    EXPECT_TRUE(contains(r.output,
+                         "key 'pipeline.review': the review sheet is a PNG and its page an HTML file beside it; "
+                         "give a path ending in .png or .html (either names the pair), not '.jpg'"))
+        << r.output;
     EXPECT_FALSE(fs::exists(dir / "d"));
 }
 

@@ -23,7 +23,7 @@ namespace {
 /// Four 32x18 JPEG plates pl/p.1001-1004.jpg, P-mean, and a job writing out/d.####.exr.
 struct Shot {
     TempDir dir;
-    std::map<fs::path, std::string> before;   ///< every input file's bytes, to prove nothing was touched
+    std::map<fs::path, std::string> before;  ///< every input file's bytes, to prove nothing was touched
     Shot() {
         write_p_mean(dir / "pmean.pt");
         fs::create_directories(dir / "pl");
@@ -35,21 +35,24 @@ struct Shot {
     }
     /// The job; `extra` replaces the output section when it starts with "output:".
     fs::path job(const std::string& extra = "") {
-        return write_job(dir / "job.yaml", "input: {path: pl/p.####.jpg, frames: 1001-1004, colorspace: sRGB}\n"
-                                           "model: {path: pmean.pt, size: plate}\n" +
-                                               (extra.rfind("output:", 0) == 0 ? extra : "output: {path: out/d.####.exr}\n" + extra));
+        return write_job(dir / "job.yaml",
+                         "input: {path: pl/p.####.jpg, frames: 1001-1004, colorspace: sRGB}\n"
+                         "model: {path: pmean.pt, size: plate}\n" +
+                             (extra.rfind("output:", 0) == 0 ? extra : "output: {path: out/d.####.exr}\n" + extra));
     }
     void snapshot() {
         before.clear();
         for (const char* f : {"job.yaml", "pmean.pt"}) before[dir / f] = read_bytes(dir / f);
-        for (int f = 1001; f <= 1004; ++f) before[dir / ("pl/p." + std::to_string(f) + ".jpg")] = read_bytes(dir / ("pl/p." + std::to_string(f) + ".jpg"));
+        for (int f = 1001; f <= 1004; ++f)
+            before[dir / ("pl/p." + std::to_string(f) + ".jpg")] =
+                read_bytes(dir / ("pl/p." + std::to_string(f) + ".jpg"));
     }
     /// The inputs are byte for byte what they were.
     void expect_untouched(const std::string& what) const {
-        for (const auto& [path, bytes] : before) EXPECT_EQ(read_bytes(path), bytes) << what << ": " << path << " changed";
+        for (const auto& [path, bytes] : before)
+            EXPECT_EQ(read_bytes(path), bytes) << what << ": " << path << " changed";
     }
 };
-
 
 }  // namespace
 
@@ -76,7 +79,7 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
         {{job, "--set", "pipeline.report=" + d + "/sub/../job.yaml"}, "pipeline.summary"},
         // (a sheet is .png or .html: this one is refused for its ending, naming the flag, before the guard looks)
         {{job, "--set", "pipeline.review=" + d + "/pl/p.1002.jpg"}, "--set pipeline.review=" + d + "/pl/p.1002.jpg"},
-        {{job, "--set", "pipeline.review=" + d + "/job.png"}, ""},   // fine: only checks the .html beside it is no input
+        {{job, "--set", "pipeline.review=" + d + "/job.png"}, ""},  // fine: only checks the .html beside it is no input
     };
     for (const auto& [args, key] : cases) {
         if (key.empty()) continue;
@@ -103,7 +106,7 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
     fs::remove(s.dir / "farm/job.template.yaml");
     r = run_cli({"submit", job, "--engine", "openjd", "--out", d + "/farm"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    r = run_cli({"submit", job, "--engine", "openjd", "--out", d + "/farm"});   // its own files: replaced
+    r = run_cli({"submit", job, "--engine", "openjd", "--out", d + "/farm"});  // its own files: replaced
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(read_bytes(s.dir / "farm/.depthbatch-submit"), "job.template.yaml"));
     s.expect_untouched("submit");
@@ -113,7 +116,7 @@ TEST(Trust, NoWriterWritesOverAPlateTheJobOrAnotherOutput) {
 TEST(Trust, SideOutputsReplaceOnlyTheirOwnKind) {
     Shot s;
     const std::string job = s.job("output: {path: out/d.####.exr, preview: prev/p.####.png}\n").string();
-    auto r = run_cli({job, "--summary", (s.dir / "rep/s.json").string()});   // the summary's folder is created
+    auto r = run_cli({job, "--summary", (s.dir / "rep/s.json").string()});  // the summary's folder is created
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(read_json(s.dir / "rep/s.json")["rendered"], 4);
     EXPECT_EQ(file_spec(s.dir / "prev/p.1002.png").get_string_attribute("ImageDescription"), "depthbatch preview");
@@ -129,7 +132,8 @@ TEST(Trust, SideOutputsReplaceOnlyTheirOwnKind) {
     const std::string foreign = read_bytes(s.dir / "prev/p.1003.png");
     r = run_cli({job, "--overwrite"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
-    EXPECT_TRUE(contains(r.output, "output.preview: " + (s.dir / "prev/p.1003.png").string() + " exists and is not a depthbatch preview"))
+    EXPECT_TRUE(contains(r.output, "output.preview: " + (s.dir / "prev/p.1003.png").string() +
+                                       " exists and is not a depthbatch preview"))
         << r.output;
     EXPECT_EQ(read_bytes(s.dir / "prev/p.1003.png"), foreign);
 }
@@ -142,13 +146,15 @@ TEST(Trust, AProgressReaderThatGoesAwayDoesNotStopTheRender) {
     for (const char* reader : {"true", "head -1"}) {
         fs::remove_all(s.dir / "out");
         const std::string cmd = "'" + std::string(DEPTHBATCH_BIN) + "' '" + s.job().string() + "' --summary '" +
-                                (s.dir / "s.json").string() + "' --progress lines | " + reader + "; echo \"rc=${PIPESTATUS[0]}\"";
+                                (s.dir / "s.json").string() + "' --progress lines | " + reader +
+                                "; echo \"rc=${PIPESTATUS[0]}\"";
         const auto r = run_program("/bin/bash", {"-c", cmd});
         EXPECT_TRUE(contains(r.output, "rc=0")) << reader << "\n" << r.output;
-        EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr", "d.1004.exr"}))
+        EXPECT_EQ(list_dir(s.dir / "out"),
+                  (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr", "d.1004.exr"}))
             << reader;
         EXPECT_EQ(read_json(s.dir / "s.json")["rendered"], 4) << reader;
-        if (std::string(reader) == "true")   // (head may read everything before it exits: no EPIPE then)
+        if (std::string(reader) == "true")  // (head may read everything before it exits: no EPIPE then)
             EXPECT_TRUE(contains(r.output, "progress: standard output is closed")) << r.output;
     }
 }
@@ -160,9 +166,12 @@ TEST(Trust, APathThatIsNotUtf8NeverFailsTheSummary) {
     write_p_mean(t / "pmean.pt");
     fs::create_directories(folder);
     for (int f = 1; f <= 2; ++f)
-        write_image(folder / ("p." + std::to_string(f) + ".exr"), 16, 8, {"R", "G", "B"}, "half", [](int, int, int) { return 0.5f; });
-    const fs::path job = write_job(t / "job.yaml", "input: {path: '" + (folder / "p.#.exr").string() + "', colorspace: sRGB}\n"
-                                                   "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.#.exr}\n");
+        write_image(folder / ("p." + std::to_string(f) + ".exr"), 16, 8, {"R", "G", "B"}, "half",
+                    [](int, int, int) { return 0.5f; });
+    const fs::path job =
+        write_job(t / "job.yaml", "input: {path: '" + (folder / "p.#.exr").string() +
+                                      "', colorspace: sRGB}\n"
+                                      "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.#.exr}\n");
     const auto r = run_cli({job.string(), "--summary", (t / "s.json").string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     const auto j = read_json(t / "s.json");
@@ -174,7 +183,7 @@ TEST(Trust, APathThatIsNotUtf8NeverFailsTheSummary) {
 // hold is exit 2 naming the key, before frame 1.
 TEST(Trust, LongNamesRenderOrAreRefusedNamingTheKey) {
     Shot s;
-    const std::string long_name = std::string(236, 'd') + ".####.exr";   // 245 bytes with the frame number
+    const std::string long_name = std::string(236, 'd') + ".####.exr";  // 245 bytes with the frame number
     auto r = run_cli({s.job().string(), "--output", (s.dir / "out" / long_name).string(), "--frames", "1001"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(s.dir / "out"), (std::vector<std::string>{std::string(236, 'd') + ".1001.exr"}));
@@ -204,14 +213,16 @@ TEST(Trust, EveryFrameIsOfTheKindTheFirstFrameDecided) {
                     f == 3 ? "uint8" : "half", [](int, int, int) { return 0.25f; });
     fs::rename(t / "exr/p.3.png", t / "exr/p.3.exr");
     for (const auto& [pattern, bad] : {std::pair<std::string, int>{"tif/p.#.tif", 2}, {"exr/p.#.exr", 3}}) {
-        const fs::path job = write_job(t / "job.yaml", "input: {path: " + pattern + "}\nmodel: {path: pmean.pt, size: plate}\n"
-                                                       "output: {path: out/d.#.exr, overwrite: overwrite}\n");
+        const fs::path job = write_job(t / "job.yaml", "input: {path: " + pattern +
+                                                           "}\nmodel: {path: pmean.pt, size: plate}\n"
+                                                           "output: {path: out/d.#.exr, overwrite: overwrite}\n");
         const auto v = run_cli({"validate", job.string()});
         EXPECT_EQ(v.exit_code, exit_status(ExitCode::Input)) << v.output;
         EXPECT_TRUE(contains(v.output, "frame " + std::to_string(bad) + " (")) << v.output;
         const auto r = run_cli({job.string(), "--set", "pipeline.on_error=continue"});
         EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
-        EXPECT_TRUE(contains(r.output, "but frame 1 was integer colour") || contains(r.output, "but frame 1 was float colour"))
+        EXPECT_TRUE(contains(r.output, "but frame 1 was integer colour") ||
+                    contains(r.output, "but frame 1 was float colour"))
             << r.output;
         EXPECT_FALSE(fs::exists(t / ("out/d." + std::to_string(bad) + ".exr"))) << pattern;
         fs::remove_all(t / "out");
@@ -234,7 +245,8 @@ TEST(Trust, AnotherOcioConfigIsRenderedAgain) {
     r = run_cli({s.job().string(), "--skip-existing"}, "OCIO=" + (s.dir / "studio.ocio").string());
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1001: rendering again, the existing " + (s.dir / "out/d.1001.exr").string() +
-                                       " is written with other job settings")) << r.output;
+                                       " is written with other job settings"))
+        << r.output;
     EXPECT_TRUE(contains(r.output, "done: 4 rendered, 0 skipped")) << r.output;
     // The job's color.config edited in place: the same path, other contents.
     const std::string studio = "color.config=" + (s.dir / "studio.ocio").string();
@@ -256,7 +268,8 @@ TEST(Trust, ARedeliveredPlateIsRenderedAgain) {
     const auto r = run_cli({s.job().string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1002: rendering again, the existing " + (s.dir / "out/d.1002.exr").string() +
-                                       " is made from a plate that has changed since")) << r.output;
+                                       " is made from a plate that has changed since"))
+        << r.output;
     EXPECT_TRUE(contains(r.output, "skipping 3 frames")) << r.output;
     EXPECT_NEAR(depth_at(s.dir / "out/d.1002.exr", 5, 5), 0.8f, 0.01f);
     EXPECT_EQ(read_bytes(s.dir / "out/d.1001.exr"), kept);
@@ -267,13 +280,17 @@ TEST(Trust, ARedeliveredPlateIsRenderedAgain) {
 TEST(Trust, AHoleInASequenceOnDiskIsNamed) {
     Shot s;
     fs::remove(s.dir / "pl/p.1003.jpg");
-    const fs::path job = write_job(s.dir / "job.yaml", "input: {path: pl/p.####.jpg, colorspace: sRGB}\n"
-                                                       "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+    const fs::path job = write_job(s.dir / "job.yaml",
+                                   "input: {path: pl/p.####.jpg, colorspace: sRGB}\n"
+                                   "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
     auto r = run_cli({job.string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
-    EXPECT_TRUE(contains(r.output, "the sequence on disk runs 1001-1004 (4 frames); frames 1003 are missing from that "
-                                   "sequence")) << r.output;
-    EXPECT_TRUE(contains(r.output, "1 of 4 plate frames are missing:\n  frame 1003: " + (s.dir / "pl/p.1003.jpg").string()))
+    EXPECT_TRUE(contains(r.output,
+                         "the sequence on disk runs 1001-1004 (4 frames); frames 1003 are missing from that "
+                         "sequence"))
+        << r.output;
+    EXPECT_TRUE(
+        contains(r.output, "1 of 4 plate frames are missing:\n  frame 1003: " + (s.dir / "pl/p.1003.jpg").string()))
         << r.output;
     EXPECT_FALSE(fs::exists(s.dir / "out"));
     r = run_cli({job.string(), "--set", "pipeline.on_error=continue", "--summary", (s.dir / "s.json").string()});
@@ -288,13 +305,15 @@ TEST(Trust, ValidateChecksEverythingAndWritesNothing) {
     const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
     auto r = run_cli({"validate", job});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    for (const char* line : {"frames     4 to render (1001-1004)", "plates     4 checked: integer colour, channels R,G,B",
-                             "forward    one pass at the processing size 32x18", "valid: a render would exit 0"})
+    for (const char* line :
+         {"frames     4 to render (1001-1004)", "plates     4 checked: integer colour, channels R,G,B",
+          "forward    one pass at the processing size 32x18", "valid: a render would exit 0"})
         EXPECT_TRUE(contains(r.output, line)) << line << "\n" << r.output;
     r = run_cli({job, "--dry-run", "--frames", "1002-1003"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "frames     2 to render (1002,1003)")) << r.output;
-    EXPECT_EQ(list_dir(s.dir.path), (std::vector<std::string>{"job.yaml", "pl", "pmean.pt"})) << "validate writes nothing";
+    EXPECT_EQ(list_dir(s.dir.path), (std::vector<std::string>{"job.yaml", "pl", "pmean.pt"}))
+        << "validate writes nothing";
     r = run_cli({"validate", job, "--summary", (s.dir / "pl/p.1001.jpg").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     fs::remove(s.dir / "pl/p.1004.jpg");
@@ -333,8 +352,11 @@ fs::path stabilized_job(const fs::path& dir, const std::string& frames, const st
         if (!fs::exists(fs::symlink_status(link)))
             fs::create_symlink(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"), link);
     }
-    return write_job(dir / "job.yaml", "input: {path: pl/bedroom.####.jpg, frames: " + frames + "}\n"
-                                       "model: {size: 64}\ndepth: {stabilize: true}\noutput: {path: out/d.####.exr}\n" + extra);
+    return write_job(dir / "job.yaml",
+                     "input: {path: pl/bedroom.####.jpg, frames: " + frames +
+                         "}\n"
+                         "model: {size: 64}\ndepth: {stabilize: true}\noutput: {path: out/d.####.exr}\n" +
+                         extra);
 }
 
 std::string frame_bytes(const fs::path& dir, const std::string& folder, int f) {
@@ -366,10 +388,13 @@ TEST(Trust, AStopNeverPublishesAStabilizedFrameWithACutWindow) {
         abandoned += contains(p->output(), "were not published: the stop cut their temporal window");
         for (int f : chunk)
             if (fs::exists(t / ("out/d." + std::to_string(f) + ".exr")))
-                EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "stop " << i << ": published frame " << f;
+                EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f))
+                    << "stop " << i << ": published frame " << f;
         r = run_cli({job.string(), "--chunk", "2/4", "--skip-existing", "-q"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
-        for (int f : chunk) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "resume " << i << ": frame " << f;
+        for (int f : chunk)
+            EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f))
+                << "resume " << i << ": frame " << f;
     }
     EXPECT_GE(stopped_mid, 2) << "stops must land while the chunk renders (the later ones may find it done)";
     EXPECT_GE(abandoned, 1) << "some stop must have cut a stabilizer window";
@@ -380,7 +405,8 @@ TEST(Trust, AStopNeverPublishesAStabilizedFrameWithACutWindow) {
 static void expect_frames_around_1010_marked(const fs::path& t) {
     for (int f = 1001; f <= 1020; ++f) {
         if (f == 1010) continue;
-        const std::string context = file_spec(t / ("out/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context");
+        const std::string context =
+            file_spec(t / ("out/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context");
         const bool cut = f >= 1006 && f <= 1014;
         EXPECT_EQ(context, cut ? "cut: 1010" : "") << "frame " << f;
         if (!cut) EXPECT_EQ(frame_bytes(t, "out", f), frame_bytes(t, "ref", f)) << "frame " << f;
@@ -394,7 +420,8 @@ static void expect_repaired_once_1010_arrives(const fs::path& t, const fs::path&
     const auto r = run_cli({job.string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1006: rendering again, the existing " + (t / "out/d.1006.exr").string() +
-                                       " is stabilized without frames 1010, whose plates exist now")) << r.output;
+                                       " is stabilized without frames 1010, whose plates exist now"))
+        << r.output;
     EXPECT_TRUE(contains(r.output, "skipping 11 frames")) << r.output;
     for (int f = 1001; f <= 1020; ++f) EXPECT_EQ(frame_bytes(t, "out", f), frame_bytes(t, "ref", f)) << "frame " << f;
 }
@@ -431,9 +458,10 @@ TEST(Trust, AHoleInADiscoveredStabilizedSequenceIsRepairedByteExact) {
     for (int f = 1001; f <= 1020; ++f)
         fs::create_symlink(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"),
                            t / ("pl/bedroom." + std::to_string(f) + ".jpg"));
-    const fs::path job = write_job(t / "job.yaml", "input: {path: pl/bedroom.####.jpg}\nmodel: {size: 64}\n"
-                                                   "depth: {stabilize: true}\noutput: {path: out/d.####.exr}\n"
-                                                   "pipeline: {on_error: continue}\n");
+    const fs::path job = write_job(t / "job.yaml",
+                                   "input: {path: pl/bedroom.####.jpg}\nmodel: {size: 64}\n"
+                                   "depth: {stabilize: true}\noutput: {path: out/d.####.exr}\n"
+                                   "pipeline: {on_error: continue}\n");
     auto r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     fs::remove(t / "pl/bedroom.1010.jpg");
@@ -456,15 +484,17 @@ TEST(Trust, AStatisticsSidecarSampledOverAHoleIsNotReusedOnceThePlateArrives) {
     for (int f = 1001; f <= 1008; ++f)
         fs::create_symlink(samples_dir() / ("plates/bedroom/bedroom." + std::to_string(f) + ".jpg"),
                            t / ("pl/bedroom." + std::to_string(f) + ".jpg"));
-    const fs::path job = write_job(t / "job.yaml", "input: {path: pl/bedroom.####.jpg}\nmodel: {size: 64}\n"
-                                                   "depth: {convention: normalized, normalize: sequence}\n"
-                                                   "output: {path: out/d.####.exr}\npipeline: {on_error: continue}\n");
+    const fs::path job = write_job(t / "job.yaml",
+                                   "input: {path: pl/bedroom.####.jpg}\nmodel: {size: 64}\n"
+                                   "depth: {convention: normalized, normalize: sequence}\n"
+                                   "output: {path: out/d.####.exr}\npipeline: {on_error: continue}\n");
     auto r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     fs::remove(t / "pl/bedroom.1005.jpg");
     r = run_cli({job.string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
-    EXPECT_TRUE(contains(r.output, "sequence statistics: plates 1005 are missing; sampling the 7 frames that exist")) << r.output;
+    EXPECT_TRUE(contains(r.output, "sequence statistics: plates 1005 are missing; sampling the 7 frames that exist"))
+        << r.output;
     const auto sidecar = read_json(t / "out/d.stats.json");
     EXPECT_EQ(sidecar["shot_frames"], "1001-1008") << "the hole is a frame of the shot";
     EXPECT_EQ(sidecar["sample_frames"], nlohmann::json({1001, 1002, 1003, 1004, 1006, 1007, 1008}));
@@ -474,14 +504,18 @@ TEST(Trust, AStatisticsSidecarSampledOverAHoleIsNotReusedOnceThePlateArrives) {
     for (const auto& name : list_dir(t / "out")) before[name] = read_bytes(t / "out" / name);
     r = run_cli({job.string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
-    EXPECT_TRUE(contains(r.output, (t / "out/d.stats.json").string() + ": sequence statistics made for another job (the "
-                                   "sample (depth.stats_frames: frames 1001-1008 now, 1001-1004,1006-1008 when it was made")) << r.output;
+    EXPECT_TRUE(contains(r.output,
+                         (t / "out/d.stats.json").string() +
+                             ": sequence statistics made for another job (the "
+                             "sample (depth.stats_frames: frames 1001-1008 now, 1001-1004,1006-1008 when it was made"))
+        << r.output;
     for (const auto& [name, bytes] : before) EXPECT_EQ(read_bytes(t / "out" / name), bytes) << name << " changed";
     EXPECT_FALSE(fs::exists(t / "out/d.1005.exr"));
     r = run_cli({job.string(), "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(read_bytes(t / "out/d.stats.json"), read_bytes(t / "ref/d.stats.json"));
-    for (int f = 1001; f <= 1008; ++f) EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
+    for (int f = 1001; f <= 1008; ++f)
+        EXPECT_EQ(frame_bytes(t.path, "out", f), frame_bytes(t.path, "ref", f)) << "frame " << f;
 }
 
 // Issue 32 item 1: a dry run that fails (outputs exist: exit 6; a bad model: exit 4) writes nothing: the last real
@@ -499,12 +533,13 @@ TEST(Trust, AFailingDryRunWritesNothing) {
         return all;
     };
     const auto before = tree();
-    auto r = run_cli({job, "--dry-run"});   // frames 1001-1002 exist
+    auto r = run_cli({job, "--dry-run"});  // frames 1001-1002 exist
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_EQ(read_bytes(s.dir / "rep/s.json"), summary) << "exit 6 dry run replaced the summary";
     EXPECT_EQ(tree(), before);
     write_file(s.dir / "bad.pt", "not a model");
-    r = run_cli({job, "--dry-run", "--overwrite", "--set", "model.path=bad.pt", "--summary", (s.dir / "new/s.json").string()});
+    r = run_cli(
+        {job, "--dry-run", "--overwrite", "--set", "model.path=bad.pt", "--summary", (s.dir / "new/s.json").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << r.output;
     EXPECT_EQ(read_bytes(s.dir / "rep/s.json"), summary) << "exit 4 dry run replaced the summary";
     EXPECT_FALSE(fs::exists(s.dir / "new")) << "exit 4 dry run made the summary's folder";
@@ -523,15 +558,16 @@ TEST(Trust, SkipExistingDoesNotTakeAnotherShotsFrames) {
     for (int f = 1001; f <= 1004; ++f)
         write_image(s.dir / ("pl2/q." + std::to_string(f) + ".jpg"), 32, 18, {"R", "G", "B"}, "uint8",
                     [f](int x, int y, int c) { return (x + y + c + f % 5) / 80.0f; });
-    const fs::path other = write_job(s.dir / "other.yaml", "input: {path: pl2/q.####.jpg, frames: 1001-1004, colorspace: sRGB}\n"
-                                                            "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
+    const fs::path other = write_job(s.dir / "other.yaml",
+                                     "input: {path: pl2/q.####.jpg, frames: 1001-1004, colorspace: sRGB}\n"
+                                     "model: {path: pmean.pt, size: plate}\noutput: {path: out/d.####.exr}\n");
     auto r = run_cli({other.string(), "--skip-existing"});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_TRUE(contains(r.output, "frame 1001: ")) << r.output;
     EXPECT_TRUE(contains(r.output, "pl/p.1001.jpg")) << r.output;
     EXPECT_TRUE(contains(r.output, "pl2/q.1001.jpg")) << r.output;
     EXPECT_EQ(read_bytes(s.dir / "out/d.1002.exr"), first) << "the other shot's frame was replaced";
-    r = run_cli({s.job().string(), "--skip-existing"});   // its own frames: kept
+    r = run_cli({s.job().string(), "--skip-existing"});  // its own frames: kept
     EXPECT_EQ(r.exit_code, 0) << r.output;
     r = run_cli({other.string(), "--overwrite"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -544,8 +580,8 @@ TEST(Trust, AContractNameWithAControlCharacterIsRefused) {
     Shot s;
     std::string contract = probe_contract();
     contract.replace(contract.find("\"probe\""), 7, R"("probe\ndepthbatch: error: frame 1001 failed")");
-    const fs::path model = write_probe_model(s.dir / "forged.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True)\n",
-                                             contract);
+    const fs::path model = write_probe_model(
+        s.dir / "forged.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True)\n", contract);
     const std::string job = s.job("pipeline: {summary: rep/s.json}\n").string();
     s.snapshot();
     for (const char* cmd : {"render", "validate"}) {
@@ -553,9 +589,11 @@ TEST(Trust, AContractNameWithAControlCharacterIsRefused) {
         if (std::string(cmd) == "validate") args.insert(args.begin(), "validate");
         auto r = run_cli(args);
         EXPECT_EQ(r.exit_code, exit_status(ExitCode::Model)) << cmd << "\n" << r.output;
-        EXPECT_TRUE(contains(r.output, model.string() + ": depthbatch.json field name holds a control character (U+000A "
+        EXPECT_TRUE(contains(
+            r.output, model.string() + ": depthbatch.json field name holds a control character (U+000A "
                                        "at byte 5): the contract's strings go into the log and every EXR's metadata; "
-                                       "re-export the model with printable text there")) << r.output;
+                                       "re-export the model with printable text there"))
+            << r.output;
         EXPECT_FALSE(contains(r.output, "\ndepthbatch: error: frame 1001 failed")) << "a forged line\n" << r.output;
         EXPECT_FALSE(fs::exists(s.dir / "out")) << cmd;
     }
@@ -581,7 +619,8 @@ TEST(Trust, ValidateFindsAnOutputFolderTheFileSystemRefuses) {
             ASSERT_NE(at, std::string::npos) << r.output;
             const std::string reason = r.output.substr(at + said.size(), r.output.find(')', at) - at - said.size());
             EXPECT_TRUE(reason == "Permission denied" || reason == "Read-only file system") << r.output;
-            EXPECT_EQ(r.output.find("(" + reason + ")"), r.output.rfind("(" + reason + ")")) << "said once\n" << r.output;
+            EXPECT_EQ(r.output.find("(" + reason + ")"), r.output.rfind("(" + reason + ")")) << "said once\n"
+                                                                                             << r.output;
             EXPECT_FALSE(contains(r.output, "valid: a render would exit 0")) << r.output;
         }
     }
@@ -598,7 +637,7 @@ TEST(Trust, ARefusedRenderKeepsTheSummaryOfTheRenderThatMadeTheFrames) {
     ASSERT_EQ(run_cli({job, "--frames", "1001-1002"}).exit_code, 0);
     const std::string summary = read_bytes(s.dir / "rep/s.json");
     ASSERT_EQ(read_json(s.dir / "rep/s.json")["rendered"], 2) << summary;
-    auto r = run_cli({job});   // 1001-1002 exist
+    auto r = run_cli({job});  // 1001-1002 exist
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << r.output;
     EXPECT_TRUE(contains(r.output, "2 output frames already exist")) << r.output;
     EXPECT_EQ(read_bytes(s.dir / "rep/s.json"), summary) << "the refused render replaced the summary";
@@ -619,16 +658,18 @@ TEST(Trust, ASkipExistingRunWithNothingToRenderRemovesAKilledRunsTemporaries) {
     ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
     std::string h(host);
     std::replace(h.begin(), h.end(), '.', '_');
-    const std::string dead = "2147483646";                      // no such process
-    const std::string alive = std::to_string(::getpid());       // this test
-    const std::string ours = ".d.1003.exr." + h + "." + dead + ".0.tmp", theirs = ".x.1003.exr." + h + "." + dead + ".0.tmp",
+    const std::string dead = "2147483646";                 // no such process
+    const std::string alive = std::to_string(::getpid());  // this test
+    const std::string ours = ".d.1003.exr." + h + "." + dead + ".0.tmp",
+                      theirs = ".x.1003.exr." + h + "." + dead + ".0.tmp",
                       live = ".d.1004.exr." + h + "." + alive + ".0.tmp";
     for (const std::string& name : {ours, theirs, live}) write_file(s.dir / "out" / name, "");
     const auto r = run_cli({job, "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "nothing to do: 4 frames exist")) << r.output;
-    EXPECT_TRUE(contains(r.output, "removed 1 temporary file(s) of this job's frames left in " + (s.dir / "out").string() +
-                                       " by an interrupted earlier run")) << r.output;
+    EXPECT_TRUE(contains(r.output, "removed 1 temporary file(s) of this job's frames left in " +
+                                       (s.dir / "out").string() + " by an interrupted earlier run"))
+        << r.output;
     std::vector<std::string> expected = {theirs, live, "d.1001.exr", "d.1002.exr", "d.1003.exr", "d.1004.exr"};
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(list_dir(s.dir / "out"), expected);
@@ -641,10 +682,19 @@ TEST(Trust, ASkipExistingRunWithNothingToRenderRemovesAKilledRunsTemporaries) {
 TEST(Trust, ValidateAndTheDryRunAcceptExactlyTheRendersFlags) {
     Shot s;
     const std::vector<std::vector<std::string>> flags = {
-        {"--frames", "1001-1002"}, {"--range", "1002-1003"}, {"--chunk", "2/2"}, {"--chunk", "3/2"},
-        {"--device", "cpu"},       {"--output", (s.dir / "o2/d.####.exr").string()},
-        {"--set", "model.size=16"}, {"--overwrite"}, {"--skip-existing"}, {"--threads", "2"},
-        {"--summary", (s.dir / "s.json").string()}, {"--grace", "5"}, {"--frames", "1001-1009"},
+        {"--frames", "1001-1002"},
+        {"--range", "1002-1003"},
+        {"--chunk", "2/2"},
+        {"--chunk", "3/2"},
+        {"--device", "cpu"},
+        {"--output", (s.dir / "o2/d.####.exr").string()},
+        {"--set", "model.size=16"},
+        {"--overwrite"},
+        {"--skip-existing"},
+        {"--threads", "2"},
+        {"--summary", (s.dir / "s.json").string()},
+        {"--grace", "5"},
+        {"--frames", "1001-1009"},
     };
     auto exit_of = [&](bool validate, const std::vector<std::vector<std::string>>& picked) {
         std::vector<std::string> args;
@@ -680,7 +730,8 @@ TEST(Trust, ValidateAndTheDryRunAcceptExactlyTheRendersFlags) {
 TEST(Trust, ATorchSaveCheckpointIsNamedAsWeightsToExport) {
     Shot s;
     const fs::path ck = s.dir / "weights.pth";
-    const auto py = run_python({"-c", "import torch, sys; torch.save({'head.weight': torch.zeros(2, 3)}, sys.argv[1])", ck.string()});
+    const auto py = run_python(
+        {"-c", "import torch, sys; torch.save({'head.weight': torch.zeros(2, 3)}, sys.argv[1])", ck.string()});
     ASSERT_EQ(py.exit_code, 0) << py.output;
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"info", ck.string()},
@@ -688,7 +739,8 @@ TEST(Trust, ATorchSaveCheckpointIsNamedAsWeightsToExport) {
         const auto r = run_cli(args);
         EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Model)) << r.output;
         EXPECT_TRUE(contains(r.output, ck.string() + ": is a PyTorch checkpoint saved with torch.save (weights, no "
-                                       "TorchScript code)")) << r.output;
+                                                     "TorchScript code)"))
+            << r.output;
         EXPECT_TRUE(contains(r.output, "python -m tools.export")) << r.output;
         EXPECT_FALSE(contains(r.output, "corrupt")) << r.output;
     }

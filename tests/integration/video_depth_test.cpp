@@ -29,9 +29,10 @@ namespace {
 /// 8-bit plates 30x20 of frames `frames`: a gradient that moves with the frame number.
 void write_plates(const fs::path& dir, const std::vector<int>& frames) {
     for (int f : frames)
-        write_image(dir / ("plate." + std::to_string(f) + ".png"), 30, 20, {"R", "G", "B"}, "uint8", [f](int x, int y, int c) {
-            return std::fmod(0.013f * static_cast<float>(x * (c + 1) + 2 * y + 3 * f), 1.0f);
-        });
+        write_image(dir / ("plate." + std::to_string(f) + ".png"), 30, 20, {"R", "G", "B"}, "uint8",
+                    [f](int x, int y, int c) {
+                        return std::fmod(0.013f * static_cast<float>(x * (c + 1) + 2 * y + 3 * f), 1.0f);
+                    });
 }
 
 std::vector<int> odd_frames(int from, int to) {
@@ -45,15 +46,17 @@ std::vector<int> odd_frames(int from, int to) {
 TEST(VideoDepth, RendersAtPlateSizeWithTheShotsFrameNumbersAndAPartialRenderEqualsTheWhole) {
     TempDir dir;
     write_probe_video_model(dir.path / "video.pt");
-    const std::vector<int> shot = odd_frames(1001, 1199);   // 100 frames: windows over the frames rendered
+    const std::vector<int> shot = odd_frames(1001, 1199);  // 100 frames: windows over the frames rendered
     write_plates(dir.path, shot);
-    write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-1199x2}\n"
-                                     "model: {path: video.pt, size: plate}\n"
-                                     "output: {path: whole/d.####.exr}\n");
+    write_job(dir.path / "job.yaml",
+              "input: {path: plate.####.png, frames: 1001-1199x2}\n"
+              "model: {path: video.pt, size: plate}\n"
+              "output: {path: whole/d.####.exr}\n");
     auto r = run_cli({(dir.path / "job.yaml").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("video windows: 1 window(s) of 32 frames at 42x28 in"), std::string::npos)
-        << "the log gives each window's time\n" << r.output;
+        << "the log gives each window's time\n"
+        << r.output;
     std::vector<std::string> expected;
     for (int f : shot) expected.push_back("d." + std::to_string(f) + ".exr");
     std::sort(expected.begin(), expected.end());
@@ -61,7 +64,8 @@ TEST(VideoDepth, RendersAtPlateSizeWithTheShotsFrameNumbersAndAPartialRenderEqua
     const OIIO::ImageSpec spec = file_spec(dir.path / "whole/d.1051.exr");
     EXPECT_EQ(spec.width, 30);
     EXPECT_EQ(spec.height, 20);
-    EXPECT_EQ(spec.get_string_attribute("depthbatch/temporal"), "video windows: 32 frames, overlap 10, crossfade 8, align scale_shift");
+    EXPECT_EQ(spec.get_string_attribute("depthbatch/temporal"),
+              "video windows: 32 frames, overlap 10, crossfade 8, align scale_shift");
 
     // Frames 1061-1069 alone (shot positions 30-34): windows 0 and 1 make them (plan_video_windows), fed positions
     // 0-53 (1001-1107) as warm-up: they see what the whole render's saw.
@@ -69,8 +73,10 @@ TEST(VideoDepth, RendersAtPlateSizeWithTheShotsFrameNumbersAndAPartialRenderEqua
                  "output.path=" + (dir.path / "part/d.####.exr").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("49 warm-up frames"), std::string::npos)
-        << "the inputs of windows 0 and 1, which make them: 1001-1107 (54 frames) less the 5 written\n" << r.output;
-    EXPECT_EQ(list_dir(dir.path / "part"), (std::vector<std::string>{"d.1061.exr", "d.1063.exr", "d.1065.exr", "d.1067.exr", "d.1069.exr"}));
+        << "the inputs of windows 0 and 1, which make them: 1001-1107 (54 frames) less the 5 written\n"
+        << r.output;
+    EXPECT_EQ(list_dir(dir.path / "part"),
+              (std::vector<std::string>{"d.1061.exr", "d.1063.exr", "d.1065.exr", "d.1067.exr", "d.1069.exr"}));
     for (int f : odd_frames(1061, 1069)) {
         const std::string name = "d." + std::to_string(f) + ".exr";
         EXPECT_EQ(depth_values(dir.path / "part" / name), depth_values(dir.path / "whole" / name)) << name;
@@ -94,9 +100,10 @@ TEST(VideoDepth, AMissingPlateEndsTheWindowsAndItsFramesAreRenderedAgainOnceItEx
     std::vector<int> shot;
     for (int f = 1001; f <= 1040; ++f) shot.push_back(f);
     write_plates(dir.path, shot);
-    const std::string job = "input: {path: plate.####.png, frames: 1001-1040}\n"
-                            "model: {path: video.pt, size: plate}\n"
-                            "pipeline: {on_error: continue}\n";
+    const std::string job =
+        "input: {path: plate.####.png, frames: 1001-1040}\n"
+        "model: {path: video.pt, size: plate}\n"
+        "pipeline: {on_error: continue}\n";
     write_job(dir.path / "clean.yaml", job + "output: {path: clean/d.####.exr}\n");
     write_job(dir.path / "gap.yaml", job + "output: {path: gap/d.####.exr}\n");
     auto r = run_cli({(dir.path / "clean.yaml").string()});
@@ -107,8 +114,10 @@ TEST(VideoDepth, AMissingPlateEndsTheWindowsAndItsFramesAreRenderedAgainOnceItEx
     EXPECT_EQ(list_dir(dir.path / "gap").size(), 39u);
     // 1001-1014 were finished by the tail padding at the gap, 1016-1040 started afresh after it: all are marked.
     for (int f : {1001, 1014, 1016, 1040})
-        EXPECT_EQ(file_spec(dir.path / ("gap/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context"),
-                  "cut: 1015") << f;
+        EXPECT_EQ(file_spec(dir.path / ("gap/d." + std::to_string(f) + ".exr"))
+                      .get_string_attribute("depthbatch/temporal_context"),
+                  "cut: 1015")
+            << f;
     EXPECT_NE(depth_values(dir.path / "gap/d.1020.exr"), depth_values(dir.path / "clean/d.1020.exr"))
         << "after the gap the windows start afresh (another first frame and reference)";
     // The plate is back: --skip-existing renders every marked frame again, and the shot equals the clean render.
@@ -130,9 +139,10 @@ TEST(VideoDepth, AHoleInADiscoveredSequenceEndsTheWindowsLikeAMissingPlate) {
     std::vector<int> shot;
     for (int f = 1001; f <= 1040; ++f) shot.push_back(f);
     write_plates(dir.path, shot);
-    const std::string job = "input: {path: plate.####.png}\n"
-                            "model: {path: video.pt, size: plate}\n"
-                            "pipeline: {on_error: continue}\n";
+    const std::string job =
+        "input: {path: plate.####.png}\n"
+        "model: {path: video.pt, size: plate}\n"
+        "pipeline: {on_error: continue}\n";
     write_job(dir.path / "gap.yaml", job + "output: {path: gap/d.####.exr}\n");
     auto r = run_cli({(dir.path / "gap.yaml").string(), "--output", (dir.path / "clean/d.####.exr").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -142,8 +152,10 @@ TEST(VideoDepth, AHoleInADiscoveredSequenceEndsTheWindowsLikeAMissingPlate) {
     EXPECT_NE(r.output.find("frames 1015 are missing from that sequence"), std::string::npos) << r.output;
     EXPECT_EQ(list_dir(dir.path / "gap").size(), 39u);
     for (int f : {1001, 1014, 1016, 1040})
-        EXPECT_EQ(file_spec(dir.path / ("gap/d." + std::to_string(f) + ".exr")).get_string_attribute("depthbatch/temporal_context"),
-                  "cut: 1015") << f;
+        EXPECT_EQ(file_spec(dir.path / ("gap/d." + std::to_string(f) + ".exr"))
+                      .get_string_attribute("depthbatch/temporal_context"),
+                  "cut: 1015")
+            << f;
     fs::rename(dir.path / "held_back.png", dir.path / "plate.1015.png");
     r = run_cli({(dir.path / "gap.yaml").string(), "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -162,10 +174,11 @@ TEST(VideoDepth, ProgressCountsMissingPlatesAndNeverGoesBackwards) {
     std::vector<int> shot;
     for (int f = 1003; f <= 1040; ++f) shot.push_back(f);
     write_plates(dir.path, shot);
-    write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-1040}\n"
-                                     "model: {path: video.pt, size: plate}\n"
-                                     "output: {path: d/d.####.exr}\n"
-                                     "pipeline: {on_error: continue}\n");
+    write_job(dir.path / "job.yaml",
+              "input: {path: plate.####.png, frames: 1001-1040}\n"
+              "model: {path: video.pt, size: plate}\n"
+              "output: {path: d/d.####.exr}\n"
+              "pipeline: {on_error: continue}\n");
     const auto r = run_cli({(dir.path / "job.yaml").string()});
     ASSERT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Partial)) << r.output;
     std::vector<std::pair<int, int>> counts;
@@ -178,7 +191,8 @@ TEST(VideoDepth, ProgressCountsMissingPlatesAndNeverGoesBackwards) {
         if (std::regex_search(l, m, std::regex("\\(Progress: ([0-9.]+)%\\)"))) pct.push_back(std::stod(m[1]));
     }
     ASSERT_EQ(counts.size(), 40u) << r.output;
-    for (size_t i = 0; i < counts.size(); ++i) EXPECT_EQ(counts[i], std::make_pair(static_cast<int>(i) + 1, 40)) << r.output;
+    for (size_t i = 0; i < counts.size(); ++i)
+        EXPECT_EQ(counts[i], std::make_pair(static_cast<int>(i) + 1, 40)) << r.output;
     ASSERT_EQ(pct.size(), 40u) << r.output;
     for (size_t i = 1; i < pct.size(); ++i) EXPECT_GE(pct[i], pct[i - 1]) << r.output;
     for (size_t i = 0; i + 1 < pct.size(); ++i) EXPECT_LT(pct[i], 100.0) << r.output;
@@ -190,30 +204,34 @@ TEST(VideoDepth, SubmitCutsAVideoModelShotIntoChunksOfBoundedOverhead) {
     TempDir dir;
     write_probe_video_model(dir.path / "video.pt");
     write_plates(dir.path, odd_frames(1001, 1079));
-    write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-1079x2}\n"
-                                     "model: {path: video.pt, size: plate}\n"
-                                     "output: {path: out/d.####.exr}\n");
+    write_job(dir.path / "job.yaml",
+              "input: {path: plate.####.png, frames: 1001-1079x2}\n"
+              "model: {path: video.pt, size: plate}\n"
+              "output: {path: out/d.####.exr}\n");
     // By default: no chunk size within 1.3x the whole render's windows for 40 frames (2 windows): one task.
     auto r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--dry-run"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("#SBATCH --array=1-1\n"), std::string::npos) << "one task for the 40 frames\n" << r.output;
-    EXPECT_NE(r.output.find("video model (input.frames 32, align scale_shift): 1 chunk of 40 frames run 2 windows of 32 "
-                            "frames in all, 1.00x the whole render's 2 (the default chunk size"), std::string::npos)
+    EXPECT_NE(
+        r.output.find("video model (input.frames 32, align scale_shift): 1 chunk of 40 frames run 2 windows of 32 "
+                      "frames in all, 1.00x the whole render's 2 (the default chunk size"),
+        std::string::npos)
         << r.output;
     // --chunk-size as given: 4 chunks (10 frames each: windows {0}, {0}, {0,1}, {0,1}), the overhead said.
     r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--chunk-size", "10", "--dry-run"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("#SBATCH --array=1-4\n"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("4 chunks of 10 frames run 6 windows of 32 frames in all, 3.00x the whole render's 2"),
-              std::string::npos) << r.output;
+              std::string::npos)
+        << r.output;
     // The one task renders the whole shot (--chunk 1/1).
     r = run_cli({(dir.path / "job.yaml").string(), "--chunk", "1/1"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(list_dir(dir.path / "out").size(), 40u);
     // A single-frame model's shot keeps its chunks.
     write_p_mean(dir.path / "mean.pt");
-    r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--chunk-size", "10", "--dry-run", "--set",
-                 "model.path=" + (dir.path / "mean.pt").string()});
+    r = run_cli({"submit", (dir.path / "job.yaml").string(), "--engine", "slurm", "--chunk-size", "10", "--dry-run",
+                 "--set", "model.path=" + (dir.path / "mean.pt").string()});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("#SBATCH --array=1-4\n"), std::string::npos) << r.output;
 }
@@ -224,7 +242,8 @@ namespace {
 double depth_span(const fs::path& dir, const std::vector<int>& frames) {
     float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
     for (int f : frames)
-        for (float v : depth_values(dir / ("d." + std::to_string(f) + ".exr"))) lo = std::min(lo, v), hi = std::max(hi, v);
+        for (float v : depth_values(dir / ("d." + std::to_string(f) + ".exr")))
+            lo = std::min(lo, v), hi = std::max(hi, v);
     return static_cast<double>(hi) - lo;
 }
 
@@ -239,19 +258,21 @@ double mean_change(const std::vector<float>& a, const std::vector<float>& b) {
 /// over the shot as a fraction of its depth span, and whether a chunk boundary changes more than a frame within a
 /// chunk does. Each chunk's warm-up is bounded (the log's count), wherever it sits.
 struct ChunkRun {
-    double error = 0;          ///< max |chunked - whole| / span
-    double boundary = 0;       ///< largest mean frame-to-frame change across a chunk boundary (chunked render)
-    double within = 0;         ///< largest mean frame-to-frame change between two frames of one chunk
-    std::vector<int> warmup;   ///< each chunk's warm-up frames
+    double error = 0;         ///< max |chunked - whole| / span
+    double boundary = 0;      ///< largest mean frame-to-frame change across a chunk boundary (chunked render)
+    double within = 0;        ///< largest mean frame-to-frame change between two frames of one chunk
+    std::vector<int> warmup;  ///< each chunk's warm-up frames
 };
 ChunkRun render_in_chunks(const TempDir& dir, bool metric, int n, const std::string& more_job = "") {
     write_probe_video_model(dir.path / "video.pt", metric);
     std::vector<int> shot;
     for (int f = 1001; f <= 1000 + n; ++f) shot.push_back(f);
     write_plates(dir.path, shot);
-    write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-" + std::to_string(1000 + n) + "}\n"
-                                     "model: {path: video.pt, size: plate}\n"
-                                     "output: {path: whole/d.####.exr}\n" + more_job);
+    write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-" + std::to_string(1000 + n) +
+                                         "}\n"
+                                         "model: {path: video.pt, size: plate}\n"
+                                         "output: {path: whole/d.####.exr}\n" +
+                                         more_job);
     ChunkRun out;
     auto r = run_cli({(dir.path / "job.yaml").string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -269,7 +290,8 @@ ChunkRun render_in_chunks(const TempDir& dir, bool metric, int n, const std::str
     std::vector<float> prev;
     for (size_t i = 0; i < shot.size(); ++i) {
         const std::string name = "d." + std::to_string(shot[i]) + ".exr";
-        const std::vector<float> whole = depth_values(dir.path / "whole" / name), part = depth_values(dir.path / "chunks" / name);
+        const std::vector<float> whole = depth_values(dir.path / "whole" / name),
+                                 part = depth_values(dir.path / "chunks" / name);
         EXPECT_EQ(whole.size(), part.size()) << name;
         for (size_t p = 0; p < whole.size() && p < part.size(); ++p)
             out.error = std::max(out.error, std::abs(static_cast<double>(whole[p]) - part[p]) / span);
@@ -316,9 +338,10 @@ TEST(VideoDepth, AMissingPlateInsideAChunksWindowsIsRenderedAgainOnceItExists) {
     std::vector<int> shot;
     for (int f = 1001; f <= 1200; ++f) shot.push_back(f);
     write_plates(dir.path, shot);
-    const std::string job = "input: {path: plate.####.png, frames: 1001-1200}\n"
-                            "model: {path: video.pt, size: plate}\n"
-                            "pipeline: {on_error: continue}\n";
+    const std::string job =
+        "input: {path: plate.####.png, frames: 1001-1200}\n"
+        "model: {path: video.pt, size: plate}\n"
+        "pipeline: {on_error: continue}\n";
     write_job(dir.path / "whole.yaml", job + "output: {path: whole/d.####.exr}\n");
     write_job(dir.path / "chunk.yaml", job + "output: {path: chunk/d.####.exr}\n");
     auto r = run_cli({(dir.path / "whole.yaml").string()});
@@ -327,12 +350,15 @@ TEST(VideoDepth, AMissingPlateInsideAChunksWindowsIsRenderedAgainOnceItExists) {
     fs::rename(dir.path / "plate.1131.png", dir.path / "held_back.png");
     r = run_cli({(dir.path / "chunk.yaml").string(), "--chunk", "3/4"});
     ASSERT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Partial)) << r.output;
-    EXPECT_NE(r.output.find("frame 1120: not written: a failed frame cut the video windows that make it"), std::string::npos)
-        << "window 4 finished 1101-1112; 1113-1130 waited for window 5\n" << r.output;
+    EXPECT_NE(r.output.find("frame 1120: not written: a failed frame cut the video windows that make it"),
+              std::string::npos)
+        << "window 4 finished 1101-1112; 1113-1130 waited for window 5\n"
+        << r.output;
     EXPECT_FALSE(fs::exists(dir.path / "chunk/d.1120.exr"));
     EXPECT_TRUE(fs::exists(dir.path / "chunk/d.1105.exr"));
     EXPECT_EQ(depth_values(dir.path / "chunk/d.1105.exr"), depth_values(dir.path / "whole/d.1105.exr"));
-    EXPECT_EQ(file_spec(dir.path / "chunk/d.1140.exr").get_string_attribute("depthbatch/temporal_context"), "cut: 1131");
+    EXPECT_EQ(file_spec(dir.path / "chunk/d.1140.exr").get_string_attribute("depthbatch/temporal_context"),
+              "cut: 1131");
     fs::rename(dir.path / "held_back.png", dir.path / "plate.1131.png");
     r = run_cli({(dir.path / "chunk.yaml").string(), "--chunk", "3/4", "--skip-existing"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -380,21 +406,39 @@ Parity render_parity(const TempDir& dir, const std::string& name, bool metric) {
     EXPECT_EQ(range.size(), 2u);
     if (range.size() != 2) return p;
     const std::string python_env = "env PYTHONPATH='" + root.string() + "'";
-    std::vector<std::string> args = {"-m", "tools.vda_fixtures", "checkpoint", "--variant", variant, "--seed",
-                                     std::to_string(seed), "--out", (dir.path / (name + ".pth")).string()};
+    std::vector<std::string> args = {"-m",
+                                     "tools.vda_fixtures",
+                                     "checkpoint",
+                                     "--variant",
+                                     variant,
+                                     "--seed",
+                                     std::to_string(seed),
+                                     "--out",
+                                     (dir.path / (name + ".pth")).string()};
     auto r = run_program(DEPTHBATCH_TEST_PYTHON, args, python_env);
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    args = {"-m", "tools.export", "video-depth-anything", "--variant", variant, "--checkpoint",
-            (dir.path / (name + ".pth")).string(), "--out", (dir.path / (name + ".pt")).string()};
+    args = {"-m",
+            "tools.export",
+            "video-depth-anything",
+            "--variant",
+            variant,
+            "--checkpoint",
+            (dir.path / (name + ".pth")).string(),
+            "--out",
+            (dir.path / (name + ".pt")).string()};
     if (metric) args.push_back("--metric");
     r = run_program(DEPTHBATCH_TEST_PYTHON, args, python_env);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     if (r.exit_code != 0) return p;
     // Raw model output (depth.Z = what the windows give), at the plate's size (a multiple of 14: nothing resized).
     write_job(dir.path / (name + ".yaml"), "input: {path: '" + (plates / "plate.####.png").string() + "', frames: " +
-                                               std::to_string(range[0]) + "-" + std::to_string(range[1]) + "}\n"
-                                               "model: {path: " + name + ".pt, size: plate, device: cpu}\n"
-                                               "output: {path: out_" + name + "/d.####.exr}\n");
+                                               std::to_string(range[0]) + "-" + std::to_string(range[1]) +
+                                               "}\n"
+                                               "model: {path: " +
+                                               name +
+                                               ".pt, size: plate, device: cpu}\n"
+                                               "output: {path: out_" +
+                                               name + "/d.####.exr}\n");
     r = run_cli({(dir.path / (name + ".yaml")).string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     if (r.exit_code != 0) return p;
@@ -430,7 +474,8 @@ std::vector<float> frame_by_frame(const depthbatch::DepthModel& model, const fs:
     in.chw.resize(static_cast<size_t>(3) * w * h);
     const float* px = static_cast<const float*>(plate.localpixels());
     for (int c = 0; c < 3 && c < nch; ++c)
-        for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i) in.chw[static_cast<size_t>(c) * w * h + i] = px[i * nch + c];
+        for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i)
+            in.chw[static_cast<size_t>(c) * w * h + i] = px[i * nch + c];
     return model.infer({&in}).at(0).data;
 }
 
@@ -439,7 +484,8 @@ std::vector<float> frame_by_frame(const depthbatch::DepthModel& model, const fs:
 TEST(VideoDepthParity, WholeShotMatchesTheOfficialInferVideoDepthAndFrameByFrameDoesNot) {
     TempDir dir;
     const Parity p = render_parity(dir, "shot", false);
-    if (p.model.empty() && !HasFailure()) GTEST_SKIP() << "no Video Depth Anything fixtures (tests/data/vda/shot, tools/vda_fixtures.py)";
+    if (p.model.empty() && !HasFailure())
+        GTEST_SKIP() << "no Video Depth Anything fixtures (tests/data/vda/shot, tools/vda_fixtures.py)";
     ASSERT_FALSE(p.model.empty());
     // Negative control: the same model frame by frame (T = 1) is tens of percent of the span away.
     depthbatch::ModelSettings options;
@@ -452,7 +498,8 @@ TEST(VideoDepthParity, WholeShotMatchesTheOfficialInferVideoDepthAndFrameByFrame
         OIIO::ImageBuf want = read_image(p.shot / ("expected." + std::to_string(f) + ".exr"));
         const float* z = static_cast<const float*>(want.localpixels());
         ASSERT_EQ(one.size(), static_cast<size_t>(want.spec().width) * want.spec().height);
-        for (size_t i = 0; i < one.size(); ++i) control = std::max(control, std::abs(one[i] - z[i * want.spec().nchannels]));
+        for (size_t i = 0; i < one.size(); ++i)
+            control = std::max(control, std::abs(one[i] - z[i * want.spec().nchannels]));
     }
     EXPECT_GT(control, 0.1f * p.span) << "a frame-by-frame run should not reproduce the windowed output";
     std::cout << "negative control (T = 1): max difference " << control / p.span << " of the depth span\n";
@@ -461,7 +508,8 @@ TEST(VideoDepthParity, WholeShotMatchesTheOfficialInferVideoDepthAndFrameByFrame
 TEST(VideoDepthParity, MetricShotIsNotRescaled) {
     TempDir dir;
     const Parity p = render_parity(dir, "shot_metric", true);
-    if (p.model.empty() && !HasFailure()) GTEST_SKIP() << "no metric Video Depth Anything fixtures (tests/data/vda/shot_metric)";
+    if (p.model.empty() && !HasFailure())
+        GTEST_SKIP() << "no metric Video Depth Anything fixtures (tests/data/vda/shot_metric)";
     EXPECT_FALSE(p.model.empty());
 }
 
@@ -481,7 +529,8 @@ TEST(VideoDepthParity, AShotHeldOnTwosStabilizedStaysWithinItsRawWindowsRange) {
         fs::create_symlink(p.shot / ("plate." + std::to_string(first + i / 2) + ".png"),
                            dir / ("twos/plate." + std::to_string(first + i) + ".png"));
     const std::string frames = std::to_string(first) + "-" + std::to_string(first + n - 1);
-    const std::string job = "input: {path: twos/plate.####.png, frames: " + frames + "}\n"
+    const std::string job = "input: {path: twos/plate.####.png, frames: " + frames +
+                            "}\n"
                             "model: {path: shot.pt, size: plate, device: cpu}\n";
     write_job(dir / "raw.yaml", job + "output: {path: raw/d.####.exr}\n");
     ASSERT_EQ(run_cli({(dir / "raw.yaml").string(), "-q"}).exit_code, 0);
@@ -501,9 +550,10 @@ TEST(VideoDepthParity, AShotHeldOnTwosStabilizedStaysWithinItsRawWindowsRange) {
             for (float v : depth_values(dir / (name + "/d." + std::to_string(first + i) + ".exr")))
                 worst = std::max(worst, std::max(lo - v, v - hi) / (hi - lo));
         }
-        EXPECT_LE(worst, 0.25) << "radius " << radius << ": a stabilized value left its raw window's range by "
-                               << worst << " of its span";
-        std::cout << "held on twos, radius " << radius << ": worst excess over the raw window's range " << worst << " of its span\n";
+        EXPECT_LE(worst, 0.25) << "radius " << radius << ": a stabilized value left its raw window's range by " << worst
+                               << " of its span";
+        std::cout << "held on twos, radius " << radius << ": worst excess over the raw window's range " << worst
+                  << " of its span\n";
     }
 }
 
@@ -520,17 +570,21 @@ TEST(VideoDepth, AChunkReportsAMissingContextPlateAsContextAndValidatePredictsIt
     write_plates(dir.path, shot);
     for (const char* on_error : {"continue", "stop"}) {
         SCOPED_TRACE(on_error);
-        const fs::path job = write_job(dir.path / "job.yaml", "input: {path: plate.####.png, frames: 1001-1120}\n"
-                                                              "model: {path: video.pt, size: plate}\n"
-                                                              "output: {path: d/d.####.exr}\npipeline: {on_error: " +
-                                                                  std::string(on_error) + "}\n");
+        const fs::path job = write_job(dir.path / "job.yaml",
+                                       "input: {path: plate.####.png, frames: 1001-1120}\n"
+                                       "model: {path: video.pt, size: plate}\n"
+                                       "output: {path: d/d.####.exr}\npipeline: {on_error: " +
+                                           std::string(on_error) + "}\n");
         const bool stop = std::string(on_error) == "stop";
         const int want = exit_status(stop ? depthbatch::ExitCode::Input : depthbatch::ExitCode::Partial);
         auto v = run_cli({"validate", job.string(), "--chunk", "3/3"});
         EXPECT_EQ(v.exit_code, want) << v.output;
         EXPECT_TRUE(contains(v.output, "frame 1070: plate missing")) << v.output;
-        EXPECT_TRUE(contains(v.output, "not a frame of this run: the video windows of frames 1081-1120 read it as context")) << v.output;
-        const auto r = run_cli({job.string(), "--chunk", "3/3", "--progress", "lines", "--summary", (dir.path / "s.json").string()});
+        EXPECT_TRUE(
+            contains(v.output, "not a frame of this run: the video windows of frames 1081-1120 read it as context"))
+            << v.output;
+        const auto r = run_cli(
+            {job.string(), "--chunk", "3/3", "--progress", "lines", "--summary", (dir.path / "s.json").string()});
         EXPECT_EQ(r.exit_code, want) << r.output;
         if (stop) {
             EXPECT_FALSE(fs::exists(dir.path / "d")) << "nothing is written before the refusal";
@@ -551,7 +605,8 @@ TEST(VideoDepth, AChunkReportsAMissingContextPlateAsContextAndValidatePredictsIt
         const auto s = read_json(dir.path / "s.json");
         EXPECT_EQ(s["context_failed"], nlohmann::json({1070})) << s.dump();
         EXPECT_EQ(s["rendered"].get<int>() + s["failed"].get<int>(), 40) << s.dump();
-        EXPECT_TRUE(contains(r.output, "context plates 1070 (read, not owned, by this run) missing or failed")) << r.output;
+        EXPECT_TRUE(contains(r.output, "context plates 1070 (read, not owned, by this run) missing or failed"))
+            << r.output;
         fs::remove_all(dir.path / "d");
     }
 }

@@ -58,13 +58,18 @@ fs::path write_p_mean(const fs::path& path, const std::string& kind, int multipl
 }
 
 fs::path write_probe_video_model(const fs::path& path, bool metric) {
-    return write_probe_model(path,
-                             "def forward(self, x):\n"
-                             "    m = x.mean(dim=2)\n"
-                             "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
-                             std::string(R"({"format": 1, "name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
- "output": {"kind": ")") + (metric ? "metric_depth\", \"units\": \"m" : "relative_inverse_depth") + R"("}, "temporal": {"window": 32, "overlap": 10,
- "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": ")" + (metric ? "none" : "scale_shift") + R"("}, "license": "MIT"})");
+    return write_probe_model(
+        path,
+        "def forward(self, x):\n"
+        "    m = x.mean(dim=2)\n"
+        "    return m + 0.5 * m.mean(dim=1, keepdim=True)\n",
+        std::string(
+            R"({"format": 1, "name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 14, "frames": 32},
+ "output": {"kind": ")") +
+            (metric ? "metric_depth\", \"units\": \"m" : "relative_inverse_depth") +
+            R"("}, "temporal": {"window": 32, "overlap": 10,
+ "keyframes": [0,12,24,25,26,27,28,29,30,31], "crossfade": 8, "align": ")" +
+            (metric ? "none" : "scale_shift") + R"("}, "license": "MIT"})");
 }
 
 fs::path write_p_const(const fs::path& path, double c, const std::string& kind) {
@@ -77,9 +82,10 @@ void write_image(const fs::path& path, int width, int height, const std::vector<
                  const std::string& type, const std::function<float(int, int, int)>& fn, int x_origin, int y_origin,
                  int full_width, int full_height) {
     const int nch = static_cast<int>(names.size());
-    OIIO::TypeDesc t = type == "half" ? OIIO::TypeDesc::HALF
-                     : type == "uint8" ? OIIO::TypeDesc::UINT8
-                     : type == "uint16" ? OIIO::TypeDesc::UINT16 : OIIO::TypeDesc::FLOAT;
+    OIIO::TypeDesc t = type == "half"     ? OIIO::TypeDesc::HALF
+                       : type == "uint8"  ? OIIO::TypeDesc::UINT8
+                       : type == "uint16" ? OIIO::TypeDesc::UINT16
+                                          : OIIO::TypeDesc::FLOAT;
     OIIO::ImageSpec spec(width, height, nch, t);
     spec.channelnames = names;
     spec.x = x_origin;
@@ -94,7 +100,8 @@ void write_image(const fs::path& path, int width, int height, const std::vector<
     std::vector<float> px(static_cast<size_t>(width) * height * nch);
     for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x)
-            for (int c = 0; c < nch; ++c) px[(static_cast<size_t>(y) * width + x) * nch + c] = fn(x + x_origin, y + y_origin, c);
+            for (int c = 0; c < nch; ++c)
+                px[(static_cast<size_t>(y) * width + x) * nch + c] = fn(x + x_origin, y + y_origin, c);
     auto out = OIIO::ImageOutput::create(path.string());
     ASSERT_TRUE(out) << path << ": " << OIIO::geterror();
     ASSERT_TRUE(out->open(path.string(), spec)) << path << ": " << out->geterror();
@@ -127,7 +134,8 @@ RunResult run_program(const fs::path& program, const std::vector<std::string>& a
     return r;
 }
 
-Background::Background(const fs::path& program, const std::vector<std::string>& args, const std::vector<std::string>& env) {
+Background::Background(const fs::path& program, const std::vector<std::string>& args,
+                       const std::vector<std::string>& env) {
     int fds[2];
     if (::pipe(fds) != 0) {
         ADD_FAILURE() << "pipe: " << std::strerror(errno);

@@ -50,9 +50,9 @@ inline bool contains(const std::string& text, const std::string& part) { return 
 /// another exception, a failure is recorded at the caller's line (non-fatal) and "" is returned, so checks on
 /// the message fail too. `what` names the call in the failure message. E.g.
 ///     const std::string msg = expect_error<ConfigError>([&] { parse_frame_spec("1-"); }, "parse_frame_spec");
-template <class E, class Call>
-std::string expect_error(Call&& call, const std::string& what = "the call", const char* file = __builtin_FILE(),
-                         int line = __builtin_LINE()) {
+template <class E, class Call> std::string expect_error(Call&& call, const std::string& what = "the call",
+                                                        const char* file = __builtin_FILE(),
+                                                        int line = __builtin_LINE()) {
     try {
         call();
     } catch (const E& e) {
@@ -84,8 +84,8 @@ fs::path write_probe_video_model(const fs::path& path, bool metric = false);
 /// "uint8", "uint16"), pixel values from fn(x, y, c) in data-window coordinates. A failed write is a fatal
 /// failure of the current test naming the path (wrap the call in ASSERT_NO_FATAL_FAILURE to stop there).
 void write_image(const fs::path& path, int width, int height, const std::vector<std::string>& names,
-                 const std::string& type, const std::function<float(int, int, int)>& fn,
-                 int x_origin = 0, int y_origin = 0, int full_width = 0, int full_height = 0);
+                 const std::string& type, const std::function<float(int, int, int)>& fn, int x_origin = 0,
+                 int y_origin = 0, int full_width = 0, int full_height = 0);
 
 /// Result of running the CLI.
 struct RunResult {

@@ -40,9 +40,8 @@ double srgb_encode(double v) { return v <= 0.0031308 ? 12.92 * v : 1.055 * std::
 /// Linear Rec.709 -> ACEScg (AP1, Bradford-adapted D65 -> ACES white), the matrix published with the ACES
 /// configs (e.g. colour-science's RGB_COLOURSPACE conversions, aces-dev's utilities): independent of OCIO.
 std::array<float, 3> rec709_to_acescg(const std::array<float, 3>& v) {
-    static const double m[3][3] = {{0.6130973, 0.3395229, 0.0473793},
-                                   {0.0701942, 0.9163556, 0.0134526},
-                                   {0.0206156, 0.1095698, 0.8698151}};
+    static const double m[3][3] = {
+        {0.6130973, 0.3395229, 0.0473793}, {0.0701942, 0.9163556, 0.0134526}, {0.0206156, 0.1095698, 0.8698151}};
     std::array<float, 3> o{};
     for (int r = 0; r < 3; ++r) o[r] = static_cast<float>(m[r][0] * v[0] + m[r][1] * v[1] + m[r][2] * v[2]);
     return o;
@@ -78,12 +77,22 @@ PlateInfo plate_of(const std::string& format, OIIO::TypeDesc type, int bits = 0)
 // ---- the shipped config ---------------------------------------------------------------------------
 
 TEST(ShippedConfig, EveryColorspacePairAndEveryDisplayViewBuildsAProcessor) {
-    const std::vector<std::string> spaces = {"Linear Rec.709 (sRGB)", "lin_rec709", "scene_linear", "ACEScg",
-                                             "ACES2065-1", "ACEScct", "compositing_log", "sRGB",
-                                             "sRGB Encoded Rec.709 (sRGB)", "Gamma 2.4 Encoded Rec.709", "Raw",
-                                             "sRGB - Display", "Rec.1886 Rec.709 - Display"};
+    const std::vector<std::string> spaces = {"Linear Rec.709 (sRGB)",
+                                             "lin_rec709",
+                                             "scene_linear",
+                                             "ACEScg",
+                                             "ACES2065-1",
+                                             "ACEScct",
+                                             "compositing_log",
+                                             "sRGB",
+                                             "sRGB Encoded Rec.709 (sRGB)",
+                                             "Gamma 2.4 Encoded Rec.709",
+                                             "Raw",
+                                             "sRGB - Display",
+                                             "Rec.1886 Rec.709 - Display"};
     for (const auto& from : spaces)
-        for (const auto& to : spaces) EXPECT_NO_THROW(ColorTransform::create(kShipped, from, to)) << from << " -> " << to;
+        for (const auto& to : spaces)
+            EXPECT_NO_THROW(ColorTransform::create(kShipped, from, to)) << from << " -> " << to;
     for (const std::string display : {"sRGB - Display", "Rec.1886 Rec.709 - Display"})
         for (const std::string view : {"ACES 1.0 - SDR Video", "Un-tone-mapped", "Raw"}) {
             ColorSettings c;
@@ -102,7 +111,8 @@ TEST(ShippedConfig, EncodingsMatchTheirStandards) {
     for (float v : {0.0f, 0.001f, 0.0031308f, 0.01f, 0.18f, 0.5f, 1.0f}) px.push_back({v, v, v});
     OIIO::ImageBuf buf = row(px);
     t->convert(buf);
-    for (size_t i = 0; i < px.size(); ++i) EXPECT_NEAR(at(buf, static_cast<int>(i))[0], srgb_encode(px[i][0]), 2e-5) << px[i][0];
+    for (size_t i = 0; i < px.size(); ++i)
+        EXPECT_NEAR(at(buf, static_cast<int>(i))[0], srgb_encode(px[i][0]), 2e-5) << px[i][0];
 
     // Gamma 2.4 Rec.709 (BT.1886 display encoding): v^(1/2.4).
     auto g = ColorTransform::create(kShipped, "lin_rec709", "Gamma 2.4 Encoded Rec.709");
@@ -239,7 +249,8 @@ TEST(ColorStage, HdrViewModeToneMapsHighlightsMonotonically) {
     OIIO::ImageBuf buf = row(px);
     const PixelStats s = t->apply(buf);
     EXPECT_EQ(s.out_of_range, 0);
-    for (size_t i = 1; i < px.size(); ++i) EXPECT_GT(at(buf, static_cast<int>(i))[1], at(buf, static_cast<int>(i) - 1)[1]) << px[i][1];
+    for (size_t i = 1; i < px.size(); ++i)
+        EXPECT_GT(at(buf, static_cast<int>(i))[1], at(buf, static_cast<int>(i) - 1)[1]) << px[i][1];
     EXPECT_LT(at(buf, 5)[1], 1.0f);
 }
 
@@ -266,12 +277,16 @@ TEST(ColorStage, NanAndInfAreReplacedAndCountedBeforeTheConversion) {
 
 TEST(AutoColorspace, FromThePlatesTypeAndFormat) {
     std::string why;
-    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("openexr", OIIO::TypeDesc::HALF), kShipped, &why), "Linear Rec.709 (sRGB)");
+    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("openexr", OIIO::TypeDesc::HALF), kShipped, &why),
+              "Linear Rec.709 (sRGB)");
     EXPECT_NE(why.find("scene_linear"), std::string::npos) << why;
-    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("tiff", OIIO::TypeDesc::FLOAT), kShipped), "Linear Rec.709 (sRGB)");
-    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("png", OIIO::TypeDesc::UINT8), kShipped, &why), "sRGB Encoded Rec.709 (sRGB)");
+    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("tiff", OIIO::TypeDesc::FLOAT), kShipped),
+              "Linear Rec.709 (sRGB)");
+    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("png", OIIO::TypeDesc::UINT8), kShipped, &why),
+              "sRGB Encoded Rec.709 (sRGB)");
     EXPECT_NE(why.find("8-bit png"), std::string::npos) << why;
-    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("tiff", OIIO::TypeDesc::UINT16), kShipped), "sRGB Encoded Rec.709 (sRGB)");
+    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("tiff", OIIO::TypeDesc::UINT16), kShipped),
+              "sRGB Encoded Rec.709 (sRGB)");
     EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("dpx", OIIO::TypeDesc::UINT16, 10), kShipped, &why), "ACEScct");
     EXPECT_NE(why.find("10-bit dpx"), std::string::npos) << why;
     EXPECT_NE(why.find("compositing_log"), std::string::npos) << why;
@@ -292,8 +307,13 @@ TEST(AutoColorspace, WhatAFloatFileDeclares) {
     const float rec709[8] = {0.64f, 0.33f, 0.3f, 0.6f, 0.15f, 0.06f, 0.3127f, 0.329f};
     const float rec2020[8] = {0.708f, 0.292f, 0.170f, 0.797f, 0.131f, 0.046f, 0.3127f, 0.3290f};
     const float awg3[8] = {0.684f, 0.313f, 0.221f, 0.848f, 0.0861f, -0.102f, 0.3127f, 0.329f};   // ARRI Wide Gamut 3
-    const float off[8] = {0.7125f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f}; // AP1, rx 5e-4 off
-    struct Case { PlateInfo plate; const char* expected; const char* said; const char* warning; };
+    const float off[8] = {0.7125f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f, 0.32168f, 0.33767f};  // AP1, rx 5e-4 off
+    struct Case {
+        PlateInfo plate;
+        const char* expected;
+        const char* said;
+        const char* warning;
+    };
     const Case cases[] = {
         {declared("oiio:ColorSpace", "ACEScg"), "ACEScg", "tagged 'ACEScg' (oiio:ColorSpace)", nullptr},
         {declared("oiio:ColorSpace", "Linear"), "Linear Rec.709 (sRGB)", "scene_linear role", nullptr},
@@ -324,12 +344,14 @@ TEST(AutoColorspace, WhatAFloatFileDeclares) {
         if (c.warning) {
             EXPECT_EQ(log.warnings(c.warning), 1u) << log.text.str();
             EXPECT_EQ(log.warnings("/shots/p.1001.exr is taken as the scene_linear role 'Linear Rec.709 (sRGB)'; "
-                                   "set input.colorspace"), 1u) << log.text.str();
+                                   "set input.colorspace"),
+                      1u)
+                << log.text.str();
         } else {
             EXPECT_EQ(log.warnings(), 0u) << log.text.str();
         }
     }
-    {   // A chromaticities attribute that is not OpenEXR's 8 floats says nothing: scene_linear, with a warning.
+    {  // A chromaticities attribute that is not OpenEXR's 8 floats says nothing: scene_linear, with a warning.
         LogCapture log;
         PlateInfo p = plate_of("openexr", OIIO::TypeDesc::HALF);
         const float six[6] = {0.713f, 0.293f, 0.165f, 0.830f, 0.128f, 0.044f};
@@ -365,10 +387,11 @@ colorspaces:
 )";
     const std::string cfg = (dir / "c.ocio").string();
     std::string why;
-    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("dpx", OIIO::TypeDesc::UINT16, 10), cfg, &why), "sRGB - Texture");
+    EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("dpx", OIIO::TypeDesc::UINT16, 10), cfg, &why),
+              "sRGB - Texture");
     EXPECT_NE(why.find("no compositing_log"), std::string::npos) << why;
     EXPECT_EQ(ColorTransform::auto_colorspace(plate_of("openexr", OIIO::TypeDesc::HALF), cfg), "ACEScg");
-    {   // Rec.709 chromaticities, and this config has no linear Rec.709: its scene_linear (ACEScg), and the user is told.
+    {  // Rec.709 chromaticities, and this config has no linear Rec.709: its scene_linear (ACEScg), and the user is told.
         LogCapture log;
         PlateInfo p = plate_of("openexr", OIIO::TypeDesc::HALF);
         const float rec709[8] = {0.64f, 0.33f, 0.3f, 0.6f, 0.15f, 0.06f, 0.3127f, 0.329f};
@@ -376,7 +399,9 @@ colorspaces:
         EXPECT_EQ(ColorTransform::auto_colorspace(p, cfg), "ACEScg");
         EXPECT_EQ(log.warnings("the file's chromaticities are Rec.709 / sRGB primaries, for which OCIO config '" + cfg +
                                "' has no colorspace ('Linear Rec.709 (sRGB)'); the plate is taken as the scene_linear "
-                               "role 'ACEScg'"), 1u) << log.text.str();
+                               "role 'ACEScg'"),
+                  1u)
+            << log.text.str();
     }
     // The model's "sRGB" is found under the config's own name for it.
     auto t = ColorTransform::create(cfg, "ACEScg", "sRGB");
@@ -428,9 +453,11 @@ TEST(AutoColorspace, ACineonDpxTakesTheConfigsCineonSpaceOrAsksForInputColorspac
         p.path = "/plates/scan.1001.dpx";
         p.file_spec.attribute("dpx:Transfer", transfer);
         const std::string msg = test::expect_error<ConfigError>([&] { ColorTransform::auto_colorspace(p, kShipped); });
-        EXPECT_EQ(msg, "input.colorspace auto: /plates/scan.1001.dpx is a 10-bit dpx plate whose header says transfer '" +
-                           transfer + "' (Cineon log); OCIO config '" + kShipped + "' has no Cineon colorspace ('Cineon', "
-                           "'cineon', 'lg10'); set input.colorspace to the plate's colorspace");
+        EXPECT_EQ(msg,
+                  "input.colorspace auto: /plates/scan.1001.dpx is a 10-bit dpx plate whose header says transfer '" +
+                      transfer + "' (Cineon log); OCIO config '" + kShipped +
+                      "' has no Cineon colorspace ('Cineon', "
+                      "'cineon', 'lg10'); set input.colorspace to the plate's colorspace");
         test::TempDir dir;
         std::string text = test::read_bytes(kShipped);
         text += "\n  - !<ColorSpace>\n    name: Cineon\n    family: Log\n    isdata: false\n";
@@ -440,6 +467,6 @@ TEST(AutoColorspace, ACineonDpxTakesTheConfigsCineonSpaceOrAsksForInputColorspac
         EXPECT_EQ(why, "10-bit dpx plate, transfer '" + transfer + "' -> Cineon log 'Cineon'");
     }
     PlateInfo user = plate_of("dpx", OIIO::TypeDesc::UINT16, 10);
-    user.file_spec.attribute("dpx:Transfer", "User defined");   // Nuke's DPX (the sample): the role, as before
+    user.file_spec.attribute("dpx:Transfer", "User defined");  // Nuke's DPX (the sample): the role, as before
     EXPECT_EQ(ColorTransform::auto_colorspace(user, kShipped), "ACEScct");
 }

@@ -13,15 +13,16 @@ using namespace depthbatch::test;
 
 namespace {
 
-const std::string kVideoContract = R"({"name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 1, "frames": 4},
+const std::string kVideoContract =
+    R"({"name": "probe-video", "input": {"colorspace": "sRGB", "multiple": 1, "frames": 4},
  "output": {"kind": "relative_inverse_depth"}, "temporal": {"window": 4, "overlap": 3, "keyframes": [0,2,3],
  "crossfade": 2, "align": "scale_shift"}})";
 
 /// Frame depth = its mean grey + the window's mean grey (so each frame depends on its clip).
 std::unique_ptr<DepthModel> video_model(const fs::path& path, const std::string& forward =
-                                            "def forward(self, x):\n"
-                                            "    m = x.mean(dim=2)\n"
-                                            "    return m + m.mean(dim=1, keepdim=True)\n") {
+                                                                  "def forward(self, x):\n"
+                                                                  "    m = x.mean(dim=2)\n"
+                                                                  "    return m + m.mean(dim=1, keepdim=True)\n") {
     write_probe_model(path, forward, kVideoContract);
     ModelSettings options;
     options.path = path.string();
@@ -77,12 +78,14 @@ TEST(DepthModelClips, EachClipIsOneWindowAndTheOutputComesBackClipByClip) {
 TEST(DepthModelClips, AnOutputThatIsNotBTHWIsAModelErrorNamingBothShapes) {
     TempDir dir;
     const ModelInput a = grey(0.5f);
-    const auto keepdim = video_model(dir.path / "keepdim.pt", "def forward(self, x):\n    return x.mean(dim=2, keepdim=True)\n");
+    const auto keepdim =
+        video_model(dir.path / "keepdim.pt", "def forward(self, x):\n    return x.mean(dim=2, keepdim=True)\n");
     std::string msg = expect_error<ModelError>([&] { keepdim->infer_clips({{&a, &a}}); }, "[B,T,1,H,W]");
     EXPECT_TRUE(contains(msg, "[1,2,1,2,3]")) << msg;
     EXPECT_TRUE(contains(msg, "[1,2,3,2,3]")) << msg;
     EXPECT_TRUE(contains(msg, "[B,T,H,W]")) << msg;
-    const auto flat = video_model(dir.path / "flat.pt", "def forward(self, x):\n    return x.flatten(0, 1).mean(dim=1)\n");
+    const auto flat =
+        video_model(dir.path / "flat.pt", "def forward(self, x):\n    return x.flatten(0, 1).mean(dim=1)\n");
     msg = expect_error<ModelError>([&] { flat->infer_clips({{&a, &a}}); }, "[B*T,H,W]");
     EXPECT_TRUE(contains(msg, "[2,2,3]")) << msg;
 }

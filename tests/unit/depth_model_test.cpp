@@ -155,8 +155,8 @@ TEST(DepthModel, ScriptedAndTracedModulesAreTold) {
     EXPECT_FALSE(probe->contract().fixed_size);
 
     const auto traced_pt = dir / "traced.pt";
-    const auto made = test::run_python({"-m", "tools.export", "nuke-style-trace", "--out", traced_pt.string(),
-                                        "--size", "84", "112", "--inner", "luma"});
+    const auto made = test::run_python({"-m", "tools.export", "nuke-style-trace", "--out", traced_pt.string(), "--size",
+                                        "84", "112", "--inner", "luma"});
     ASSERT_EQ(made.exit_code, 0) << made.output;
     ModelSettings options;
     options.path = traced_pt.string();
@@ -204,8 +204,9 @@ namespace {
 
 /// A probe whose forward returns `expr` (TorchScript, of x: [N,3,H,W]) with a contract of `kind`, `input_extra`
 /// and `output_extra` (JSON members, each starting with ", "), loaded on the CPU.
-std::unique_ptr<DepthModel> probe(const test::TempDir& dir, const std::string& expr, const std::string& kind = "metric_depth",
-                                  const std::string& input_extra = "", const std::string& output_extra = "") {
+std::unique_ptr<DepthModel> probe(const test::TempDir& dir, const std::string& expr,
+                                  const std::string& kind = "metric_depth", const std::string& input_extra = "",
+                                  const std::string& output_extra = "") {
     const std::string units = kind == "metric_depth" ? "m" : "";
     const std::string contract = R"({"format": 1, "name": "probe", "input": {"colorspace": "sRGB", "multiple": 1)" +
                                  input_extra + R"(}, "output": {"kind": ")" + kind + R"(", "units": ")" + units + "\"" +
@@ -250,7 +251,7 @@ TEST(DepthModelOutput, SwappedHeightAndWidthWarnsOncePerJob) {
     for (int i = 0; i < 3; ++i) {
         const auto out = model->infer({&in[0]});
         ASSERT_EQ(out.size(), 1u);
-        EXPECT_EQ(out[0].width, 48);   // rendering goes on with what the model gave
+        EXPECT_EQ(out[0].width, 48);  // rendering goes on with what the model gave
         EXPECT_EQ(out[0].height, 64);
     }
     const std::string text = log.text.str();
@@ -275,18 +276,19 @@ TEST(DepthModelOutput, SwappedHeightAndWidthOfAFixedSizeModelIsAModelError) {
     const auto model = probe(dir, "x.mean(1, keepdim=True).transpose(2, 3)", "metric_depth",
                              R"(, "size": [48, 64], "fixed_size": true)");
     const std::string msg = infer_error(*model);
-    EXPECT_TRUE(test::contains(msg, "model output [1,1,64,48] has the height and width of the input [1,3,48,64] swapped"))
+    EXPECT_TRUE(
+        test::contains(msg, "model output [1,1,64,48] has the height and width of the input [1,3,48,64] swapped"))
         << msg;
     EXPECT_TRUE(test::contains(msg, "fixed-size")) << msg;
 }
 
 TEST(DepthModelOutput, OutputFarLargerThanTheInputIsRefusedUnlessTheContractAllowsIt) {
     test::TempDir dir;
-    const std::string five = "x.mean(1, keepdim=True).repeat(1, 1, 5, 5)";   // [1,1,240,320] for [1,3,48,64]
+    const std::string five = "x.mean(1, keepdim=True).repeat(1, 1, 5, 5)";  // [1,1,240,320] for [1,3,48,64]
     std::string msg = infer_error(*probe(dir, five));
     EXPECT_TRUE(test::contains(msg, "model output [1,1,240,320] is more than 4x the input [1,3,48,64]")) << msg;
     EXPECT_TRUE(test::contains(msg, "output.max_scale")) << msg;
-    msg = infer_error(*probe(dir, "x.mean(1, keepdim=True).repeat(1, 1, 1, 5)"));   // width only
+    msg = infer_error(*probe(dir, "x.mean(1, keepdim=True).repeat(1, 1, 1, 5)"));  // width only
     EXPECT_TRUE(test::contains(msg, "model output [1,1,48,320] is more than 4x")) << msg;
 
     // Exactly 4x passes by default; 5x passes with output.max_scale 8, at the size the model gave.
@@ -299,7 +301,8 @@ TEST(DepthModelOutput, OutputFarLargerThanTheInputIsRefusedUnlessTheContractAllo
     const auto out = allowed->infer({&in[0]});
     EXPECT_EQ(out[0].width, 320);
     EXPECT_EQ(out[0].height, 240);
-    msg = infer_error(*probe(dir, "x.mean(1, keepdim=True).repeat(1, 1, 9, 1)", "metric_depth", "", R"(, "max_scale": 8)"));
+    msg = infer_error(
+        *probe(dir, "x.mean(1, keepdim=True).repeat(1, 1, 9, 1)", "metric_depth", "", R"(, "max_scale": 8)"));
     EXPECT_TRUE(test::contains(msg, "model output [1,1,432,64] is more than 8x the input [1,3,48,64]")) << msg;
 }
 
@@ -347,8 +350,8 @@ TEST(DepthModelOutput, FloatDtypesAreConvertedIntegerAndBoolAreRefusedByName) {
     const size_t plane = 64 * 48;
     const float* c = in[0].chw.data();
     // half, bfloat16 (ScalarType 15: TorchScript source has no torch.bfloat16 here), double.
-    for (const auto& [dtype, tolerance] : std::vector<std::pair<std::string, float>>{
-             {"half()", 1e-3f}, {"to(15)", 1e-2f}, {"double()", 1e-6f}}) {
+    for (const auto& [dtype, tolerance] :
+         std::vector<std::pair<std::string, float>>{{"half()", 1e-3f}, {"to(15)", 1e-2f}, {"double()", 1e-6f}}) {
         const auto out = probe(dir, "x.mean(1, keepdim=True)." + dtype)->infer({&in[0]});
         ASSERT_EQ(out[0].data.size(), plane) << dtype;
         float worst = 0;
@@ -396,9 +399,11 @@ TEST(DepthModelOutput, NegativeMetricDepthIsCountedAndKept) {
 // hint only for a module made with torch.jit.trace, never for a scripted one (issue 26 §4).
 TEST(DepthModelOutput, ShapeErrorOfAScriptedModuleHasNoTraceHint) {
     test::TempDir dir;
-    const std::string msg = infer_error(*probe(dir, "x.reshape(1, 1, 32, 32)"));   // 3x48x64 values are not 32x32
-    EXPECT_TRUE(test::contains(msg, "[input [1,3,48,64] (N,C,H,W); a model that runs at one size only: set "
-                                    "model.input_size [w, h] and model.fixed_size: true]")) << msg;
+    const std::string msg = infer_error(*probe(dir, "x.reshape(1, 1, 32, 32)"));  // 3x48x64 values are not 32x32
+    EXPECT_TRUE(test::contains(msg,
+                               "[input [1,3,48,64] (N,C,H,W); a model that runs at one size only: set "
+                               "model.input_size [w, h] and model.fixed_size: true]"))
+        << msg;
     EXPECT_FALSE(test::contains(msg, "trace")) << msg;
 }
 
@@ -407,13 +412,15 @@ TEST(DepthModelOutput, ShapeErrorOfAScriptedModuleHasNoTraceHint) {
 TEST(DepthModel, JobKindDisagreeingWithTheContractWarnsAndIsUsed) {
     test::TempDir dir;
     ModelSettings options;
-    options.path = test::write_p_mean(dir / "p.pt").string();   // its contract: metric_depth
+    options.path = test::write_p_mean(dir / "p.pt").string();  // its contract: metric_depth
     options.contract.kind = DepthKind::RelativeInverseDepth;
     {
         LogCapture log;
         EXPECT_EQ(DepthModel::load(options)->contract().kind, DepthKind::RelativeInverseDepth);
         EXPECT_EQ(log.warnings("the job's model.kind relative_inverse_depth overrides the model's own contract "
-                               "(metric_depth)"), 1u) << log.text.str();
+                               "(metric_depth)"),
+                  1u)
+            << log.text.str();
     }
     options.contract.kind = DepthKind::MetricDepth;
     LogCapture log;
@@ -451,7 +458,7 @@ TEST(DepthModelThread, SubmitGivesWhatInferGivesInOrderAndKeepsNoInput) {
         auto inputs = random_inputs(2, 96, 64, 100 + k);
         for (const auto& d : model->infer({&inputs[0], &inputs[1]})) want.push_back(d);
         tickets.push_back(model->submit({&inputs[0], &inputs[1]}));
-        inputs.clear();   // staged by submit: the caller's inputs may go at once
+        inputs.clear();  // staged by submit: the caller's inputs may go at once
     }
     size_t i = 0;
     for (auto& t : tickets) {
@@ -465,8 +472,10 @@ TEST(DepthModelThread, SubmitGivesWhatInferGivesInOrderAndKeepsNoInput) {
     test::TempDir dir;
     ModelSettings options;
     options.device = ModelDevice::cpu();
-    options.path = test::write_probe_model(dir / "fixed.pt", "def forward(self, x):\n    return x.view(1, 3, 48, 64)[:, :1]\n",
-                                           test::probe_contract()).string();
+    options.path =
+        test::write_probe_model(dir / "fixed.pt", "def forward(self, x):\n    return x.view(1, 3, 48, 64)[:, :1]\n",
+                                test::probe_contract())
+            .string();
     auto fixed = DepthModel::load(options);
     const auto wrong = random_inputs(1, 32, 32, 3);
     auto ticket = fixed->submit({&wrong[0]});
@@ -488,9 +497,9 @@ TEST(DepthModelThread, WarmUpRunsAtTheShapesItIsGivenAndRecordsThem) {
 
 TEST(DepthModelPrecision, ErrorIsTheNinetyNinthPercentileOverTheSpan) {
     std::vector<float> ref(1000), low(1000);
-    for (size_t i = 0; i < ref.size(); ++i) ref[i] = 1.0f + 4.0f * static_cast<float>(i) / 999.0f;   // 1..5 m
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = 1.0f + 4.0f * static_cast<float>(i) / 999.0f;  // 1..5 m
     EXPECT_EQ(low_precision_error(ref, ref), 0.0);
-    for (size_t i = 0; i < ref.size(); ++i) low[i] = ref[i] + 0.04f;   // 1% of the 1st-99th percentile span (3.92 m)
+    for (size_t i = 0; i < ref.size(); ++i) low[i] = ref[i] + 0.04f;  // 1% of the 1st-99th percentile span (3.92 m)
     EXPECT_NEAR(low_precision_error(ref, low), 0.04 / (ref[989] - ref[10]), 1e-4);
     // One pixel far off is not the 99th percentile; 2% of the pixels are.
     low = ref;
@@ -552,8 +561,10 @@ TEST(DepthModelPrecision, WithinToleranceKeepsTheLowPrecisionBeyondItRendersFp32
     // docs/cases.md 7's P-fp16: sqrt((300 m)^2) / 300 overflows to +Inf in fp16 where the mean m > 0.853.
     {
         const std::string path = test::write_probe_model(dir / "p_fp16.pt",
-            "def forward(self, x):\n    m = x.mean(dim=1, keepdim=True)\n    return ((300.0 * m) * (300.0 * m)).sqrt() / 300.0\n",
-            test::probe_contract()).string();
+                                                         "def forward(self, x):\n    m = x.mean(dim=1, keepdim=True)\n "
+                                                         "   return ((300.0 * m) * (300.0 * m)).sqrt() / 300.0\n",
+                                                         test::probe_contract())
+                                     .string();
         auto m = low_on_cpu(path, Precision::Fp16);
         ModelInput bright;
         bright.width = 64, bright.height = 48;

@@ -17,10 +17,11 @@ using namespace depthbatch;
 
 namespace {
 DepthSettings depth(const std::string& kind, const std::string& normalize, std::optional<double> near = {},
-                       std::optional<double> far = {}, int near_is = 0) {
+                    std::optional<double> far = {}, int near_is = 0) {
     // The job-file spellings, through the parser's own table (option_name), so the cases read like jobs.
     DepthSettings d;
-    for (auto k : {DepthConvention::Raw, DepthConvention::Metric, DepthConvention::Inverse, DepthConvention::Normalized})
+    for (auto k :
+         {DepthConvention::Raw, DepthConvention::Metric, DepthConvention::Inverse, DepthConvention::Normalized})
         if (kind == option_name(k)) d.convention = k;
     for (auto n : {Normalization::Raw, Normalization::Frame, Normalization::Sequence, Normalization::Fixed})
         if (normalize == option_name(n)) d.normalize = n;
@@ -52,7 +53,8 @@ TEST(DepthNormalizer, MetricModel) {
     EXPECT_FLOAT_EQ(apply1(norm, 9.0f), 1.0f) << "clamped";
     float v[3] = {0.5f, 3.0f, 9.0f};
     EXPECT_EQ(norm.apply(v, 3, nullptr), 2u) << "two values clamped, and counted";
-    EXPECT_FLOAT_EQ(apply1(DepthNormalizer(depth("normalized", "fixed", 1.0, 5.0, 1), DepthKind::MetricDepth), 4.0f), 0.25f);
+    EXPECT_FLOAT_EQ(apply1(DepthNormalizer(depth("normalized", "fixed", 1.0, 5.0, 1), DepthKind::MetricDepth), 4.0f),
+                    0.25f);
     EXPECT_THROW(DepthNormalizer(depth("metric", "frame"), DepthKind::MetricDepth), ConfigError);
 }
 
@@ -142,8 +144,8 @@ TEST(DepthNormalizer, LargerIsNearerForEveryConventionAndModelKind) {
         EXPECT_EQ(keys, 1) << what;
         // What apply() writes for the model's nearest and farthest raw values of a frame (the fixed range's
         // ends for a fixed normalization): the near one is larger exactly when larger_is_nearer says so.
-        float near_raw = 1.0f, far_raw = 5.0f;   // metres, or relative depth (larger = farther)
-        if (c.model == DepthKind::RelativeInverseDepth) near_raw = 5.0f, far_raw = 1.0f;   // larger = nearer
+        float near_raw = 1.0f, far_raw = 5.0f;  // metres, or relative depth (larger = farther)
+        if (c.model == DepthKind::RelativeInverseDepth) near_raw = 5.0f, far_raw = 1.0f;  // larger = nearer
         const DepthRange range = n.range_from_percentiles(1.0, 5.0);
         float v[2] = {near_raw, far_raw};
         n.apply(v, 2, &range);
@@ -224,7 +226,8 @@ std::vector<double> stabilize_centres(int radius, int frames, const std::functio
 // Scale jitter (the same scene at scale 1, 2, 1, 2 ...): every frame is put in the mean scale of its window,
 // so consecutive outputs barely move.
 TEST(TemporalStabilizer, TakesOutScaleJitter) {
-    const auto c = stabilize_centres(4, 16, [](int f) { return f % 2 ? 2.0 : 1.0; }, [](int) { return 0.0; });
+    const auto c = stabilize_centres(
+        4, 16, [](int f) { return f % 2 ? 2.0 : 1.0; }, [](int) { return 0.0; });
     // Raw consecutive frames differ by the whole centre value (2.28); an odd window holds one more frame of one
     // scale than of the other, which leaves 2.28 / 9 at most.
     for (size_t f = 5; f + 4 < c.size(); ++f) EXPECT_LE(std::abs(c[f] - c[f - 1]), 0.12 * 2.28) << "frame " << f;
@@ -233,17 +236,20 @@ TEST(TemporalStabilizer, TakesOutScaleJitter) {
 // A steady change of depth (a dolly: +0.05 per frame) passes through with no lag: interior frames keep their
 // value, and the window shrinks symmetrically at the ends, so the first and last frames keep theirs too.
 TEST(TemporalStabilizer, SteadyChangePassesWithoutLag) {
-    const auto c = stabilize_centres(4, 20, [](int) { return 1.0; }, [](int f) { return 0.05 * f; });
+    const auto c = stabilize_centres(
+        4, 20, [](int) { return 1.0; }, [](int f) { return 0.05 * f; });
     for (size_t f = 0; f < c.size(); ++f) EXPECT_NEAR(c[f], 2.28 + 0.05 * f, 1e-4) << "frame " << f;
     // A steady change of scale too (a relative model on a push-in).
-    const auto s = stabilize_centres(3, 20, [](int f) { return 1.0 + 0.02 * f; }, [](int) { return 0.0; });
+    const auto s = stabilize_centres(
+        3, 20, [](int f) { return 1.0 + 0.02 * f; }, [](int) { return 0.0; });
     for (size_t f = 0; f < s.size(); ++f) EXPECT_NEAR(s[f], 2.28 * (1.0 + 0.02 * f), 2e-3 * s[f]) << "frame " << f;
 }
 
 // A shift that jitters around a steady ramp: the ramp is kept (no lag on average) and the jitter shrinks.
 TEST(TemporalStabilizer, RemovesJitterAroundARamp) {
-    const auto noise = [](int f) { return 0.04 * (((f * 7919) % 13) / 6.0 - 1.0); };   // fixed pseudo-noise in +-0.04
-    const auto c = stabilize_centres(4, 40, [](int) { return 1.0; }, [&](int f) { return 0.03 * f + noise(f); });
+    const auto noise = [](int f) { return 0.04 * (((f * 7919) % 13) / 6.0 - 1.0); };  // fixed pseudo-noise in +-0.04
+    const auto c = stabilize_centres(
+        4, 40, [](int) { return 1.0; }, [&](int f) { return 0.03 * f + noise(f); });
     double raw_err = 0, stab_err = 0, bias = 0;
     for (int f = 4; f < 36; ++f) {
         const double truth = 2.28 + 0.03 * f;

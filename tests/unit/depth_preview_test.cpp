@@ -45,9 +45,9 @@ int nearest_entry(const Colormap& map, const float* rgb) {
 TEST(DepthPreview, ColourMapsAreMatplotlibsTables) {
     const Colormap turbo = load_colormap("turbo");
     ASSERT_EQ(turbo.table.size(), 256u);
-    EXPECT_NEAR(turbo.table[0][0], 0.18995, 1e-5);   // matplotlib _turbo_data[0] = (0.18995, 0.07176, 0.23217)
+    EXPECT_NEAR(turbo.table[0][0], 0.18995, 1e-5);  // matplotlib _turbo_data[0] = (0.18995, 0.07176, 0.23217)
     EXPECT_NEAR(turbo.table[0][2], 0.23217, 1e-5);
-    EXPECT_NEAR(turbo.table[255][0], 0.47960, 1e-5); // _turbo_data[255] = (0.47960, 0.01583, 0.01055)
+    EXPECT_NEAR(turbo.table[255][0], 0.47960, 1e-5);  // _turbo_data[255] = (0.47960, 0.01583, 0.01055)
     for (const char* name : {"viridis", "inferno"}) {
         const Colormap m = load_colormap(name);
         const auto luma = [](const std::array<float, 3>& c) { return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; };
@@ -71,8 +71,8 @@ TEST(DepthPreview, ColoursFollowDepthAndTheLegendIsDrawn) {
     write_depth_preview(png.string(), depth, {1.0, 5.0, "m"}, map, 200, "frame 1001");
     OIIO::ImageBuf out(png.string());
     ASSERT_TRUE(out.read(0, 0, true, OIIO::TypeDesc::FLOAT)) << out.geterror();
-    EXPECT_EQ(out.spec().width, 200);                 // long side 400 -> 200
-    ASSERT_GT(out.spec().height, 100);                // 100 px of image + the legend strip below
+    EXPECT_EQ(out.spec().width, 200);   // long side 400 -> 200
+    ASSERT_GT(out.spec().height, 100);  // 100 px of image + the legend strip below
     int previous = 256;
     for (int x = 2; x < 198; x += 4) {
         float rgb[3];
@@ -84,8 +84,8 @@ TEST(DepthPreview, ColoursFollowDepthAndTheLegendIsDrawn) {
     float left[3], right[3];
     out.getpixel(1, 50, left, 3);
     out.getpixel(198, 50, right, 3);
-    EXPECT_GT(nearest_entry(map, left), 240);         // 1 m: the near end
-    EXPECT_LT(nearest_entry(map, right), 15);         // 5 m: the far end
+    EXPECT_GT(nearest_entry(map, left), 240);  // 1 m: the near end
+    EXPECT_LT(nearest_entry(map, right), 15);  // 5 m: the far end
     // The legend: light text pixels in the strip below the image (labels and caption), none in a black image.
     int light = 0;
     for (int y = 100; y < out.spec().height; ++y)
@@ -138,7 +138,7 @@ TEST(DepthPreview, NearIsTheBrightEndOfTheColourBarForEveryConvention) {
         std::vector<float> values(W * H);
         for (int y = 0; y < H; ++y)
             for (int x = 0; x < W; ++x) {
-                const float t = static_cast<float>(x) / (W - 1);   // 0 near .. 1 far
+                const float t = static_cast<float>(x) / (W - 1);  // 0 near .. 1 far
                 values[static_cast<size_t>(y) * W + x] = raw_larger_is_nearer ? 5.0f - 4.0f * t : 1.0f + 4.0f * t;
             }
         const DepthRange range = normalizer.range_from_percentiles(1.0, 5.0);
@@ -205,7 +205,7 @@ TEST(DepthPreview, LegendLabelsMoveToTheirOwnLinesRatherThanOverlap) {
     const auto wide = test::file_spec(dir / "wide.png"), narrow = test::file_spec(dir / "narrow.png");
     EXPECT_EQ(wide.width, 480);
     EXPECT_EQ(narrow.width, 120);
-    const int wide_legend = wide.height - 270, narrow_legend = narrow.height - 68;   // 270 * 120 / 480 = 67.5 -> 68
+    const int wide_legend = wide.height - 270, narrow_legend = narrow.height - 68;  // 270 * 120 / 480 = 67.5 -> 68
     EXPECT_EQ(wide_legend, 44) << "one line";
     EXPECT_GT(narrow_legend, wide_legend) << "labels that do not fit get lines of their own";
 }

@@ -19,9 +19,9 @@ using namespace depthbatch;
 
 namespace {
 
-constexpr int kW = 256, kH = 128;                 // the plate
-constexpr int kX0 = 101, kX1 = 181, kY0 = 37, kY1 = 93;   // a bright rectangle, edges off the 4 px grid
-constexpr float kNear = 2.0f, kFar = 5.0f;        // its depth and the background's
+constexpr int kW = 256, kH = 128;                        // the plate
+constexpr int kX0 = 101, kX1 = 181, kY0 = 37, kY1 = 93;  // a bright rectangle, edges off the 4 px grid
+constexpr float kNear = 2.0f, kFar = 5.0f;               // its depth and the background's
 
 bool inside(int x, int y) { return x >= kX0 && x < kX1 && y >= kY0 && y < kY1; }
 
@@ -44,7 +44,7 @@ DepthImage step_model(const ModelInput& in) {
 
 struct Rendered {
     ReformatPlan plan;
-    std::vector<float> depth;   // kW x kH
+    std::vector<float> depth;  // kW x kH
     float at(int x, int y) const { return depth[static_cast<size_t>(y) * kW + x]; }
 };
 
@@ -128,8 +128,7 @@ TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAndItsEdgeOnThePlateEdge) {
             // Within 1 px of the plate's edge either side is right; anywhere else the plate's side is.
             bool near_edge = false;
             for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx)
-                    near_edge |= inside(x + dx, y + dy) != inside(x, y);
+                for (int dx = -1; dx <= 1; ++dx) near_edge |= inside(x + dx, y + dy) != inside(x, y);
             if (!near_edge && std::abs(v - (inside(x, y) ? kNear : kFar)) > 1e-4f) ++misplaced;
         }
     EXPECT_EQ(mixed, 0) << "no pixel holds a depth between the two sides";
@@ -147,7 +146,7 @@ TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAndItsEdgeOnThePlateEdge) {
 namespace {
 
 struct Rect {
-    double x0, y0, x1, y1;   // plate coordinates; pixel (x, y) covers [x, x + 1) x [y, y + 1)
+    double x0, y0, x1, y1;  // plate coordinates; pixel (x, y) covers [x, x + 1) x [y, y + 1)
 };
 
 /// The fraction of plate pixel [i, i + 1) inside [a, b): edges between pixel centres are anti-aliased.
@@ -157,14 +156,14 @@ double cover(int i, double a, double b) { return std::clamp(std::min(b, i + 1.0)
 /// input pixel is a mixed depth. Two scenes: bright near (depth 5 - 3 v on luma 0.1 / 0.9), and bright far on
 /// black and white (depth 0.1 + 0.8 v, the held-back check's 0.1 and 0.9).
 struct Scene {
-    float dark, bright, a, b;   // depth = a + b * v
+    float dark, bright, a, b;  // depth = a + b * v
     float depth(float v) const { return a + b * v; }
 };
 constexpr Scene kNearBright{0.1f, 0.9f, 5.0f, -3.0f}, kFarBright{0.0f, 1.0f, 0.1f, 0.8f};
 
 struct PhaseResult {
     long mixed = 0, misplaced = 0;
-    float worst = 0;   // the mixed value furthest from both plateaus
+    float worst = 0;  // the mixed value furthest from both plateaus
     float worst_gap = -1;
 };
 
@@ -176,7 +175,8 @@ PhaseResult edge_hard_on(int W, int H, int w, int h, const Rect& r, const Scene&
     for (int y = 0; y < H; ++y)
         for (int x = 0; x < W; ++x) {
             const double c = cover(x, r.x0, r.x1) * cover(y, r.y0, r.y1);
-            for (int k = 0; k < 3; ++k) px[(static_cast<size_t>(y) * W + x) * 3 + k] = static_cast<float>(sc.dark + c * (sc.bright - sc.dark));
+            for (int k = 0; k < 3; ++k)
+                px[(static_cast<size_t>(y) * W + x) * 3 + k] = static_cast<float>(sc.dark + c * (sc.bright - sc.dark));
         }
     ProcessingSize size;
     size.mode = ProcessingSize::Mode::Explicit;
@@ -209,9 +209,11 @@ PhaseResult edge_hard_on(int W, int H, int w, int h, const Rect& r, const Scene&
             // The pixel centre's distance to the rectangle's outline (Chebyshev): within 1 px either side is right.
             const double cx = x + 0.5, cy = y + 0.5;
             const bool inside = cx > r.x0 && cx < r.x1 && cy > r.y0 && cy < r.y1;
-            const double dx = std::min(std::abs(cx - r.x0), std::abs(cx - r.x1)), dy = std::min(std::abs(cy - r.y0), std::abs(cy - r.y1));
-            const bool by_edge = inside ? std::min(dx, dy) <= 1.0
-                                        : (std::max(r.x0 - cx, cx - r.x1) <= 1.0 && std::max(r.y0 - cy, cy - r.y1) <= 1.0);
+            const double dx = std::min(std::abs(cx - r.x0), std::abs(cx - r.x1)),
+                         dy = std::min(std::abs(cy - r.y0), std::abs(cy - r.y1));
+            const bool by_edge = inside
+                                     ? std::min(dx, dy) <= 1.0
+                                     : (std::max(r.x0 - cx, cx - r.x1) <= 1.0 && std::max(r.y0 - cy, cy - r.y1) <= 1.0);
             if (!by_edge && (inside ? !is_near : !is_far)) ++res.misplaced;
         }
     return res;
@@ -233,14 +235,16 @@ TEST(DepthUpsample, EdgeHardSquareBetweenModelPixels) {
 // right/bottom one, in quarter plate pixels: whole-pixel and anti-aliased edges), at 2x, 3x, 4x, 3.7x and 1.5x,
 // and plates larger than the processing size by different non-integer factors in x and y.
 TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAtAnyPhaseOrScale) {
-    struct Case { int W, H, w, h; };
-    const Case cases[] = {{192, 160, 96, 80},   // 2x
-                          {240, 192, 80, 64},   // 3x
-                          {256, 192, 64, 48},   // 4x
-                          {259, 222, 70, 60},   // 3.7x
-                          {180, 150, 120, 100}, // 1.5x
-                          {263, 181, 71, 67},   // 3.70x by 2.70x
-                          {301, 157, 97, 31}};  // 3.10x by 5.06x
+    struct Case {
+        int W, H, w, h;
+    };
+    const Case cases[] = {{192, 160, 96, 80},    // 2x
+                          {240, 192, 80, 64},    // 3x
+                          {256, 192, 64, 48},    // 4x
+                          {259, 222, 70, 60},    // 3.7x
+                          {180, 150, 120, 100},  // 1.5x
+                          {263, 181, 71, 67},    // 3.70x by 2.70x
+                          {301, 157, 97, 31}};   // 3.10x by 5.06x
     long total_mixed = 0, total_misplaced = 0, renders = 0;
     for (const Case& c : cases) {
         const double sx = double(c.W) / c.w, sy = double(c.H) / c.h;
@@ -249,7 +253,8 @@ TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAtAnyPhaseOrScale) {
         for (int k = 0; k <= steps; ++k) {
             const double x0 = 0.3 * c.W + 0.25 * k, y0 = 0.3 * c.H + 0.25 * k;
             // The far edges move at another rate, so near and far edges take their phases independently.
-            const double x1 = 0.7 * c.W + 0.25 * ((3 * k) % (steps + 1)), y1 = 0.7 * c.H + 0.25 * ((5 * k) % (steps + 1));
+            const double x1 = 0.7 * c.W + 0.25 * ((3 * k) % (steps + 1)),
+                         y1 = 0.7 * c.H + 0.25 * ((5 * k) % (steps + 1));
             for (const Scene& sc : {kNearBright, kFarBright}) {
                 const PhaseResult r = edge_hard_on(c.W, c.H, c.w, c.h, {x0, y0, x1, y1}, sc);
                 EXPECT_EQ(r.mixed, 0) << c.W << "x" << c.H << " at " << c.w << "x" << c.h << ", rectangle " << x0 << ","
@@ -269,7 +274,11 @@ TEST(DepthUpsample, EdgeHardHasNoMixedDepthsAtAnyPhaseOrScale) {
 // anamorphic, off-grid rectangle lies on the foreground plane or the background plane (P.Z = -depth of one side,
 // and P.X, P.Y on that side's ray), none in the space between them.
 TEST(DepthUpsample, PositionsFromEdgeHardDepthHaveNoFlyingPoints) {
-    struct Case { int W, H, w, h; Rect r; double aspect; };
+    struct Case {
+        int W, H, w, h;
+        Rect r;
+        double aspect;
+    };
     const Case cases[] = {{512, 512, 128, 128, {131, 131, 388, 388}, 1.0},
                           {263, 181, 71, 67, {80.25, 54.5, 190.75, 130.25}, 2.0}};
     for (const Case& c : cases) {
@@ -367,7 +376,8 @@ TEST(DepthUpsample, BoxMeanMatchesADirectSum) {
 }
 
 TEST(DepthUpsample, MismatchedSizesAreRefused) {
-    Plane p{4, 4, std::vector<float>(16, 1.0f)}, gl{4, 3, std::vector<float>(12, 0.5f)}, gh{8, 8, std::vector<float>(64, 0.5f)};
+    Plane p{4, 4, std::vector<float>(16, 1.0f)}, gl{4, 3, std::vector<float>(12, 0.5f)},
+        gh{8, 8, std::vector<float>(64, 0.5f)};
     UpsampleSettings s;
     s.method = DepthUpsample::Guided;
     EXPECT_THROW(guided_upsample(p, gl, gh, s), std::invalid_argument);
@@ -391,7 +401,7 @@ TEST(Tiling, GridCoversThePlateWithTheOverlapAsked) {
     EXPECT_EQ(ys.back() + 1024, 2160);
     for (size_t i = 1; i < xs.size(); ++i) EXPECT_GE(xs[i - 1] + 1024 - xs[i], 256) << "overlap";
     for (size_t i = 1; i < ys.size(); ++i) EXPECT_GE(ys[i - 1] + 1024 - ys[i], 256) << "overlap";
-    EXPECT_EQ(xs.size(), 5u);   // 1 + ceil((4096 - 1024) / (1024 - 256))
+    EXPECT_EQ(xs.size(), 5u);  // 1 + ceil((4096 - 1024) / (1024 - 256))
     EXPECT_EQ(ys.size(), 3u);
     // A plate smaller than a tile along one side: one row of tiles the plate's height.
     const std::vector<TileRect> wide = tile_grid(3000, 500, 1024, 128);
@@ -401,7 +411,8 @@ TEST(Tiling, GridCoversThePlateWithTheOverlapAsked) {
 TEST(Tiling, BlendOfConstantTilesIsConstantWithoutSeams) {
     const int W = 700, H = 300;
     TileBlender b(W, H, 40);
-    for (const TileRect& r : tile_grid(W, H, 160, 40)) b.add(r, std::vector<float>(static_cast<size_t>(r.width) * r.height, 3.25f));
+    for (const TileRect& r : tile_grid(W, H, 160, 40))
+        b.add(r, std::vector<float>(static_cast<size_t>(r.width) * r.height, 3.25f));
     const Plane out = b.result();
     for (float v : out.data) ASSERT_NEAR(v, 3.25f, 1e-5);
 }

@@ -63,10 +63,11 @@ std::vector<fs::path> pages() {
 }  // namespace
 
 TEST(Docs, EveryDepthbatchKeyWrittenIsDocumented) {
-    std::set<std::string> keys = {"model_license", "model_source", "model_source_sha256", "model_variant", "model_domain"};
-    const std::regex literal("\"depthbatch/([a-z0-9_]*[a-z0-9])\"");   // not the "depthbatch/model_" prefix
+    std::set<std::string> keys = {"model_license", "model_source", "model_source_sha256", "model_variant",
+                                  "model_domain"};
+    const std::regex literal("\"depthbatch/([a-z0-9_]*[a-z0-9])\"");  // not the "depthbatch/model_" prefix
     for (const auto& entry : fs::recursive_directory_iterator(fs::path(DEPTHBATCH_SOURCE_DIR) / "src")) {
-        if (!entry.is_regular_file()) continue;   // src/farm/ and the like: their files are scanned too
+        if (!entry.is_regular_file()) continue;  // src/farm/ and the like: their files are scanned too
         const std::string text = read_bytes(entry.path());
         for (auto it = std::sregex_iterator(text.begin(), text.end(), literal); it != std::sregex_iterator(); ++it)
             keys.insert((*it)[1].str());
@@ -77,21 +78,22 @@ TEST(Docs, EveryDepthbatchKeyWrittenIsDocumented) {
     ASSERT_NE(table, std::string::npos) << "docs/output.md has no depthbatch/* key table";
     const std::string rows = readme.substr(table, readme.find("\n\n", table) - table);
     for (const std::string& k : keys)
-        EXPECT_NE(rows.find("| `depthbatch/" + k + "`"), std::string::npos) << "docs/output.md's table lacks depthbatch/" << k;
+        EXPECT_NE(rows.find("| `depthbatch/" + k + "`"), std::string::npos)
+            << "docs/output.md's table lacks depthbatch/" << k;
 }
 
 // docs/jobs.md's key table is generated: the text between its markers is job_keys_markdown(). On a change, the
 // expected text is written to the build folder to copy in.
 TEST(Docs, JobKeyTableIsTheCodesTable) {
-    const std::string page = between(kSource / "docs/jobs.md", "<!-- job keys: generated, see tests/unit/docs_test.cpp -->\n",
-                                     "<!-- /job keys -->");
+    const std::string page = between(
+        kSource / "docs/jobs.md", "<!-- job keys: generated, see tests/unit/docs_test.cpp -->\n", "<!-- /job keys -->");
     const std::string expected = depthbatch::job_keys_markdown();
     if (page != expected) {
         const fs::path out = fs::path(DEPTHBATCH_BUILD_DIR) / "docs-jobs-key-table.md";
         std::ofstream(out) << expected;
         ADD_FAILURE() << "docs/jobs.md's key table is not the code's: copy " << out << " between its markers";
     }
-    for (const depthbatch::JobKey& k : depthbatch::job_keys())   // and it cannot be empty or lose a row
+    for (const depthbatch::JobKey& k : depthbatch::job_keys())  // and it cannot be empty or lose a row
         EXPECT_NE(page.find("| `" + std::string(k.key) + "` |"), std::string::npos) << k.key;
 }
 
@@ -107,7 +109,8 @@ TEST(Docs, CodeMapNamesEveryPublicHeader) {
     EXPECT_GT(headers, 30u);
     const std::regex internal(R"(`(src/[a-z_/]+\.h)`)");
     for (auto it = std::sregex_iterator(map.begin(), map.end(), internal); it != std::sregex_iterator(); ++it)
-        EXPECT_TRUE(fs::exists(kSource / (*it)[1].str())) << "docs/code-map.md names " << (*it)[1] << ", which does not exist";
+        EXPECT_TRUE(fs::exists(kSource / (*it)[1].str()))
+            << "docs/code-map.md names " << (*it)[1] << ", which does not exist";
 }
 
 // Every page is linked from README.md and docs/README.md; every relative link points at a file that exists and,
@@ -119,13 +122,15 @@ TEST(Docs, EveryPageIsLinkedAndEveryLinkLands) {
     for (const fs::path& page : pages()) {
         const std::string name = page.filename().string();
         if (page.parent_path().filename() == "docs" && name != "README.md") {
-            EXPECT_NE(readme.find("](docs/" + name + ")"), std::string::npos) << "README.md does not link docs/" << name;
+            EXPECT_NE(readme.find("](docs/" + name + ")"), std::string::npos)
+                << "README.md does not link docs/" << name;
             EXPECT_NE(index.find("](" + name + ")"), std::string::npos) << "docs/README.md does not link " << name;
         }
         const std::string text = read_bytes(page);
         static const std::regex link(R"(\]\(([^)#:\s]*)(#([^)\s]+))?\))");
         for (auto it = std::sregex_iterator(text.begin(), text.end(), link); it != std::sregex_iterator(); ++it) {
-            const fs::path target = (*it)[1].length() ? fs::weakly_canonical(page.parent_path() / (*it)[1].str()) : page;
+            const fs::path target =
+                (*it)[1].length() ? fs::weakly_canonical(page.parent_path() / (*it)[1].str()) : page;
             ++links;
             ASSERT_TRUE(fs::exists(target)) << page << " links " << (*it)[0] << ": no such file";
             if (!(*it)[3].matched) continue;

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 #ifdef DEPTHBATCH_EXPECT_LIBDEFLATE
-#include <libdeflate.h>   // LIBDEFLATE_VERSION_STRING: the version the build found
+#include <libdeflate.h>  // LIBDEFLATE_VERSION_STRING: the version the build found
 #endif
 
 #include <dlfcn.h>

@@ -54,16 +54,16 @@ TEST(ExrDepthWriter, TheOsReasonOfAFailedWriteIsSaidOnce) {
     test::write_image(dir / "p.1001.png", 8, 4, {"R", "G", "B"}, "uint8", [](int x, int, int) { return x / 8.0f; });
     const Plate plate = read_plate((dir / "p.1001.png").string(), 1001);
     OIIO::ImageBuf depth(OIIO::ImageSpec(8, 4, 1, OIIO::TypeDesc::FLOAT));
-    const std::string msg = test::expect_error<RenderError>(
-        [&] {
-            Publication out = OutputGuard().open("/sys/depthbatch-test.1001.exr", OutputRole::DepthFrame);
-            write_depth_exr(out, plate, depth, {}, ExrWriteOptions());
-        });
+    const std::string msg = test::expect_error<RenderError>([&] {
+        Publication out = OutputGuard().open("/sys/depthbatch-test.1001.exr", OutputRole::DepthFrame);
+        write_depth_exr(out, plate, depth, {}, ExrWriteOptions());
+    });
     EXPECT_EQ(msg.rfind("/sys/depthbatch-test.1001.exr: cannot write: ", 0), 0u) << msg;
     const size_t open = msg.rfind(" ("), close = msg.rfind(')');
     ASSERT_NE(open, std::string::npos) << msg;
-    const std::string reason = msg.substr(open, close - open + 1);   // " (Permission denied)", or EROFS's
+    const std::string reason = msg.substr(open, close - open + 1);  // " (Permission denied)", or EROFS's
     EXPECT_EQ(msg.find(reason), open) << "the reason twice: " << msg;
     EXPECT_TRUE(reason == " (Permission denied)" || reason == " (Read-only file system)" ||
-                reason == " (Operation not permitted)") << msg;
+                reason == " (Operation not permitted)")
+        << msg;
 }

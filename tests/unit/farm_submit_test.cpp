@@ -21,8 +21,8 @@ namespace {
 JobConfig job_of(const std::string& frames, const std::vector<std::string>& sets = {}) {
     std::vector<std::string> all = {"input.frames=" + frames};
     all.insert(all.end(), sets.begin(), sets.end());
-    return parse_job("input:\n  path: /plates/a.####.exr\noutput:\n  path: /renders/a/d.####.exr\n", "yaml", "shot.yaml",
-                     "/jobs", all);
+    return parse_job("input:\n  path: /plates/a.####.exr\noutput:\n  path: /renders/a/d.####.exr\n", "yaml",
+                     "shot.yaml", "/jobs", all);
 }
 
 SubmitOptions options(FarmEngine engine, int chunk_size) {
@@ -52,7 +52,7 @@ TEST(FarmPlan, ChunksOfTheShot) {
     EXPECT_FALSE(p.needs_stats);
     EXPECT_EQ(p.note, "");
     const FarmPlan q = plan_farm_job(job_of("1001-1101", {"depth.normalize=sequence"}), options(FarmEngine::Slurm, 10));
-    EXPECT_EQ(q.chunks, 11);   // 101 frames: the 11th chunk is not dropped
+    EXPECT_EQ(q.chunks, 11);  // 101 frames: the 11th chunk is not dropped
     EXPECT_TRUE(q.needs_stats);
     EXPECT_TRUE(contains(expect_error<ConfigError>([] { plan_farm_job(job_of("1-5"), options(FarmEngine::Slurm, 0)); }),
                          "--chunk-size"));
@@ -86,14 +86,14 @@ TEST(FarmPlan, SlurmChunksFitMaxArraySize) {
     o.max_array_size = 1001;
     const FarmPlan p = plan_farm_job(job_of("1001-5000"), o);
     EXPECT_EQ(p.chunk_size, 4);
-    EXPECT_EQ(p.chunks, 1000);                        // indices 1-1000, all below 1001
+    EXPECT_EQ(p.chunks, 1000);  // indices 1-1000, all below 1001
     EXPECT_TRUE(contains(p.note, "2000 chunks of 2 frames")) << p.note;
     EXPECT_TRUE(contains(p.note, "MaxArraySize is 1001")) << p.note;
     o.max_array_size = 5;
     const FarmPlan q = plan_farm_job(job_of("1-10"), o);
-    EXPECT_EQ(q.chunks, 4);                           // indices 1-4 < 5
+    EXPECT_EQ(q.chunks, 4);  // indices 1-4 < 5
     EXPECT_EQ(q.chunk_size, 3);
-    o.engine = FarmEngine::Tractor;                   // the limit is Slurm's only
+    o.engine = FarmEngine::Tractor;  // the limit is Slurm's only
     EXPECT_EQ(plan_farm_job(job_of("1-10"), o).chunks, 5);
 }
 
@@ -109,13 +109,16 @@ TEST(FarmFiles, SlurmArrayOfChunksAfterTheStatisticsJob) {
     EXPECT_TRUE(contains(r, "#SBATCH --array=1-3\n")) << r;
     EXPECT_TRUE(contains(r, "#SBATCH --partition=gpu\n")) << r;
     EXPECT_TRUE(contains(r, "#SBATCH --gpus-per-task=1\n")) << r;
-    EXPECT_TRUE(contains(r, "#SBATCH --output=logs/shot.%A_%a.log\n")) << r;   // relative to sbatch --chdir
-    EXPECT_TRUE(contains(r, "exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot.yaml' --chunk \"${SLURM_ARRAY_TASK_ID}/3\" "
-                            "--skip-existing")) << r;
+    EXPECT_TRUE(contains(r, "#SBATCH --output=logs/shot.%A_%a.log\n")) << r;  // relative to sbatch --chdir
+    EXPECT_TRUE(contains(r,
+                         "exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot.yaml' --chunk \"${SLURM_ARRAY_TASK_ID}/3\" "
+                         "--skip-existing"))
+        << r;
     EXPECT_TRUE(contains(r, "'--set' 'model.size=518'")) << r;
-    EXPECT_TRUE(contains(files["stats.sbatch"], "exec '/opt/depthbatch/bin/depthbatch' 'stats' '/jobs/shot.yaml' '--set' "
-                                                "'model.size=518'\n"));
-    o.partition = "gpu --wrap=rm";   // one token, or nothing reaches the #SBATCH line
+    EXPECT_TRUE(contains(files["stats.sbatch"],
+                         "exec '/opt/depthbatch/bin/depthbatch' 'stats' '/jobs/shot.yaml' '--set' "
+                         "'model.size=518'\n"));
+    o.partition = "gpu --wrap=rm";  // one token, or nothing reaches the #SBATCH line
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { farm_job_files(p, o); }), "--partition 'gpu --wrap=rm'"));
     o.partition = "gpu,cpu_2";
     EXPECT_NO_THROW(farm_job_files(p, o));
@@ -134,12 +137,18 @@ TEST(FarmFiles, SlurmCarriesAnyPathOutsideTheSbatchLines) {
     const std::string& r = files["render.sbatch"];
     EXPECT_TRUE(contains(r, "#SBATCH --job-name=depthbatch-job_50_\n")) << r;
     EXPECT_TRUE(contains(r, "#SBATCH --output=logs/job_50_.%A_%a.log\n")) << r;
-    EXPECT_TRUE(contains(files["stats.sbatch"], "#SBATCH --output=logs/job_50_.stats.%j.log\n")) << files["stats.sbatch"];
-    EXPECT_TRUE(contains(r, "exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot 010 \"it'\\''s\" $(touch X) `touch Y` 100% "
-                            "\xc3\xa9/job 50%.yaml' --chunk")) << r;
-    EXPECT_TRUE(contains(r, "--summary '/jobs/shot 010 \"it'\\''s\" $(touch X) `touch Y` 100% \xc3\xa9/job 50%.farm/summaries/"
-                            "job_50_.chunk-'\"${SLURM_ARRAY_TASK_ID}\".json")) << r;
-    for (const auto& [name, text] : files) {   // every #SBATCH line holds only what depthbatch chose
+    EXPECT_TRUE(contains(files["stats.sbatch"], "#SBATCH --output=logs/job_50_.stats.%j.log\n"))
+        << files["stats.sbatch"];
+    EXPECT_TRUE(contains(r,
+                         "exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot 010 \"it'\\''s\" $(touch X) `touch Y` 100% "
+                         "\xc3\xa9/job 50%.yaml' --chunk"))
+        << r;
+    EXPECT_TRUE(
+        contains(r,
+                 "--summary '/jobs/shot 010 \"it'\\''s\" $(touch X) `touch Y` 100% \xc3\xa9/job 50%.farm/summaries/"
+                 "job_50_.chunk-'\"${SLURM_ARRAY_TASK_ID}\".json"))
+        << r;
+    for (const auto& [name, text] : files) {  // every #SBATCH line holds only what depthbatch chose
         std::istringstream lines(text);
         for (std::string line; std::getline(lines, line);)
             if (line.rfind("#SBATCH", 0) == 0) EXPECT_EQ(line.find_first_of(" \"'$`\\", 8), std::string::npos) << line;
@@ -157,15 +166,20 @@ TEST(FarmFiles, OpenJDChunkedFrameParameter) {
     const auto plain = files_of(plan_farm_job(job_of("1001-1024"), o), o)["job.template.yaml"];
     EXPECT_TRUE(contains(plain, "extensions:\n  - TASK_CHUNKING\n")) << plain;
     EXPECT_TRUE(contains(plain, "type: CHUNK[INT]\n          range: \"1001-1024\"\n")) << plain;
-    EXPECT_TRUE(contains(plain, "defaultTaskCount: 5\n            targetRuntimeSeconds: 300\n            rangeConstraint: "
-                                "CONTIGUOUS\n")) << plain;
+    EXPECT_TRUE(contains(plain,
+                         "defaultTaskCount: 5\n            targetRuntimeSeconds: 300\n            rangeConstraint: "
+                         "CONTIGUOUS\n"))
+        << plain;
     EXPECT_TRUE(contains(plain, "- \"{{Task.Param.Frame}}\"")) << plain;
-    EXPECT_TRUE(contains(plain, "command: \"{{Param.Depthbatch}}\"\n          args:\n          - \"{{Param.JobFile}}\"\n")) << plain;
+    EXPECT_TRUE(
+        contains(plain, "command: \"{{Param.Depthbatch}}\"\n          args:\n          - \"{{Param.JobFile}}\"\n"))
+        << plain;
     EXPECT_TRUE(contains(plain, "  - name: JobFile\n    type: STRING\n")) << plain;
     EXPECT_TRUE(contains(plain, "    default: \"/jobs/shot.yaml\"\n")) << plain;
     EXPECT_FALSE(contains(plain, "SequenceStatistics"));
     // Every other frame: contiguous chunks would be one frame each; non-contiguous ones read as "1001-1009:2".
-    const auto stepped = files_of(plan_farm_job(job_of("1001-1047x2", {"depth.normalize=sequence"}), o), o)["job.template.yaml"];
+    const auto stepped =
+        files_of(plan_farm_job(job_of("1001-1047x2", {"depth.normalize=sequence"}), o), o)["job.template.yaml"];
     EXPECT_TRUE(contains(stepped, "range: \"1001-1047:2\"")) << stepped;
     EXPECT_TRUE(contains(stepped, "rangeConstraint: NONCONTIGUOUS")) << stepped;
     EXPECT_TRUE(contains(stepped, "dependencies:\n      - dependsOn: SequenceStatistics\n")) << stepped;
@@ -178,9 +192,10 @@ TEST(FarmFiles, DeadlineCommandLineJobWithFrameTokens) {
     EXPECT_TRUE(contains(files["job_info.job"], "Plugin=CommandLine\n")) << files["job_info.job"];
     EXPECT_TRUE(contains(files["job_info.job"], "Frames=1001-1099x2\nChunkSize=10\n")) << files["job_info.job"];
     EXPECT_TRUE(contains(files["job_info.job"], "OutputDirectory0=/renders/a\nOutputFilename0=d.####.exr\n"));
-    EXPECT_TRUE(contains(files["plugin_info.job"], "Executable=/opt/depthbatch/bin/depthbatch\n"
-                                                   "Arguments=/jobs/shot.yaml --range <STARTFRAME>-<ENDFRAME> --skip-existing --summary "
-                                                   "/jobs/shot.farm/summaries/shot.frames-<STARTFRAME>-<ENDFRAME>.json\n"))
+    EXPECT_TRUE(contains(files["plugin_info.job"],
+                         "Executable=/opt/depthbatch/bin/depthbatch\n"
+                         "Arguments=/jobs/shot.yaml --range <STARTFRAME>-<ENDFRAME> --skip-existing --summary "
+                         "/jobs/shot.farm/summaries/shot.frames-<STARTFRAME>-<ENDFRAME>.json\n"))
         << files["plugin_info.job"];
     EXPECT_TRUE(contains(files["stats_plugin_info.job"], "Arguments=stats /jobs/shot.yaml\n"));
     EXPECT_TRUE(contains(files["submit.sh"], "JobDependencies=$stats")) << files["submit.sh"];
@@ -191,14 +206,15 @@ TEST(FarmFiles, DeadlineCommandLineJobWithFrameTokens) {
     q.job_path = "/jobs/shot 010 \"it's\" $(touch X) 100%/a\\\"b\\/job.yaml";
     q.sets = {"output.path=out dir\\"};
     files = files_of(plan_farm_job(job_of("1001-1004"), q), q);
-    EXPECT_TRUE(contains(files["plugin_info.job"], "Arguments=\"/jobs/shot 010 \\\"it's\\\" $(touch X) 100%/a\\\\\\\"b\\/job.yaml\" "
-                                                   "--range <STARTFRAME>-<ENDFRAME> --skip-existing --summary "
-                                                   "/jobs/shot.farm/summaries/job.frames-<STARTFRAME>-<ENDFRAME>.json "
-                                                   "--set \"output.path=out dir\\\\\"\n"))
+    EXPECT_TRUE(contains(files["plugin_info.job"],
+                         "Arguments=\"/jobs/shot 010 \\\"it's\\\" $(touch X) 100%/a\\\\\\\"b\\/job.yaml\" "
+                         "--range <STARTFRAME>-<ENDFRAME> --skip-existing --summary "
+                         "/jobs/shot.farm/summaries/job.frames-<STARTFRAME>-<ENDFRAME>.json "
+                         "--set \"output.path=out dir\\\\\"\n"))
         << files["plugin_info.job"];
-    q.job_path = "/jobs/a\nb/job.yaml";   // a key=value line cannot hold a line break
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { farm_job_files(plan_farm_job(job_of("1-2"), q), q); }),
-                         "line break"));
+    q.job_path = "/jobs/a\nb/job.yaml";  // a key=value line cannot hold a line break
+    EXPECT_TRUE(
+        contains(expect_error<ConfigError>([&] { farm_job_files(plan_farm_job(job_of("1-2"), q), q); }), "line break"));
 }
 
 TEST(FarmFiles, TractorOneTaskPerChunkAfterTheStatistics) {
@@ -209,23 +225,30 @@ TEST(FarmFiles, TractorOneTaskPerChunkAfterTheStatistics) {
     EXPECT_LT(alf.find("sequence statistics"), alf.find("chunk 1/3"));
     EXPECT_TRUE(contains(alf, "Task -title {chunk 1/3: frames 1001-1003} -cmds {")) << alf;
     EXPECT_TRUE(contains(alf, "Task -title {chunk 3/3: frames 1007-1010} -cmds {")) << alf;
-    EXPECT_TRUE(contains(alf, "RemoteCmd {{/opt/depthbatch/bin/depthbatch} {/jobs/shot.yaml} {--chunk} {2/3} "
-                              "{--skip-existing} {--summary} {/jobs/shot.farm/summaries/shot.chunk-2.json}} -service {depthbatch}")) << alf;
+    EXPECT_TRUE(
+        contains(alf,
+                 "RemoteCmd {{/opt/depthbatch/bin/depthbatch} {/jobs/shot.yaml} {--chunk} {2/3} "
+                 "{--skip-existing} {--summary} {/jobs/shot.farm/summaries/shot.chunk-2.json}} -service {depthbatch}"))
+        << alf;
     // Braces and backslashes (which a braced word cannot hold) are escaped; nothing can end the braced word.
     SubmitOptions braced = o;
     braced.job_path = "/jobs/{shot} [x] $y\\z/a b.yaml";
-    EXPECT_TRUE(contains(files_of(p, braced)["job.alf"], "RemoteCmd {{/opt/depthbatch/bin/depthbatch} "
-                                                         "/jobs/\\{shot\\}\\ \\[x\\]\\ \\$y\\\\z/a\\ b.yaml {--chunk}"))
+    EXPECT_TRUE(contains(files_of(p, braced)["job.alf"],
+                         "RemoteCmd {{/opt/depthbatch/bin/depthbatch} "
+                         "/jobs/\\{shot\\}\\ \\[x\\]\\ \\$y\\\\z/a\\ b.yaml {--chunk}"))
         << files_of(p, braced)["job.alf"];
 }
 
 TEST(FarmFiles, OpenCueShellLayerWithFrameTokens) {
     const SubmitOptions o = options(FarmEngine::OpenCue, 4);
-    const std::string py = files_of(plan_farm_job(job_of("1001-1010", {"depth.normalize=sequence"}), o), o)["opencue_submit.py"];
+    const std::string py =
+        files_of(plan_farm_job(job_of("1001-1010", {"depth.normalize=sequence"}), o), o)["opencue_submit.py"];
     // One shell line (RQD runs it through a shell), every word single-quoted, inside a Python literal.
-    EXPECT_TRUE(contains(py, "command=\"exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot.yaml' '--range' "
-                             "'#FRAME_START#-#FRAME_END#' '--skip-existing' '--summary' "
-                             "'/jobs/shot.farm/summaries/shot.frames-#FRAME_START#-#FRAME_END#.json'\",")) << py;
+    EXPECT_TRUE(contains(py,
+                         "command=\"exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot.yaml' '--range' "
+                         "'#FRAME_START#-#FRAME_END#' '--skip-existing' '--summary' "
+                         "'/jobs/shot.farm/summaries/shot.frames-#FRAME_START#-#FRAME_END#.json'\","))
+        << py;
     EXPECT_TRUE(contains(py, "range=\"1001-1010\", chunk=4)")) << py;
     EXPECT_FALSE(contains(py, "CUE_GPU_CORES")) << py;
     EXPECT_TRUE(contains(py, "render.depend_all(stats)")) << py;
@@ -241,7 +264,8 @@ TEST(FarmQuoting, EachFormatKeepsEveryByte) {
     EXPECT_TRUE(is_valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\xac"));
     for (const std::string bad : {"\xe9", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"})
         EXPECT_FALSE(is_valid_utf8(bad)) << printable(bad);
-    EXPECT_EQ(yaml_quote("a \"b\" \\ {{x}} \xc3\xa9\n\x7f\xe2\x80\xa8", "E"), "\"a \\\"b\\\" \\\\ {{x}} \xc3\xa9\\u000A\\u007F\\u2028\"");
+    EXPECT_EQ(yaml_quote("a \"b\" \\ {{x}} \xc3\xa9\n\x7f\xe2\x80\xa8", "E"),
+              "\"a \\\"b\\\" \\\\ {{x}} \xc3\xa9\\u000A\\u007F\\u2028\"");
     EXPECT_TRUE(contains(expect_error<ConfigError>([] { yaml_quote("/jobs/\xe9.yaml", "Open Job Description"); }),
                          "not UTF-8, which Open Job Description's YAML"));
     EXPECT_EQ(python_quote("it's \"q\" \\ \n\x01 \xc3\xa9", "E"), "\"it's \\\"q\\\" \\\\ \\n\\x01 \xc3\xa9\"");
@@ -253,7 +277,7 @@ TEST(FarmQuoting, EachFormatKeepsEveryByte) {
     EXPECT_EQ(windows_argv_quote("a b"), "\"a b\"");
     EXPECT_EQ(windows_argv_quote("a\\b c"), "\"a\\b c\"");          // backslashes alone stay single
     EXPECT_EQ(windows_argv_quote("a\\\"b"), "\"a\\\\\\\"b\"");      // 1 backslash + quote: 3 + quote
-    EXPECT_EQ(windows_argv_quote("dir\\ x\\"), "\"dir\\ x\\\\\"");   // trailing backslash doubled
+    EXPECT_EQ(windows_argv_quote("dir\\ x\\"), "\"dir\\ x\\\\\"");  // trailing backslash doubled
     EXPECT_EQ(farm_engine_from_name("openjd"), FarmEngine::OpenJD);
     EXPECT_TRUE(contains(expect_error<ConfigError>([] { farm_engine_from_name("qube"); }), "slurm, openjd"));
 }
@@ -267,12 +291,12 @@ TEST(FarmGpu, ACudaJobAsksEachEngineForItsGpus) {
     EXPECT_EQ(p.gpus, 1);
     EXPECT_EQ(p.task_sets, (std::vector<std::string>{"model.device=cuda"}));
     EXPECT_TRUE(contains(p.note, "model.device cuda:1 runs as `cuda` on the farm")) << p.note;
-    EXPECT_EQ(plan_farm_job(job_of("1-4"), o).gpus, 0);                          // auto: none unless asked
+    EXPECT_EQ(plan_farm_job(job_of("1-4"), o).gpus, 0);  // auto: none unless asked
     EXPECT_TRUE(plan_farm_job(job_of("1-4", {"model.device=cuda"}), o).task_sets.empty());
     o.gpus_per_task = 2;
     const FarmPlan two = plan_farm_job(job_of("1-4"), o);
     EXPECT_EQ(two.gpus, 2);
-    EXPECT_TRUE(two.task_sets.empty());                                          // auto takes cuda:0 of those
+    EXPECT_TRUE(two.task_sets.empty());  // auto takes cuda:0 of those
     EXPECT_TRUE(contains(plan_farm_job(job_of("1-4", {"model.device=cpu"}), o).note, "model.device is cpu"));
     o.gpus_per_task = 0;
     EXPECT_TRUE(contains(plan_farm_job(cuda1, o).note, "asks the engine for no GPU"));
@@ -285,14 +309,18 @@ TEST(FarmGpu, ACudaJobAsksEachEngineForItsGpus) {
     }
     o.engine = FarmEngine::OpenJD;
     const std::string yaml = files_of(p, o)["job.template.yaml"];
-    const std::string req = "    hostRequirements:\n      amounts:\n        - name: amount.worker.gpu\n          min: 1\n";
+    const std::string req =
+        "    hostRequirements:\n      amounts:\n        - name: amount.worker.gpu\n          min: 1\n";
     EXPECT_TRUE(contains(yaml, "  - name: SequenceStatistics\n" + req)) << yaml;
     EXPECT_TRUE(contains(yaml, "      - dependsOn: SequenceStatistics\n" + req)) << yaml;
     EXPECT_TRUE(contains(yaml, "- \"model.device=cuda\"\n")) << yaml;
     o.engine = FarmEngine::OpenCue;
     const std::string py = files_of(p, o)["opencue_submit.py"];
-    EXPECT_TRUE(contains(py, "command=\"if [ -n \\\"${CUE_GPU_CORES:-}\\\" ]; then CUDA_VISIBLE_DEVICES=\\\"$CUE_GPU_CORES\\\"; "
-                             "export CUDA_VISIBLE_DEVICES; fi; exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot.yaml'")) << py;
+    EXPECT_TRUE(
+        contains(py,
+                 "command=\"if [ -n \\\"${CUE_GPU_CORES:-}\\\" ]; then CUDA_VISIBLE_DEVICES=\\\"$CUE_GPU_CORES\\\"; "
+                 "export CUDA_VISIBLE_DEVICES; fi; exec '/opt/depthbatch/bin/depthbatch' '/jobs/shot.yaml'"))
+        << py;
     EXPECT_TRUE(contains(py, "chunk=4, gpus=1)")) << py;
     EXPECT_TRUE(contains(py, "'model.device=cuda'\", gpus=1)   # one frame")) << py;
     o.engine = FarmEngine::Deadline;

@@ -43,8 +43,9 @@ public:
     std::string name() const override { return "probe"; }
     int max_held() const override { return 1; }
     void push(FrameRecord f) override {
-        seen.push_back(std::to_string(f.frame) + " " + f.plate_identity + " depth " + std::to_string(f.depth.data.at(0)));
-        f.depth.data[0] += 0.5f;   // a stage reworks the depth in the record itself
+        seen.push_back(std::to_string(f.frame) + " " + f.plate_identity + " depth " +
+                       std::to_string(f.depth.data.at(0)));
+        f.depth.data[0] += 0.5f;  // a stage reworks the depth in the record itself
         if (held_) ready_.push_back(std::move(*held_));
         held_ = std::move(f);
     }
@@ -83,7 +84,7 @@ TEST(FrameRecord, StagesSeeTheFramesInOrderWithTheirOwnDataAndTheRecordComesOutW
     std::vector<const void*> pixels;
     std::vector<FrameRecord> out;
     for (int p = 0; p < 5; ++p) {
-        FrameRecord f = record_at(p, p > 0);   // position 0: a warm-up frame
+        FrameRecord f = record_at(p, p > 0);  // position 0: a warm-up frame
         pixels.push_back(f.plate->pixels.localpixels());
         chain.push(std::move(f));
         for (FrameRecord& r : chain.pop_ready()) out.push_back(std::move(r));
@@ -93,9 +94,10 @@ TEST(FrameRecord, StagesSeeTheFramesInOrderWithTheirOwnDataAndTheRecordComesOutW
     EXPECT_TRUE(chain.pop_ready().empty()) << "each frame comes out exactly once";
 
     EXPECT_EQ(batches, (std::vector<std::vector<int>>{{1001, 1002}, {1003, 1004}, {1005}}));
-    EXPECT_EQ(seen.seen, (std::vector<std::string>{"1001 identity 1001 depth 0.000000", "1002 identity 1002 depth 10.000000",
-                                                   "1003 identity 1003 depth 20.000000", "1004 identity 1004 depth 30.000000",
-                                                   "1005 identity 1005 depth 40.000000"}));
+    EXPECT_EQ(seen.seen,
+              (std::vector<std::string>{"1001 identity 1001 depth 0.000000", "1002 identity 1002 depth 10.000000",
+                                        "1003 identity 1003 depth 20.000000", "1004 identity 1004 depth 30.000000",
+                                        "1005 identity 1005 depth 40.000000"}));
     ASSERT_EQ(out.size(), 5u);
     for (int p = 0; p < 5; ++p) {
         const FrameRecord& r = out[static_cast<size_t>(p)];
@@ -106,10 +108,12 @@ TEST(FrameRecord, StagesSeeTheFramesInOrderWithTheirOwnDataAndTheRecordComesOutW
         EXPECT_EQ(r.write, p > 0);
         EXPECT_FALSE(r.failed());
         EXPECT_EQ(r.result.output_path, "depth." + std::to_string(1001 + p) + ".exr");
-        EXPECT_EQ(r.depth.data, (std::vector<float>{10.0f * p + 0.5f})) << "the inference's depth, reworked by the probe";
+        EXPECT_EQ(r.depth.data, (std::vector<float>{10.0f * p + 0.5f}))
+            << "the inference's depth, reworked by the probe";
         EXPECT_EQ(r.input.chw.at(0), static_cast<float>(p)) << "the model input stays with its frame";
         ASSERT_TRUE(r.plate.has_value());
-        EXPECT_EQ(r.plate->pixels.localpixels(), pixels[static_cast<size_t>(p)]) << "the plate moved with the record, not copied";
+        EXPECT_EQ(r.plate->pixels.localpixels(), pixels[static_cast<size_t>(p)])
+            << "the plate moved with the record, not copied";
         EXPECT_EQ(r.plate->pixels.getchannel(3, 1, 0, 2), static_cast<float>(p));
         EXPECT_EQ(r.temporal_cut(), "");
     }
@@ -122,7 +126,8 @@ TEST(FrameRecord, AFailedFrameCarriesItsErrorPastTheLaterStagesToTheWriter) {
     chain.add(std::make_unique<StabilizerStage>(2, 8));
     for (int p = 0; p < 8; ++p) {
         FrameRecord f = record_at(p);
-        if (p == 3 || p == 4) f.fail(InputError("frame " + std::to_string(f.frame) + " (" + f.result.input_path + "): truncated"));
+        if (p == 3 || p == 4)
+            f.fail(InputError("frame " + std::to_string(f.frame) + " (" + f.result.input_path + "): truncated"));
         chain.push(std::move(f));
     }
     const std::vector<FrameRecord> out = chain.flush(SegmentEnd::End);
@@ -147,7 +152,7 @@ TEST(FrameRecord, AFailedFrameCarriesItsErrorPastTheLaterStagesToTheWriter) {
 }
 
 TEST(FrameRecord, AFailedVideoForwardIsRecordedInEveryFrameItTakesDown) {
-    TemporalWindowing t;   // Video Depth Anything's windows
+    TemporalWindowing t;  // Video Depth Anything's windows
     t.window = 32, t.overlap = 10, t.crossfade = 8, t.align = TemporalWindowing::Align::ScaleShift;
     t.keyframes = {0, 12, 24, 25, 26, 27, 28, 29, 30, 31};
     for (const bool model_error : {true, false}) {
@@ -167,7 +172,8 @@ TEST(FrameRecord, AFailedVideoForwardIsRecordedInEveryFrameItTakesDown) {
         for (const FrameRecord& f : out) {
             EXPECT_TRUE(f.failed());
             EXPECT_EQ(f.result.status, model_error ? ExitCode::Model : ExitCode::Render);
-            EXPECT_EQ(f.result.message, "frame " + std::to_string(f.frame) + ": " + (model_error ? "CUDA out of memory" : "bad tensor"));
+            EXPECT_EQ(f.result.message,
+                      "frame " + std::to_string(f.frame) + ": " + (model_error ? "CUDA out of memory" : "bad tensor"));
             EXPECT_EQ(f.result.output_path, "depth." + std::to_string(f.frame) + ".exr");
         }
     }

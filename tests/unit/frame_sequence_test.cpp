@@ -248,7 +248,8 @@ TEST(SequenceThrough, FillsTheHolesAtTheSequencesStep) {
     EXPECT_EQ(sequence_through({1001, 1002, 1004, 1005}), Frames({1001, 1002, 1003, 1004, 1005}));
     EXPECT_EQ(sequence_through({1001, 1003, 1007}), Frames({1001, 1003, 1005, 1007})) << "on twos: 1005 is the hole";
     EXPECT_EQ(sequence_through({1001, 1005}), Frames({1001, 1005})) << "two frames: their own step";
-    EXPECT_EQ(sequence_through({1001, 1003, 1004}), Frames({1001, 1002, 1003, 1004})) << "a step of 1 somewhere: every frame";
+    EXPECT_EQ(sequence_through({1001, 1003, 1004}), Frames({1001, 1002, 1003, 1004}))
+        << "a step of 1 somewhere: every frame";
     EXPECT_EQ(sequence_through({-3, -1, 3}), Frames({-3, -1, 1, 3}));
     const std::string msg = expect_error<ConfigError>([] { sequence_through({1, 2, 2000000}); }, "sequence_through");
     EXPECT_TRUE(contains(msg, "the frames on disk (1,2,2000000) span 2000000 frames at step 1")) << msg;
@@ -269,17 +270,16 @@ TEST(FramesOnDisk, FindsExactlyTheFramesOfThePattern) {
         touch(dir, "p." + std::to_string(f) + ".exr");
         expected.push_back(f);
     }
-    touch(dir, "p.0042.exr");   // a real (padded) frame 42
-    touch(dir, "p.-005.exr");   // a real frame -5, as path(-5) writes it
+    touch(dir, "p.0042.exr");  // a real (padded) frame 42
+    touch(dir, "p.-005.exr");  // a real frame -5, as path(-5) writes it
     expected.push_back(42);
     expected.push_back(-5);
     std::sort(expected.begin(), expected.end());
 
     // Decoys: names that are not written exactly as path() would write them.
-    for (const std::string decoy :
-         {"p.01001.exr", "p.abc.exr", "q.1001.exr", "p.1001.exr.tmp", "p.1001.png", "p.100.exr", "p.42.exr",
-          "p.-5.exr", "p..exr", "p.1001a.exr", "xp.1001.exr", "p.1001.exrx", "p.+1001.exr", "p. 1001.exr",
-          "p.1001.EXR", "P.1001.exr"})
+    for (const std::string decoy : {"p.01001.exr", "p.abc.exr", "q.1001.exr", "p.1001.exr.tmp", "p.1001.png",
+                                    "p.100.exr", "p.42.exr", "p.-5.exr", "p..exr", "p.1001a.exr", "xp.1001.exr",
+                                    "p.1001.exrx", "p.+1001.exr", "p. 1001.exr", "p.1001.EXR", "P.1001.exr"})
         touch(dir, decoy);
 
     for (const std::string token : {"####", "%04d", "$F4", "@@@@"}) {
@@ -375,7 +375,7 @@ TEST(FramePattern, PaddingWiderThanAnIntIsAConfigError) {
 TEST(ParseFrameSpec, ColonStepIsTheSameAsX) {
     EXPECT_EQ(parse_frame_spec("1001-1015:2"), parse_frame_spec("1001-1015x2"));
     EXPECT_EQ(parse_frame_spec("1001-1007:3,1010"), Frames({1001, 1004, 1007, 1010}));
-    EXPECT_EQ(parse_frame_spec("1001-1001"), Frames({1001}));   // a one-frame OpenJD chunk
+    EXPECT_EQ(parse_frame_spec("1001-1001"), Frames({1001}));  // a one-frame OpenJD chunk
 }
 
 // --chunk I/N: every frame in exactly one chunk, chunks contiguous and in order, sizes within one frame of each
@@ -429,14 +429,16 @@ TEST(ParseChunk, ThirdOfEightOfAHundredFramesIsItsExactShare) {
     EXPECT_EQ(c.count, 8);
     // 100 frames in 8 chunks: chunk 3 is frames[25, 37) of the shot, 1026-1037.
     EXPECT_EQ(depthbatch::chunk_frames(parse_frame_spec("1001-1100"), c.index, c.count), parse_frame_spec("1026-1037"));
-    EXPECT_EQ(depthbatch::parse_chunk(" 010 / 12 ").index, 10);   // decimal as written, never octal
+    EXPECT_EQ(depthbatch::parse_chunk(" 010 / 12 ").index, 10);  // decimal as written, never octal
 }
 
 TEST(ParseChunk, ZeroOverOrMissingIndexIsAConfigErrorNamingTheFlag) {
-    const std::string expected_tail = "': expected I/N with 1 <= I <= N, e.g. 3/8 (the 3rd of 8 chunks; an unset "
-                                      "$SLURM_ARRAY_TASK_ID gives '/8')";
+    const std::string expected_tail =
+        "': expected I/N with 1 <= I <= N, e.g. 3/8 (the 3rd of 8 chunks; an unset "
+        "$SLURM_ARRAY_TASK_ID gives '/8')";
     for (const std::string text : {"0/8", "9/8", "/8", "3/8x", "1234567890/2000000000"})
-        EXPECT_EQ(expect_error<ConfigError>([&] { depthbatch::parse_chunk(text); }, text), "--chunk '" + text + expected_tail);
+        EXPECT_EQ(expect_error<ConfigError>([&] { depthbatch::parse_chunk(text); }, text),
+                  "--chunk '" + text + expected_tail);
 }
 
 TEST(ParseFrameRange, FirstAndLastAsWrittenOrAnErrorNamingTheFlag) {
@@ -446,7 +448,8 @@ TEST(ParseFrameRange, FirstAndLastAsWrittenOrAnErrorNamingTheFlag) {
     EXPECT_EQ(depthbatch::frames_in_range(parse_frame_spec("1001-1100x3"), 1005, 1012), (Frames{1007, 1010}));
     EXPECT_EQ(expect_error<ConfigError>([] { depthbatch::parse_frame_range("abc"); }),
               "--range 'abc': expected FIRST-LAST, e.g. 1001-1010 (an engine's <STARTFRAME>-<ENDFRAME>)");
-    EXPECT_EQ(expect_error<ConfigError>([] { depthbatch::parse_frame_range("10-1"); }), "--range '10-1' ends before it starts");
+    EXPECT_EQ(expect_error<ConfigError>([] { depthbatch::parse_frame_range("10-1"); }),
+              "--range '10-1' ends before it starts");
 }
 
 // Issue 41 §5: a '#' (or '@') of the file name's own is written \# (or \@) and is then literal; unescaped, a second

@@ -20,7 +20,8 @@ TEST(GpuDevice, DescribeNamesIndexCardUuidAndTheVisibleDevices) {
     gpu.uuid = "GPU-8b1c3f0e-1234-5678-9abc-def001234567";
     gpu.visible_set = true;
     gpu.visible = "3";
-    EXPECT_EQ(describe_device("cuda:0", gpu), "cuda:0 = NVIDIA H200 GPU-8b1c3f0e-1234-5678-9abc-def001234567 (CUDA_VISIBLE_DEVICES=3)");
+    EXPECT_EQ(describe_device("cuda:0", gpu),
+              "cuda:0 = NVIDIA H200 GPU-8b1c3f0e-1234-5678-9abc-def001234567 (CUDA_VISIBLE_DEVICES=3)");
     gpu.visible_set = false;
     gpu.uuid.clear();
     EXPECT_EQ(describe_device("cuda:0", gpu), "cuda:0 = NVIDIA H200");

@@ -34,7 +34,9 @@ TEST(InferenceThread, EveryTaskRunsOnTheOneThreadInOrder) {
     EXPECT_NE(t.id(), std::this_thread::get_id());
     // One caller's tasks in the order it queued them (posts from one thread are never reordered).
     std::vector<int> seq;
-    t.call([&] { for (int k = 0; k < 5; ++k) t.post([&seq, k] { seq.push_back(k); }); });
+    t.call([&] {
+        for (int k = 0; k < 5; ++k) t.post([&seq, k] { seq.push_back(k); });
+    });
     t.call([] {});
     EXPECT_EQ(seq, (std::vector<int>{0, 1, 2, 3, 4}));
 }
@@ -67,7 +69,7 @@ TEST(InferenceThread, ADeferredCompletionLetsTheNextTaskLaunchFirst) {
                 t.defer([&, k] { log.push_back("complete " + std::to_string(k)); }, [] { return false; });
             });
         go.set_value();
-        t.stop();   // runs what is left, completions included
+        t.stop();  // runs what is left, completions included
         std::vector<std::string> want;
         if (lookahead == 0) want = {"launch 0", "complete 0", "launch 1", "complete 1", "launch 2", "complete 2"};
         if (lookahead == 1) want = {"launch 0", "launch 1", "complete 0", "launch 2", "complete 1", "complete 2"};

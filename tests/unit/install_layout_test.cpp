@@ -27,7 +27,8 @@ TEST(UserPaths, PathsWithoutDotDotKeepTheirLinks) {
     fs::create_directory_symlink(t / "real", t / "show");
     EXPECT_EQ(resolve_user_path(t / "show", "./plates//a.####.exr"), (t / "show/plates/a.####.exr").string());
     EXPECT_EQ(resolve_user_path(t / "elsewhere", (t / "show/plates/b.exr").string()),
-              (t / "show/plates/b.exr").string()) << "an absolute path ignores the base";
+              (t / "show/plates/b.exr").string())
+        << "an absolute path ignores the base";
 }
 
 TEST(UserPaths, DotDotOverFoldersThatDoNotExistYetIsRemovedByText) {

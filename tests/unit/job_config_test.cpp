@@ -299,8 +299,8 @@ TEST(JobConfig, DefaultsOfAMinimalJob) {
     EXPECT_DOUBLE_EQ(j.pipeline.grace_s, 20.0);
     EXPECT_FALSE(j.render.any());
 
-    const JobConfig t = toml(lines({"[input]", "path = \"/plates/a.####.exr\"", "[output]",
-                                    "path = \"/depth/a_depth.####.exr\""}));
+    const JobConfig t =
+        toml(lines({"[input]", "path = \"/plates/a.####.exr\"", "[output]", "path = \"/depth/a_depth.####.exr\""}));
     EXPECT_EQ(t.input.path, j.input.path);
     EXPECT_EQ(t.output.path, j.output.path);
     EXPECT_EQ(t.model.size.mode, ProcessingSize::Mode::Model);
@@ -319,8 +319,8 @@ TEST(JobConfig, ProcessingSizeModes) {
     EXPECT_EQ(e.model.size.width_px, 1024);
     EXPECT_EQ(e.model.size.height_px, 576);
 
-    const std::string toml_base = lines({"[input]", "path = \"/p/a.####.exr\"", "[output]", "path = \"/d/a.####.exr\"",
-                                         "[model]"});
+    const std::string toml_base =
+        lines({"[input]", "path = \"/p/a.####.exr\"", "[output]", "path = \"/d/a.####.exr\"", "[model]"});
     const JobConfig tn = toml(toml_base + "size = 384\n");
     EXPECT_EQ(tn.model.size.mode, ProcessingSize::Mode::ShortSide);
     EXPECT_EQ(tn.model.size.short_side_px, 384);
@@ -329,12 +329,11 @@ TEST(JobConfig, ProcessingSizeModes) {
 
 TEST(JobConfig, OverwritePoliciesAndDevices) {
     auto with = [](const std::string& section_and_key) { return yaml(kMinimalYaml + section_and_key); };
-    EXPECT_EQ(yaml(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/a.####.exr",
-                          "  overwrite: overwrite"}))
-                  .output.overwrite,
-              OverwritePolicy::Overwrite);
-    EXPECT_EQ(yaml(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/a.####.exr",
-                          "  overwrite: error"}))
+    EXPECT_EQ(
+        yaml(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/a.####.exr", "  overwrite: overwrite"}))
+            .output.overwrite,
+        OverwritePolicy::Overwrite);
+    EXPECT_EQ(yaml(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/a.####.exr", "  overwrite: error"}))
                   .output.overwrite,
               OverwritePolicy::Error);
     for (const std::string device : {"auto", "cpu", "cuda", "cuda:0", "cuda:12"})
@@ -355,11 +354,11 @@ TEST(JobConfig, OverwritePoliciesAndDevices) {
 }
 
 TEST(JobConfig, InputFramesAsSingleNumber) {
-    const JobConfig j = yaml(lines({"input:", "  path: /p/a.####.exr", "  frames: 1001", "output:",
-                                    "  path: /d/a.####.exr"}));
+    const JobConfig j =
+        yaml(lines({"input:", "  path: /p/a.####.exr", "  frames: 1001", "output:", "  path: /d/a.####.exr"}));
     EXPECT_EQ(j.input.frames, std::vector<int>{1001});
-    const JobConfig t = toml(lines({"[input]", "path = \"/p/a.####.exr\"", "frames = 1001", "[output]",
-                                    "path = \"/d/a.####.exr\""}));
+    const JobConfig t =
+        toml(lines({"[input]", "path = \"/p/a.####.exr\"", "frames = 1001", "[output]", "path = \"/d/a.####.exr\""}));
     EXPECT_EQ(t.input.frames, std::vector<int>{1001});
 }
 
@@ -368,10 +367,10 @@ TEST(JobConfig, InputFramesAsSingleNumber) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(JobConfig, RelativePathsResolveAgainstBaseDir) {
-    const JobConfig j = parse_job(lines({"input:", "  path: ./in/../plates/a.####.exr", "output:",
-                                         "  path: ../../out/a_depth.####.exr", "model:", "  path: m.pt",
-                                         "color:", "  config: cfg/config.ocio"}),
-                                  "yaml", "x.yaml", "/base/dir");
+    const JobConfig j =
+        parse_job(lines({"input:", "  path: ./in/../plates/a.####.exr", "output:", "  path: ../../out/a_depth.####.exr",
+                         "model:", "  path: m.pt", "color:", "  config: cfg/config.ocio"}),
+                  "yaml", "x.yaml", "/base/dir");
     EXPECT_EQ(j.input.path, "/base/dir/plates/a.####.exr");
     EXPECT_EQ(j.output.path, "/out/a_depth.####.exr");
     EXPECT_EQ(j.model.path, "/base/dir/m.pt");
@@ -379,8 +378,8 @@ TEST(JobConfig, RelativePathsResolveAgainstBaseDir) {
 }
 
 TEST(JobConfig, AbsolutePathsAreKept) {
-    const JobConfig j = yaml(lines({"input:", "  path: /abs/plates//a.####.exr", "output:",
-                                    "  path: /abs/out/a.####.exr", "model:", "  path: /models/x.pt"}));
+    const JobConfig j = yaml(lines({"input:", "  path: /abs/plates//a.####.exr",
+                                    "output:", "  path: /abs/out/a.####.exr", "model:", "  path: /models/x.pt"}));
     EXPECT_EQ(j.input.path, "/abs/plates/a.####.exr");
     EXPECT_EQ(j.output.path, "/abs/out/a.####.exr");
     EXPECT_EQ(j.model.path, "/models/x.pt");
@@ -397,8 +396,7 @@ TEST(JobConfig, DefaultModelIsNotAPath) {
 
 TEST(JobConfig, OverridesReplaceAndAddValues) {
     const JobConfig j = yaml(kFullYaml, {"model.device=cpu", "pipeline.threads=2", "model.size=[320, 240]",
-                                          "output.overwrite=overwrite", "input.frames=1001-1005",
-                                          "model.multiple=32"});
+                                         "output.overwrite=overwrite", "input.frames=1001-1005", "model.multiple=32"});
     EXPECT_EQ(j.model.device.name(), "cpu");
     EXPECT_EQ(j.pipeline.threads, 2);
     EXPECT_EQ(j.model.size.mode, ProcessingSize::Mode::Explicit);
@@ -421,8 +419,8 @@ TEST(JobConfig, OverridesReplaceAndAddValues) {
 
 TEST(JobConfig, OverridePathsResolveAgainstTheCurrentFolder) {
     const fs::path cwd = fs::current_path();
-    const JobConfig j = yaml(kFullYaml, {"output.path=out/d.####.exr", "model.path=../m2.pt",
-                                          "color.config=c/config.ocio"});
+    const JobConfig j =
+        yaml(kFullYaml, {"output.path=out/d.####.exr", "model.path=../m2.pt", "color.config=c/config.ocio"});
     EXPECT_EQ(j.output.path, abs_from(cwd, "out/d.####.exr"));
     EXPECT_EQ(j.model.path, abs_from(cwd, "../m2.pt"));
     EXPECT_EQ(j.color.config, abs_from(cwd, "c/config.ocio"));
@@ -451,13 +449,13 @@ TEST(JobConfig, OverrideErrors) {
 
 TEST(JobConfigErrors, UnknownKeyYaml) {
     const std::string msg = job_error(lines({
-                                          "input:",                   // 1
-                                          "  path: /p/a.####.exr",    // 2
-                                          "output:",                  // 3
-                                          "  path: /d/a.####.exr",    // 4
-                                          "model:",                   // 5
-                                          "  device: cpu",            // 6
-                                          "  batchsize: 4",           // 7
+                                          "input:",                 // 1
+                                          "  path: /p/a.####.exr",  // 2
+                                          "output:",                // 3
+                                          "  path: /d/a.####.exr",  // 4
+                                          "model:",                 // 5
+                                          "  device: cpu",          // 6
+                                          "  batchsize: 4",         // 7
                                       }),
                                       "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:7:")) << msg;
@@ -465,8 +463,8 @@ TEST(JobConfigErrors, UnknownKeyYaml) {
     // The allowed keys of the section are listed (sorted, comma-separated).
     const auto allowed = msg.find("allowed");
     ASSERT_NE(allowed, std::string::npos) << msg;
-    for (const std::string key : {"batch", "colorspace", "device", "fixed_size", "input_size", "kind", "multiple",
-                                  "path", "size", "units"})
+    for (const std::string key :
+         {"batch", "colorspace", "device", "fixed_size", "input_size", "kind", "multiple", "path", "size", "units"})
         EXPECT_TRUE(contains(msg.substr(allowed), " " + key + ",") || contains(msg.substr(allowed), " " + key + ")"))
             << key << ": " << msg;
     EXPECT_TRUE(contains(msg, "colorspace, device, fixed_size")) << msg;
@@ -474,11 +472,11 @@ TEST(JobConfigErrors, UnknownKeyYaml) {
 
 TEST(JobConfigErrors, UnknownKeyToml) {
     const std::string msg = job_error(lines({
-                                          "[input]",                      // 1
-                                          "path = \"/p/a.####.exr\"",     // 2
-                                          "fps = 24",                     // 3
-                                          "[output]",                     // 4
-                                          "path = \"/d/a.####.exr\"",     // 5
+                                          "[input]",                   // 1
+                                          "path = \"/p/a.####.exr\"",  // 2
+                                          "fps = 24",                  // 3
+                                          "[output]",                  // 4
+                                          "path = \"/d/a.####.exr\"",  // 5
                                       }),
                                       "toml");
     EXPECT_TRUE(contains(msg, "job.toml:3:")) << msg;
@@ -513,8 +511,8 @@ TEST(JobConfigErrors, WrongTypeNamesLineAndKey) {
     EXPECT_TRUE(contains(msg, "'pipeline.threads'")) << msg;
     EXPECT_TRUE(contains(msg, "'x'")) << msg;
 
-    msg = job_error(lines({"[input]", "path = \"/p/a.####.exr\"", "[output]", "path = \"/d/a.####.exr\"",
-                           "[pipeline]", "threads = \"x\""}),
+    msg = job_error(lines({"[input]", "path = \"/p/a.####.exr\"", "[output]", "path = \"/d/a.####.exr\"", "[pipeline]",
+                           "threads = \"x\""}),
                     "toml");
     EXPECT_TRUE(contains(msg, "job.toml:6:")) << msg;
     EXPECT_TRUE(contains(msg, "'pipeline.threads'")) << msg;
@@ -538,11 +536,11 @@ TEST(JobConfigErrors, WrongTypeNamesLineAndKey) {
 
 TEST(JobConfigErrors, BadEnumValue) {
     const std::string msg = job_error(lines({
-                                          "input:",                   // 1
-                                          "  path: /p/a.####.exr",    // 2
-                                          "output:",                  // 3
-                                          "  path: /d/a.####.exr",    // 4
-                                          "  overwrite: maybe",       // 5
+                                          "input:",                 // 1
+                                          "  path: /p/a.####.exr",  // 2
+                                          "output:",                // 3
+                                          "  path: /d/a.####.exr",  // 4
+                                          "  overwrite: maybe",     // 5
                                       }),
                                       "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:5:")) << msg;
@@ -577,18 +575,18 @@ TEST(JobConfigErrors, MissingInputPath) {
 }
 
 TEST(JobConfigErrors, PathWithoutFrameToken) {
-    const std::string msg = job_error(lines({"input:", "  path: /p/a.exr", "output:", "  path: /d/a.####.exr"}),
-                                      "yaml");
+    const std::string msg =
+        job_error(lines({"input:", "  path: /p/a.exr", "output:", "  path: /d/a.####.exr"}), "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:2:")) << msg;
     EXPECT_TRUE(contains(msg, "'input.path'")) << msg;
 }
 
 TEST(JobConfigErrors, OutputMustBeExr) {
     const std::string msg = job_error(lines({
-                                          "input:",                   // 1
-                                          "  path: /p/a.####.exr",    // 2
-                                          "output:",                  // 3
-                                          "  path: /d/a.####.png",    // 4
+                                          "input:",                 // 1
+                                          "  path: /p/a.####.exr",  // 2
+                                          "output:",                // 3
+                                          "  path: /d/a.####.png",  // 4
                                       }),
                                       "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:4:")) << msg;
@@ -597,8 +595,7 @@ TEST(JobConfigErrors, OutputMustBeExr) {
 }
 
 TEST(JobConfigErrors, OutputEqualsInput) {
-    std::string msg = job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /p/a.####.exr"}),
-                                "yaml");
+    std::string msg = job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /p/a.####.exr"}), "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:4:")) << msg;
     EXPECT_TRUE(contains(msg, "'output.path'")) << msg;
     // Different spellings of the same files are the same files.
@@ -619,9 +616,9 @@ TEST(JobConfigErrors, BadDevice) {
 }
 
 TEST(JobConfigErrors, BadFrameSpecNamesKeyAndItem) {
-    const std::string msg = job_error(lines({"input:", "  path: /p/a.####.exr", "  frames: 1001,1010-1001",
-                                             "output:", "  path: /d/a.####.exr"}),
-                                      "yaml");
+    const std::string msg = job_error(
+        lines({"input:", "  path: /p/a.####.exr", "  frames: 1001,1010-1001", "output:", "  path: /d/a.####.exr"}),
+        "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:3:")) << msg;
     EXPECT_TRUE(contains(msg, "'input.frames'")) << msg;
     EXPECT_TRUE(contains(msg, "1010-1001")) << msg;
@@ -629,22 +626,22 @@ TEST(JobConfigErrors, BadFrameSpecNamesKeyAndItem) {
 
 TEST(JobConfigErrors, TomlSyntaxErrorNamesLine) {
     const std::string msg = job_error(lines({
-                                          "[input]",                      // 1
-                                          "path = \"/p/a.####.exr\"",     // 2
-                                          "[output]",                     // 3
-                                          "path = \"/d/a.####.exr",       // 4: unterminated string
-                                          "[model]",                      // 5
-                                          "device = \"cpu\"",             // 6
+                                          "[input]",                   // 1
+                                          "path = \"/p/a.####.exr\"",  // 2
+                                          "[output]",                  // 3
+                                          "path = \"/d/a.####.exr",    // 4: unterminated string
+                                          "[model]",                   // 5
+                                          "device = \"cpu\"",          // 6
                                       }),
                                       "toml");
     EXPECT_TRUE(contains(msg, "job.toml:4:")) << msg;
     EXPECT_TRUE(contains(msg, "TOML")) << msg;
 
     const std::string msg2 = job_error(lines({
-                                           "[input]",                      // 1
-                                           "path = \"/p/a.####.exr\"",     // 2
-                                           "",                             // 3
-                                           "frames = = 3",                 // 4
+                                           "[input]",                   // 1
+                                           "path = \"/p/a.####.exr\"",  // 2
+                                           "",                          // 3
+                                           "frames = = 3",              // 4
                                        }),
                                        "toml");
     EXPECT_TRUE(contains(msg2, "job.toml:4:")) << msg2;
@@ -652,30 +649,30 @@ TEST(JobConfigErrors, TomlSyntaxErrorNamesLine) {
 
 TEST(JobConfigErrors, YamlSyntaxErrorNamesLine) {
     std::string msg = job_error(lines({
-                                    "input:",                        // 1
-                                    "  path: /p/a.####.exr",         // 2
-                                    "output:",                       // 3
-                                    "  path: /d/a.####.exr",         // 4
-                                    "  overwrite: skip: now",        // 5: a map value inside a plain scalar
+                                    "input:",                  // 1
+                                    "  path: /p/a.####.exr",   // 2
+                                    "output:",                 // 3
+                                    "  path: /d/a.####.exr",   // 4
+                                    "  overwrite: skip: now",  // 5: a map value inside a plain scalar
                                 }),
                                 "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:5:")) << msg;
     EXPECT_TRUE(contains(msg, "YAML")) << msg;
 
     msg = job_error(lines({
-                        "input:",                        // 1
-                        "  path: /p/a.####.exr",         // 2
-                        "\toutput: 3",                   // 3: tab indentation
+                        "input:",                 // 1
+                        "  path: /p/a.####.exr",  // 2
+                        "\toutput: 3",            // 3: tab indentation
                     }),
                     "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:3:")) << msg;
     EXPECT_TRUE(contains(msg, "YAML")) << msg;
 
     msg = job_error(lines({
-                        "input:",                        // 1
-                        "  path: /p/a.####.exr",         // 2
-                        " output:",                      // 3: indentation matches no level
-                        "  path: /d/a.####.exr",         // 4
+                        "input:",                 // 1
+                        "  path: /p/a.####.exr",  // 2
+                        " output:",               // 3: indentation matches no level
+                        "  path: /d/a.####.exr",  // 4
                     }),
                     "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:3:")) << msg;
@@ -685,25 +682,25 @@ TEST(JobConfigErrors, DuplicateKeyNamesBothLines) {
     // A repeated key is invalid in both formats (YAML 1.2: mapping keys are unique); one value must not
     // silently win.
     std::string msg = job_error(lines({
-                                    "input:",                        // 1
-                                    "  path: /p/a.####.exr",         // 2
-                                    "  frames: 1001-1010",           // 3
-                                    "output:",                       // 4
-                                    "  path: /d/a.####.exr",         // 5
-                                    "input:",                        // 6
-                                    "  frames: 1001-1100",           // 7
+                                    "input:",                 // 1
+                                    "  path: /p/a.####.exr",  // 2
+                                    "  frames: 1001-1010",    // 3
+                                    "output:",                // 4
+                                    "  path: /d/a.####.exr",  // 5
+                                    "input:",                 // 6
+                                    "  frames: 1001-1100",    // 7
                                 }),
                                 "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:6:")) << msg;
     EXPECT_TRUE(contains(msg, "'input'")) << msg;
 
     msg = job_error(lines({
-                        "input:",                        // 1
-                        "  path: /p/a.####.exr",         // 2
-                        "  frames: 1001-1010",           // 3
-                        "  frames: 1001-1100",           // 4
-                        "output:",                       // 5
-                        "  path: /d/a.####.exr",         // 6
+                        "input:",                 // 1
+                        "  path: /p/a.####.exr",  // 2
+                        "  frames: 1001-1010",    // 3
+                        "  frames: 1001-1100",    // 4
+                        "output:",                // 5
+                        "  path: /d/a.####.exr",  // 6
                     }),
                     "yaml");
     EXPECT_TRUE(contains(msg, "job.yaml:4:")) << msg;
@@ -711,10 +708,10 @@ TEST(JobConfigErrors, DuplicateKeyNamesBothLines) {
     EXPECT_TRUE(contains(msg, "line 3")) << msg;
 
     msg = job_error(lines({
-                        "[input]",                       // 1
-                        "path = \"/p/a.####.exr\"",      // 2
-                        "frames = \"1001-1010\"",        // 3
-                        "frames = \"1001-1100\"",        // 4
+                        "[input]",                   // 1
+                        "path = \"/p/a.####.exr\"",  // 2
+                        "frames = \"1001-1010\"",    // 3
+                        "frames = \"1001-1100\"",    // 4
                     }),
                     "toml");
     EXPECT_TRUE(contains(msg, "job.toml:4:")) << msg;
@@ -798,16 +795,17 @@ TEST(JobConfig, NormalizeWithoutKindMeansNormalized) {
 // never an error for "08"): job scalars, values inside lists, --set, frame specs.
 TEST(JobConfig, LeadingZerosAreDecimalEverywhere) {
     const std::string base = lines({"input:", "  path: p.####.exr", "output:", "  path: d.####.exr"});
-    const JobConfig j = yaml(base + lines({"pipeline:", "  threads: 010", "  frames_in_flight: 08", "model:",
-                                           "  size: [0640, 0360]", "  batch: 02", "depth:", "  stats_frames: 016"}));
+    const JobConfig j =
+        yaml(base + lines({"pipeline:", "  threads: 010", "  frames_in_flight: 08", "model:", "  size: [0640, 0360]",
+                           "  batch: 02", "depth:", "  stats_frames: 016"}));
     EXPECT_EQ(j.pipeline.threads, 10);
     EXPECT_EQ(j.pipeline.frames_in_flight, 8);
     EXPECT_EQ(j.model.size.width_px, 640);
     EXPECT_EQ(j.model.size.height_px, 360);
     EXPECT_EQ(j.model.batch, 2);
     EXPECT_EQ(j.depth.stats_frames, 16);
-    const JobConfig s = yaml(base, {"pipeline.threads=010", "model.size=0518", "model.input_size=[010, 09]",
-                                    "input.frames=01001-01003x02"});
+    const JobConfig s = yaml(
+        base, {"pipeline.threads=010", "model.size=0518", "model.input_size=[010, 09]", "input.frames=01001-01003x02"});
     EXPECT_EQ(s.pipeline.threads, 10);
     EXPECT_EQ(s.model.size.short_side_px, 518);
     EXPECT_EQ(*s.model.contract.width_px, 10);
@@ -821,17 +819,21 @@ TEST(JobConfig, LeadingZerosAreDecimalEverywhere) {
     const std::string list = job_error(base + lines({"model:", "  size: [0x280, 360]"}), "yaml");
     EXPECT_TRUE(contains(list, "key 'model.size': expected an integer")) << list;
     // TOML itself forbids leading zeros: a syntax error naming the line.
-    const std::string t = job_error(lines({"[input]", "path = 'p.####.exr'", "[output]", "path = 'd.####.exr'",
-                                           "[pipeline]", "threads = 010"}), "toml");
+    const std::string t = job_error(
+        lines({"[input]", "path = 'p.####.exr'", "[output]", "path = 'd.####.exr'", "[pipeline]", "threads = 010"}),
+        "toml");
     EXPECT_TRUE(contains(t, "job.toml:6")) << t;
 }
 
 // Issue 13: "D:\temp\new.####.exr" in double quotes unescapes to D:<TAB>emp<LF>ew...: a config error naming the
 // key and line, saying what happened and what to write instead, with no raw control character in the message.
 TEST(JobConfig, PathsWithControlCharactersAreRefused) {
-    const std::string yaml_text = lines({"input:", "  path: \"D:\\temp\\new.####.exr\"", "output:", "  path: d.####.exr"});
-    const std::string toml_text = lines({"[input]", "path = \"D:\\temp\\new.####.exr\"", "[output]", "path = 'd.####.exr'"});
-    for (const auto& [text, format, where] : {std::tuple{yaml_text, "yaml", "job.yaml:2"}, std::tuple{toml_text, "toml", "job.toml:2"}}) {
+    const std::string yaml_text =
+        lines({"input:", "  path: \"D:\\temp\\new.####.exr\"", "output:", "  path: d.####.exr"});
+    const std::string toml_text =
+        lines({"[input]", "path = \"D:\\temp\\new.####.exr\"", "[output]", "path = 'd.####.exr'"});
+    for (const auto& [text, format, where] :
+         {std::tuple{yaml_text, "yaml", "job.yaml:2"}, std::tuple{toml_text, "toml", "job.toml:2"}}) {
         const std::string msg = job_error(text, format);
         EXPECT_TRUE(contains(msg, std::string(where) + ": key 'input.path'")) << msg;
         EXPECT_TRUE(contains(msg, "control character (\\t at position 3)")) << msg;
@@ -843,7 +845,8 @@ TEST(JobConfig, PathsWithControlCharactersAreRefused) {
     const JobConfig ok = yaml(lines({"input:", "  path: 'D:\\temp\\new.####.exr'", "output:", "  path: d.####.exr"}));
     EXPECT_TRUE(contains(ok.input.path, "D:\\temp\\new.####.exr")) << ok.input.path;
     // Every path key, and --set.
-    const std::string out = job_error(lines({"input:", "  path: p.####.exr", "output:", "  path: \"a\\tb.####.exr\""}), "yaml");
+    const std::string out =
+        job_error(lines({"input:", "  path: p.####.exr", "output:", "  path: \"a\\tb.####.exr\""}), "yaml");
     EXPECT_TRUE(contains(out, "key 'output.path'")) << out;
     const std::string set = job_error(lines({"input:", "  path: p.####.exr", "output:", "  path: d.####.exr"}), "yaml",
                                       {"color.config=/studio/\x01ocio"});
@@ -854,7 +857,9 @@ TEST(JobConfig, PathsWithControlCharactersAreRefused) {
 // assertion inside toml++ when it is built with assertions on; the release build must answer with a config
 // error naming the file, never crash or accept it.
 TEST(JobConfig, MalformedTomlTableHeaderIsAConfigError) {
-    const std::string text = "[input]\npath = 'p.####.exr'\n[output]\npath = 'd.####.exr'\n\n\xff\xff\xff\x10" "el]\npath = 'x'\n";
+    const std::string text =
+        "[input]\npath = 'p.####.exr'\n[output]\npath = 'd.####.exr'\n\n\xff\xff\xff\x10"
+        "el]\npath = 'x'\n";
     const std::string msg = job_error(text, "toml");
     EXPECT_TRUE(contains(msg, "job.toml:")) << msg;
 }
@@ -870,8 +875,9 @@ TEST(JobConfig, NonAsciiOutsideTomlStringsIsASyntaxError) {
         EXPECT_TRUE(contains(msg, "job.toml:5") || contains(msg, "job.toml:6")) << msg;
         EXPECT_TRUE(contains(msg, "beyond ASCII outside a string or comment")) << msg;
     }
-    const JobConfig ok = toml(base + "# caf\xc3\xa9 \xe2\x80\x98quotes\xe2\x80\x99\n[model]\ncolorspace = \"caf\xc3\xa9\"\n"
-                                     "kind = '''metric_depth'''\n");
+    const JobConfig ok = toml(base +
+                              "# caf\xc3\xa9 \xe2\x80\x98quotes\xe2\x80\x99\n[model]\ncolorspace = \"caf\xc3\xa9\"\n"
+                              "kind = '''metric_depth'''\n");
     EXPECT_EQ(*ok.model.contract.colorspace, "caf\xc3\xa9");
 }
 
@@ -880,8 +886,9 @@ TEST(JobConfig, NonAsciiOutsideTomlStringsIsASyntaxError) {
 TEST(JobConfig, QuoteThatOpensNoTomlStringDoesNotHideNonAscii) {
     const std::string msg = job_error("[input]\npath =0\"t4Ai\xec\xb3\xa7L1\"\n", "toml");
     EXPECT_TRUE(contains(msg, "job.toml:2: TOML syntax error: a character beyond ASCII")) << msg;
-    const JobConfig ok = toml("[input]\npath = \"pl\xc3\xa9.####.exr\"\n[output]\npath = 'd.####.exr'\n"
-                              "[depth]\npercentiles = [ 2, 98 ]  # caf\xc3\xa9\n");
+    const JobConfig ok = toml(
+        "[input]\npath = \"pl\xc3\xa9.####.exr\"\n[output]\npath = 'd.####.exr'\n"
+        "[depth]\npercentiles = [ 2, 98 ]  # caf\xc3\xa9\n");
     EXPECT_TRUE(contains(ok.input.path, "pl\xc3\xa9.####.exr"));
 }
 
@@ -905,7 +912,8 @@ TEST(JobConfig, TomlNeverHandsNonAsciiToTomlpp) {
     EXPECT_TRUE(contains(j.input.path, "C:\\pl" + e + "\"tes" + a + ".####.exr")) << j.input.path;
     j = toml(base + "[input]\npath = \"pl" + e + q + smile + ".####.exr\"\n");
     EXPECT_TRUE(contains(j.input.path, "pl" + e + q + smile + ".####.exr")) << j.input.path;
-    j = toml(base + "[input]\npath = \"\"\"\npl" + a + "\\u00e9.####.exr\"\"\"\n[model]\ncolorspace = '''caf" + e + "\\x'''\n");
+    j = toml(base + "[input]\npath = \"\"\"\npl" + a + "\\u00e9.####.exr\"\"\"\n[model]\ncolorspace = '''caf" + e +
+             "\\x'''\n");
     EXPECT_TRUE(contains(j.input.path, "pl" + a + e + ".####.exr")) << j.input.path;
     EXPECT_EQ(*j.model.contract.colorspace, "caf" + e + "\\x");
     // Line numbers are kept after a converted string.
@@ -913,10 +921,13 @@ TEST(JobConfig, TomlNeverHandsNonAsciiToTomlpp) {
     EXPECT_TRUE(contains(msg, "job.toml:6")) << msg;
     // The second reproducer (scripts/fuzz, 275,853 runs): U+018E after a quote with no closing quote on its line,
     // which toml++ reads on past as code; and a raw 0x93 in a comment before it.
-    const std::string fuzz2 = "# dt\x93tbahepcte, 1025x sRGpreviujput]\npath = 1../renders/sintel/sin:telet_d\x01['.et"
-                              "\x02input\x04i\xc6\x8ep.## = 448          ";
+    const std::string fuzz2 =
+        "# dt\x93tbahepcte, 1025x sRGpreviujput]\npath = 1../renders/sintel/sin:telet_d\x01['.et"
+        "\x02input\x04i\xc6\x8ep.## = 448          ";
     const std::string m2 = job_error(fuzz2, "toml");
-    EXPECT_TRUE(contains(m2, "job.toml:2: TOML syntax error: a literal string without its closing quote (') on its line")) << m2;
+    EXPECT_TRUE(
+        contains(m2, "job.toml:2: TOML syntax error: a literal string without its closing quote (') on its line"))
+        << m2;
     const std::string m3 = job_error(base + "[input]\npath = '''p" + e + ".exr\n", "toml");
     EXPECT_TRUE(contains(m3, "job.toml:4: TOML syntax error: a literal string without its closing quote (''')")) << m3;
 }
@@ -934,8 +945,8 @@ TEST(JobConfig, ReportIsTheOlderNameOfSummary) {
 // how many threads make it, and this run's share of the frames do not.
 TEST(JobConfig, OutputSettingsTextChangesWithWhatTheOutputHolds) {
     const std::string base = output_settings_text(yaml(kMinimalYaml));
-    for (const std::string& o : {"depth.kind=inverse", "model.size=518", "output.compression=piz", "input.colorspace=ACEScg",
-                                 "output.channels=depth", "color.hdr=view"}) {
+    for (const std::string& o : {"depth.kind=inverse", "model.size=518", "output.compression=piz",
+                                 "input.colorspace=ACEScg", "output.channels=depth", "color.hdr=view"}) {
         std::vector<std::string> sets = {o};
         if (o == "color.hdr=view") sets = {o, "color.display=sRGB", "color.view=ACES 1.0 - SDR Video"};
         EXPECT_NE(output_settings_text(yaml(kMinimalYaml, sets)), base) << o;
@@ -984,18 +995,22 @@ TEST(JobConfig, PreviewIsAPathOrAMapping) {
                          "unknown key 'output.preview.colourmap'"));
     EXPECT_TRUE(contains(job_error(kMinimalYaml + "  preview: {path: a.####.jpg, colormap: jet}\n", "yaml"),
                          "output.preview.colormap"));
-    const JobConfig t = toml("[input]\npath = \"/plates/a.####.exr\"\n[output]\npath = \"/depth/a.####.exr\"\n"
-                             "[output.preview]\npath = \"/p/a.####.jpg\"\nsize = 640\n");
+    const JobConfig t = toml(
+        "[input]\npath = \"/plates/a.####.exr\"\n[output]\npath = \"/depth/a.####.exr\"\n"
+        "[output.preview]\npath = \"/p/a.####.jpg\"\nsize = 640\n");
     EXPECT_EQ(t.output.preview.path, "/p/a.####.jpg");
     EXPECT_EQ(t.output.preview.size, 640);
 }
 
 // A minimal job with input.pixel_aspect set to `value`.
 JobConfig aspect_job(const std::string& value) {
-    return yaml(lines({"input:", "  path: /plates/a.####.exr", "  pixel_aspect: " + value, "output:", "  path: /depth/a.####.exr"}));
+    return yaml(lines(
+        {"input:", "  path: /plates/a.####.exr", "  pixel_aspect: " + value, "output:", "  path: /depth/a.####.exr"}));
 }
 std::string aspect_error(const std::string& value) {
-    return job_error(lines({"input:", "  path: /plates/a.####.exr", "  pixel_aspect: " + value, "output:", "  path: /depth/a.####.exr"}), "yaml");
+    return job_error(lines({"input:", "  path: /plates/a.####.exr", "  pixel_aspect: " + value,
+                            "output:", "  path: /depth/a.####.exr"}),
+                     "yaml");
 }
 
 // Issue 14's keys: depth.upsample and its parameters, model.tiles (a size or {size, overlap}), input.pixel_aspect.
@@ -1005,9 +1020,9 @@ TEST(JobConfig, EdgesTilesAndPixelAspect) {
     EXPECT_EQ(d.model.tiles.size, 0);
     EXPECT_FALSE(d.input.pixel_aspect.has_value());
 
-    const JobConfig j = yaml(kMinimalYaml + lines({"depth:", "  upsample: edge_hard", "  guided_radius: 6",
-                                                   "  guided_epsilon: 0.001", "  edge_threshold: 0.1",
-                                                   "model:", "  tiles: {size: 1024, overlap: 0128}"}));
+    const JobConfig j =
+        yaml(kMinimalYaml + lines({"depth:", "  upsample: edge_hard", "  guided_radius: 6", "  guided_epsilon: 0.001",
+                                   "  edge_threshold: 0.1", "model:", "  tiles: {size: 1024, overlap: 0128}"}));
     EXPECT_EQ(j.depth.upsample.method, DepthUpsample::EdgeHard);
     EXPECT_EQ(j.depth.upsample.radius_px, 6.0);
     EXPECT_EQ(j.depth.upsample.epsilon, 0.001);
@@ -1018,12 +1033,14 @@ TEST(JobConfig, EdgesTilesAndPixelAspect) {
     const JobConfig s = yaml(kMinimalYaml + "model: {tiles: 512}\n");
     EXPECT_EQ(s.model.tiles.size, 512);
     EXPECT_EQ(s.model.tiles.overlap, 128);
-    const JobConfig o = yaml(kMinimalYaml + "model: {tiles: 512}\n", {"model.tiles.overlap=64", "depth.upsample=guided"});
+    const JobConfig o =
+        yaml(kMinimalYaml + "model: {tiles: 512}\n", {"model.tiles.overlap=64", "depth.upsample=guided"});
     EXPECT_EQ(o.model.tiles.size, 512);
     EXPECT_EQ(o.model.tiles.overlap, 64);
     EXPECT_EQ(o.depth.upsample.method, DepthUpsample::Guided);
-    const JobConfig t = toml(lines({"[input]", "path = \"/p/a.####.exr\"", "pixel_aspect = 2.0", "[output]",
-                                    "path = \"/d/a.####.exr\"", "[model.tiles]", "size = 768", "[depth]", "upsample = \"guided\""}));
+    const JobConfig t =
+        toml(lines({"[input]", "path = \"/p/a.####.exr\"", "pixel_aspect = 2.0", "[output]", "path = \"/d/a.####.exr\"",
+                    "[model.tiles]", "size = 768", "[depth]", "upsample = \"guided\""}));
     EXPECT_EQ(t.model.tiles.size, 768);
     EXPECT_EQ(t.model.tiles.overlap, 192);
     EXPECT_EQ(*t.input.pixel_aspect, 2.0);
@@ -1050,10 +1067,13 @@ TEST(JobConfigErrors, EdgesTilesAndPixelAspect) {
     EXPECT_TRUE(contains(e, "at least 32")) << e;
     e = aspect_error("-2");
     EXPECT_TRUE(contains(e, "input.pixel_aspect")) << e;
-    for (const char* word : {"wide", "anamorphic", "AUTO"}) {   // a word gets every accepted form
+    for (const char* word : {"wide", "anamorphic", "AUTO"}) {  // a word gets every accepted form
         e = aspect_error(word);
-        EXPECT_TRUE(contains(e, std::string("input.pixel_aspect': expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 "
-                                            "anamorphic plate), not '") + word + "'")) << e;
+        EXPECT_TRUE(
+            contains(e, std::string("input.pixel_aspect': expected auto, ignore or a pixel aspect > 0 (2 for a 2:1 "
+                                    "anamorphic plate), not '") +
+                            word + "'"))
+            << e;
     }
     e = job_error(kMinimalYaml + "depth: {guided_epsilon: 0}\n", "yaml");
     EXPECT_TRUE(contains(e, "depth.guided_epsilon")) << e;
@@ -1146,14 +1166,16 @@ struct ScopedEnv {
 /// The environment of the expansion tests: a show, sequence, shot and home.
 struct ShotEnv {
     ScopedEnv show{"SHOW", "/shows/abc"}, seq{"SEQ", "sq010"}, shot{"SHOT", "sh010"}, home{"HOME", "/home/artist"},
-        models{"DEPTHBATCH_TEST_MODELS", "/studio/models"}, unset{"DEPTHBATCH_TEST_UNSET", nullptr},
-        f{"F", "frames"}, foo{"FOO", "foo"};
+        models{"DEPTHBATCH_TEST_MODELS", "/studio/models"}, unset{"DEPTHBATCH_TEST_UNSET", nullptr}, f{"F", "frames"},
+        foo{"FOO", "foo"};
 };
 
 /// Whether `msg` is an error blamed on `flag` ("--set key=value: ...") and not on the job file.
 ::testing::AssertionResult blames_flag(const std::string& msg, const std::string& flag) {
-    if (msg.rfind(flag + ": ", 0) != 0) return ::testing::AssertionFailure() << "does not start with '" << flag << ": ': " << msg;
-    if (contains(msg, "job.yaml") || contains(msg, "job.toml")) return ::testing::AssertionFailure() << "names the job file: " << msg;
+    if (msg.rfind(flag + ": ", 0) != 0)
+        return ::testing::AssertionFailure() << "does not start with '" << flag << ": ': " << msg;
+    if (contains(msg, "job.yaml") || contains(msg, "job.toml"))
+        return ::testing::AssertionFailure() << "names the job file: " << msg;
     return ::testing::AssertionSuccess();
 }
 
@@ -1173,9 +1195,9 @@ TEST(JobConfig, PathKeysExpandHomeAndEnvironmentVariables) {
         "  config: ${SHOW}/ocio/config.ocio",
         "depth:",
         "  normalize: sequence",
-        "  stats_file: $SHOT.stats.json",          // relative once expanded: the job file's folder
+        "  stats_file: $SHOT.stats.json",  // relative once expanded: the job file's folder
         "pipeline:",
-        "  summary: ~",                             // YAML null: not set (quote it for the home folder)
+        "  summary: ~",  // YAML null: not set (quote it for the home folder)
         "  review: '~/review/${SHOT}.png'",
     });
     const JobConfig j = yaml(y);
@@ -1202,7 +1224,8 @@ TEST(JobConfig, PathKeysExpandHomeAndEnvironmentVariables) {
 TEST(JobConfig, FrameTokenDollarAndOtherSpellingsStayAsWritten) {
     ShotEnv env;
     const auto in = [](const std::string& path) {
-        return parse_job("input: {path: '" + path + "'}\noutput: {path: /d/d.####.exr}\n", "yaml", "job.yaml", "/b").input.path;
+        return parse_job("input: {path: '" + path + "'}\noutput: {path: /d/d.####.exr}\n", "yaml", "job.yaml", "/b")
+            .input.path;
     };
     EXPECT_EQ(in("/p/a.$F.exr"), "/p/a.$F.exr") << "$F before a non-name character is the frame token";
     EXPECT_EQ(in("/p/a.$F4.exr"), "/p/a.$F4.exr");
@@ -1219,11 +1242,14 @@ TEST(JobConfig, FrameTokenDollarAndOtherSpellingsStayAsWritten) {
 
 TEST(JobConfigErrors, UnsetVariableNamesTheVariableTheKeyAndTheLine) {
     ShotEnv env;
-    EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: $SHOW/$DEPTHBATCH_TEST_UNSET/d.####.exr"}), "yaml"),
+    EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr",
+                               "output:", "  path: $SHOW/$DEPTHBATCH_TEST_UNSET/d.####.exr"}),
+                        "yaml"),
               "job.yaml:4: key 'output.path': environment variable DEPTHBATCH_TEST_UNSET is not set (in "
               "'$SHOW/$DEPTHBATCH_TEST_UNSET/d.####.exr'; $$ is a literal $)");
     EXPECT_EQ(job_error(lines({"[input]", "path = '/p/a.####.exr'", "", "[output]", "path = '/d/d.####.exr'", "[color]",
-                               "config = '${DEPTHBATCH_TEST_UNSET}/c.ocio'"}), "toml"),
+                               "config = '${DEPTHBATCH_TEST_UNSET}/c.ocio'"}),
+                        "toml"),
               "job.toml:7: key 'color.config': environment variable DEPTHBATCH_TEST_UNSET is not set (in "
               "'${DEPTHBATCH_TEST_UNSET}/c.ocio'; $$ is a literal $)");
     // Through --set: the flag is named.
@@ -1232,8 +1258,9 @@ TEST(JobConfigErrors, UnsetVariableNamesTheVariableTheKeyAndTheLine) {
               "DEPTHBATCH_TEST_UNSET is not set (in '$DEPTHBATCH_TEST_UNSET/m.pt'; $$ is a literal $)");
     // ${ that does not close on a name.
     std::string e = job_error(kMinimalYaml + "depth: {stats_file: '${SHOT/s.json'}\n", "yaml");
-    EXPECT_EQ(e, "job.yaml:5: key 'depth.stats_file': '${SHOT/s.json' in '${SHOT/s.json' is not ${NAME} (NAME: letters, "
-                 "digits and _, not starting with a digit; $$ is a literal $)");
+    EXPECT_EQ(e,
+              "job.yaml:5: key 'depth.stats_file': '${SHOT/s.json' in '${SHOT/s.json' is not ${NAME} (NAME: letters, "
+              "digits and _, not starting with a digit; $$ is a literal $)");
     e = job_error(kMinimalYaml + "pipeline: {review: '/r/${1SHOT}.png'}\n", "yaml");
     EXPECT_TRUE(contains(e, "job.yaml:5: key 'pipeline.review': '${1SHOT}' in '/r/${1SHOT}.png' is not ${NAME}")) << e;
     e = job_error(kMinimalYaml + "pipeline: {summary: '/r/${}.json'}\n", "yaml");
@@ -1241,8 +1268,9 @@ TEST(JobConfigErrors, UnsetVariableNamesTheVariableTheKeyAndTheLine) {
     // ~ without HOME.
     {
         ScopedEnv no_home("HOME", nullptr);
-        EXPECT_EQ(job_error(lines({"input:", "  path: ~/p/a.####.exr", "output:", "  path: /d/d.####.exr"}), "yaml"),
-                  "job.yaml:2: key 'input.path': '~/p/a.####.exr' starts with ~, and environment variable HOME is not set");
+        EXPECT_EQ(
+            job_error(lines({"input:", "  path: ~/p/a.####.exr", "output:", "  path: /d/d.####.exr"}), "yaml"),
+            "job.yaml:2: key 'input.path': '~/p/a.####.exr' starts with ~, and environment variable HOME is not set");
     }
     // A variable set to nothing leaves nothing: an empty path is still refused.
     ScopedEnv empty("DEPTHBATCH_TEST_EMPTY", "");
@@ -1285,15 +1313,18 @@ TEST(JobConfig, FlagPathsAreTakenAsWritten) {
 
 TEST(JobConfigErrors, SecondYamlDocumentNamesItsLine) {
     EXPECT_EQ(job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr", "---",
-                               "model:", "  device: cpu"}), "yaml"),
+                               "model:", "  device: cpu"}),
+                        "yaml"),
               "job.yaml:5: a second YAML document ('---'): a job file is one document, the rest would be ignored "
               "(merge its keys into the first, or make it a job file of its own)");
     // An explicit first '---', a comment after the marker, '...' ending the first document.
     std::string e = job_error(lines({"---", "input: {path: /p/a.####.exr}", "output: {path: /d/d.####.exr}", "",
-                                     "--- # shot 020", "input: {path: /p/b.####.exr}"}), "yaml");
+                                     "--- # shot 020", "input: {path: /p/b.####.exr}"}),
+                              "yaml");
     EXPECT_TRUE(contains(e, "job.yaml:5: a second YAML document")) << e;
     e = job_error(lines({"input: {path: /p/a.####.exr}", "output: {path: /d/d.####.exr}", "...", "---", "# two",
-                         "pipeline: {threads: 2}"}), "yaml");
+                         "pipeline: {threads: 2}"}),
+                  "yaml");
     EXPECT_TRUE(contains(e, "job.yaml:4: a second YAML document")) << e;
     e = job_error(kMinimalYaml + "---\njust text\n", "yaml");
     EXPECT_TRUE(contains(e, "job.yaml:5: a second YAML document")) << e;
@@ -1308,7 +1339,8 @@ TEST(JobConfigErrors, TabInTheIndentationIsNamed) {
               "job.yaml:2: a tab character in the indentation; YAML indents with spaces (YAML syntax error: illegal "
               "map value)");
     std::string e = job_error(lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr",
-                                     "model:", "  device: cpu", " \tbatch: 2"}), "yaml");
+                                     "model:", "  device: cpu", " \tbatch: 2"}),
+                              "yaml");
     EXPECT_TRUE(contains(e, "job.yaml:7: a tab character in the indentation; YAML indents with spaces")) << e;
     e = job_error(lines({"input:", "  path: /p/a.####.exr", "\tframes: 1-3"}), "yaml");
     EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
@@ -1319,8 +1351,8 @@ TEST(JobConfigErrors, TabInTheIndentationIsNamed) {
     EXPECT_TRUE(contains(e, "job.yaml:3: a tab character in the indentation; YAML indents with spaces")) << e;
     // A tab after the key's colon or before a trailing comment, or at the start of a comment before the
     // first section, is not indentation.
-    const JobConfig j = yaml(lines({"\t# job for sh010", "input:", "  path:\t/p/a.####.exr", "output:",
-                                    "  path: /d/d.####.exr\t# trailing"}));
+    const JobConfig j = yaml(lines(
+        {"\t# job for sh010", "input:", "  path:\t/p/a.####.exr", "output:", "  path: /d/d.####.exr\t# trailing"}));
     EXPECT_EQ(j.input.path, "/p/a.####.exr");
     EXPECT_EQ(j.output.path, "/d/d.####.exr");
     // A syntax error after such a comment, with no tab of its own, is still a plain syntax error on its line.
@@ -1389,8 +1421,8 @@ TEST(JobConfigErrors, LoadJobRefusesWhatIsNotAJobFileWithoutReadingIt) {
         big.seekp((5 << 20) - 1);
         big.put('\n');
     }
-    EXPECT_EQ(err(dir / "big.yaml"), (dir / "big.yaml").string() +
-                                         ": not a job file (5242880 bytes; a job file is at most 4 MiB of text)");
+    EXPECT_EQ(err(dir / "big.yaml"),
+              (dir / "big.yaml").string() + ": not a job file (5242880 bytes; a job file is at most 4 MiB of text)");
     // Just under the limit is read (and is a job, padded with a comment).
     {
         std::ofstream ok(dir / "ok.yaml", std::ios::binary);
@@ -1400,20 +1432,23 @@ TEST(JobConfigErrors, LoadJobRefusesWhatIsNotAJobFileWithoutReadingIt) {
     EXPECT_EQ(load_job((dir / "ok.yaml").string()).input.path, "/plates/a.####.exr");
     // Binary content with a job's name.
     test::write_job(dir / "bin.yml", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR"s);
-    EXPECT_EQ(err(dir / "bin.yml"), (dir / "bin.yml").string() + ": not a job file (a NUL byte on line 3: a binary "
-                                                                 "file, or text saved as UTF-16; job files are UTF-8 text)");
+    EXPECT_EQ(err(dir / "bin.yml"), (dir / "bin.yml").string() +
+                                        ": not a job file (a NUL byte on line 3: a binary "
+                                        "file, or text saved as UTF-16; job files are UTF-8 text)");
 }
 
 TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {
     const std::string y = lines({"input: {path: /p/a.####.exr}", "output:", "  path: /d/d.####.exr",
                                  "  preview: p.####.jpg", "model:", "  batch: 2"});
-    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"nosuch.key=1"}),
-              "--set nosuch.key=1: unknown section 'nosuch' (allowed: camera, color, depth, input, model, output, pipeline)");
+    EXPECT_EQ(
+        job_error(kMinimalYaml, "yaml", {"nosuch.key=1"}),
+        "--set nosuch.key=1: unknown section 'nosuch' (allowed: camera, color, depth, input, model, output, pipeline)");
     EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.batch=abc"}),
               "--set model.batch=abc: key 'model.batch': expected an integer (decimal digits), got 'abc'");
     EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview.path="}),
               "--set output.preview.path=: key 'output.preview.path': path is empty");
-    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview="}), "--set output.preview=: key 'output.preview': path is empty");
+    EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview="}),
+              "--set output.preview=: key 'output.preview': path is empty");
     EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"model.size.width=4"}),
               "--set model.size.width=4: 'model.size' holds one value, not keys (--set model.size=VALUE)");
     EXPECT_EQ(job_error(kMinimalYaml, "yaml", {"output.preview.format=png"}),
@@ -1426,7 +1461,8 @@ TEST(JobConfigErrors, SetErrorsNameTheFlagNotTheJobFile) {
              {"model.batch=0", "key 'model.batch': value 0 is out of range [1, 256]"},
              {"model.fps=24", "unknown key 'model.fps' (allowed in 'model': "},
              {"output.preview.size=big", "key 'output.preview.size': expected an integer (decimal digits), got 'big'"},
-             {"output.preview.colormap=jet", "key 'output.preview.colormap': 'jet' is not one of: inferno, turbo, viridis"},
+             {"output.preview.colormap=jet",
+              "key 'output.preview.colormap': 'jet' is not one of: inferno, turbo, viridis"},
              {"depth.near=1", "key 'depth.near': depth.near and depth.far go together"},
              {"input.scene=garden", "key 'input.scene': expected indoor, outdoor or unknown, not 'garden'"},
              {"model.device=gpu", "key 'model.device': 'gpu' is not auto, cpu, cuda or cuda:N"},
@@ -1463,14 +1499,16 @@ TEST(JobConfigErrors, StrayCommaWhereAYamlDocumentStartsIsASyntaxError) {
 // summary named "null". A word that only looks null to YAML (a comment) or a flag's literal value stays as written.
 TEST(JobConfig, SetToYamlNullUnsetsTheKeyInYamlAndTomlJobs) {
     test::TempDir dir;
-    const fs::path yaml = test::write_job(dir / "job.yaml", lines({"input:", "  path: /p/a.####.exr", "output:",
-                                                                    "  path: /d/d.####.exr", "  preview: prev/p.####.jpg",
-                                                                    "pipeline:", "  summary: s.json", "  review: r.png"}));
-    const fs::path toml = test::write_job(dir / "job.toml", lines({"[input]", "path = '/p/a.####.exr'", "[output]",
-                                                                    "path = '/d/d.####.exr'", "preview = 'prev/p.####.jpg'",
-                                                                    "[pipeline]", "summary = 's.json'", "review = 'r.png'"}));
-    const fs::path file_null = test::write_job(dir / "null.yaml", lines({"input:", "  path: /p/a.####.exr", "output:",
-                                                                         "  path: /d/d.####.exr", "pipeline:", "  summary: null"}));
+    const fs::path yaml = test::write_job(
+        dir / "job.yaml", lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr",
+                                 "  preview: prev/p.####.jpg", "pipeline:", "  summary: s.json", "  review: r.png"}));
+    const fs::path toml =
+        test::write_job(dir / "job.toml",
+                        lines({"[input]", "path = '/p/a.####.exr'", "[output]", "path = '/d/d.####.exr'",
+                               "preview = 'prev/p.####.jpg'", "[pipeline]", "summary = 's.json'", "review = 'r.png'"}));
+    const fs::path file_null = test::write_job(
+        dir / "null.yaml",
+        lines({"input:", "  path: /p/a.####.exr", "output:", "  path: /d/d.####.exr", "pipeline:", "  summary: null"}));
     const JobConfig unset_in_file = load_job(file_null.string());
     EXPECT_EQ(unset_in_file.pipeline.summary, "");
     for (const fs::path& job : {yaml, toml}) {
@@ -1478,9 +1516,9 @@ TEST(JobConfig, SetToYamlNullUnsetsTheKeyInYamlAndTomlJobs) {
         EXPECT_EQ(as_written.pipeline.summary, (dir.path / "s.json").string()) << job;
         EXPECT_EQ(as_written.output.preview.path, (dir.path / "prev/p.####.jpg").string()) << job;
         for (const std::string word : {"null", "Null", "NULL", "~"}) {
-            const JobConfig j = load_job(job.string(), std::vector<std::string>{"pipeline.summary=" + word,
-                                                                               "output.preview=" + word,
-                                                                               "pipeline.review=" + word});
+            const JobConfig j =
+                load_job(job.string(), std::vector<std::string>{"pipeline.summary=" + word, "output.preview=" + word,
+                                                                "pipeline.review=" + word});
             EXPECT_EQ(j.pipeline.summary, unset_in_file.pipeline.summary) << job << " " << word;
             EXPECT_EQ(j.pipeline.review, "") << job << " " << word;
             EXPECT_EQ(j.output.preview.path, "") << job << " " << word;
@@ -1488,18 +1526,22 @@ TEST(JobConfig, SetToYamlNullUnsetsTheKeyInYamlAndTomlJobs) {
         // Not nulls: a comment-looking word and a mixed-case spelling YAML does not call null stay the paths written.
         const std::string cwd = fs::current_path().string();
         EXPECT_EQ(load_job(job.string(), std::vector<std::string>{"pipeline.summary=#s.json"}).pipeline.summary,
-                  cwd + "/#s.json") << job;
+                  cwd + "/#s.json")
+            << job;
         EXPECT_EQ(load_job(job.string(), std::vector<std::string>{"pipeline.summary=nULL"}).pipeline.summary,
-                  cwd + "/nULL") << job;
+                  cwd + "/nULL")
+            << job;
         // A key that a given section needs cannot be unset alone: the message says so and names the way to unset the
         // section (it said "expected a single value (a string)").
         try {
             load_job(job.string(), std::vector<std::string>{"output.preview.path=null"});
             ADD_FAILURE() << job << ": output.preview.path=null was accepted";
         } catch (const ConfigError& e) {
-            EXPECT_EQ(std::string(e.what()), "--set output.preview.path=null: key 'output.preview.path': is null, and a "
-                                             "value is needed here; to leave out 'output.preview' as a whole, unset it "
-                                             "(--set output.preview=null)") << job;
+            EXPECT_EQ(std::string(e.what()),
+                      "--set output.preview.path=null: key 'output.preview.path': is null, and a "
+                      "value is needed here; to leave out 'output.preview' as a whole, unset it "
+                      "(--set output.preview=null)")
+                << job;
         }
     }
 }

@@ -14,7 +14,8 @@ using test::contains;
 using test::expect_error;
 
 namespace {
-const char* kJob = "input:\n  path: /plates/a.####.exr\n  frames: 1001-1100\noutput:\n  path: /depth/a_depth.####.exr\n";
+const char* kJob =
+    "input:\n  path: /plates/a.####.exr\n  frames: 1001-1100\noutput:\n  path: /depth/a_depth.####.exr\n";
 }
 
 TEST(JobFlags, FlagsBecomeKeysAndThisRunsFrames) {
@@ -55,8 +56,9 @@ TEST(JobFlags, BadValuesAreErrorsNamingTheFlag) {
     JobFlags junk;
     junk.frames = "x";
     EXPECT_EQ(expect_error<ConfigError>([&] { load_job_with_flags(job_path, junk); }).rfind("--frames: ", 0), 0u);
-    EXPECT_EQ(empty_value_error("--chunk"), "--chunk is given an empty value (an unset variable in the command?): give "
-                                            "a value, or leave --chunk out");
+    EXPECT_EQ(empty_value_error("--chunk"),
+              "--chunk is given an empty value (an unset variable in the command?): give "
+              "a value, or leave --chunk out");
 }
 
 TEST(JobFlags, AnEmptyValueAfterEqualsIsFoundBeforeCLI11ReadsIt) {

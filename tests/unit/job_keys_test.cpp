@@ -32,11 +32,16 @@ using Keys = std::map<std::string, std::string>;
 // (color.hdr view: display and view; depth.near: far; a nested key: its parent's main key), and values that
 // differ from every example. normalize sequence makes input.frames part of the fingerprint.
 const Keys kBaseJob = {
-    {"input.path", "plates/a.####.exr"},   {"input.frames", "1001-1020"},
-    {"output.path", "depth/a.####.exr"},   {"output.preview.path", "previews/a.####.png"},
-    {"model.tiles.size", "512"},           {"color.display", "sRGB"},
-    {"color.view", "Film"},                {"depth.normalize", "sequence"},
-    {"depth.near", "1"},                   {"depth.far", "100"},
+    {"input.path", "plates/a.####.exr"},
+    {"input.frames", "1001-1020"},
+    {"output.path", "depth/a.####.exr"},
+    {"output.preview.path", "previews/a.####.png"},
+    {"model.tiles.size", "512"},
+    {"color.display", "sRGB"},
+    {"color.view", "Film"},
+    {"depth.normalize", "sequence"},
+    {"depth.near", "1"},
+    {"depth.far", "100"},
 };
 
 // `job` with `key` set to `value`: a key replaces its nested keys, a nested key its parent's bare value.
@@ -53,7 +58,7 @@ std::string rest_of(const std::string& key) { return key.substr(key.find('.') + 
 std::string to_yaml(const Keys& job) {
     // section -> (key -> value), a nested key in a flow mapping of its parent
     std::map<std::string, std::map<std::string, std::string>> sections;
-    std::map<std::string, std::map<std::string, std::string>> nested;   // "output.preview" -> {path: ...}
+    std::map<std::string, std::map<std::string, std::string>> nested;  // "output.preview" -> {path: ...}
     for (const auto& [key, value] : job) {
         const std::string rest = rest_of(key);
         if (rest.find('.') == std::string::npos) sections[section_of(key)][rest] = value;
@@ -80,7 +85,7 @@ std::string toml_value(const std::string& v) {
 }
 
 std::string to_toml(const Keys& job) {
-    std::map<std::string, std::string> sections;   // dotted keys hold the nested ones: [output] preview.path = ...
+    std::map<std::string, std::string> sections;  // dotted keys hold the nested ones: [output] preview.path = ...
     for (const auto& [key, value] : job) sections[section_of(key)] += rest_of(key) + " = " + toml_value(value) + "\n";
     std::string out;
     for (const auto& [section, body] : sections) out += "[" + section + "]\n" + body;
@@ -103,41 +108,50 @@ std::string settings_text_before_the_table(const JobConfig& job) {
     const auto opt = [](const std::optional<double>& v) {
         std::ostringstream t;
         t.precision(17);
-        if (v) t << *v; else t << "-";
+        if (v) t << *v;
+        else t << "-";
         return t.str();
     };
     s << "input.path=" << i.path << "\ninput.colorspace=" << i.colorspace << "\ninput.part=" << i.part
-      << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\ninput.pixel_aspect=" << opt(i.pixel_aspect) << "\n";
-    if (d.normalize == Normalization::Sequence || d.stabilize) s << "input.frames=" << format_frame_spec(i.frames) << "\n";
-    s << "output.compression=" << option_name(o.compression) << "\noutput.zip_level=" << o.zip_level << "\noutput.channels=" << option_name(o.channels)
-      << "\noutput.existing_depth=" << option_name(o.existing_depth) << "\noutput.pixel_type=" << option_name(o.pixel_type);
+      << "\ninput.view=" << i.view << "\ninput.layer=" << i.layer << "\ninput.pixel_aspect=" << opt(i.pixel_aspect)
+      << "\n";
+    if (d.normalize == Normalization::Sequence || d.stabilize)
+        s << "input.frames=" << format_frame_spec(i.frames) << "\n";
+    s << "output.compression=" << option_name(o.compression) << "\noutput.zip_level=" << o.zip_level
+      << "\noutput.channels=" << option_name(o.channels) << "\noutput.existing_depth=" << option_name(o.existing_depth)
+      << "\noutput.pixel_type=" << option_name(o.pixel_type);
     // Issue 25's keys: their lines only when a job uses them.
     std::string passes;
     for (const auto& p : o.passes) passes += (passes.empty() ? "" : ",") + p;
     if (!o.passes.empty()) s << "\noutput.passes=" << passes;
-    if (!o.passes.empty() || o.passes_type != PassPixelType::Float) s << "\noutput.passes_type=" << option_name(o.passes_type);
+    if (!o.passes.empty() || o.passes_type != PassPixelType::Float)
+        s << "\noutput.passes_type=" << option_name(o.passes_type);
     s
-      // issue 25: a line only for scene_linear (the default since): outputs of before hold the plate's values
-      << (o.passthrough_colorspace == PassthroughColorspace::SceneLinear ? "\noutput.passthrough_colorspace=scene_linear" : "")
-      << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px << ","
-      << m.size.width_px << "," << m.size.height_px << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","
-      << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","
-      << m.contract.width_px.value_or(0) << "," << m.contract.height_px.value_or(0) << ","
-      << (m.contract.fixed_size ? (*m.contract.fixed_size ? "fixed" : "any") : "-") << "\n"
-      << "model.tiles=" << m.tiles.size << "," << m.tiles.overlap << "\n"
-      << "color.config=" << c.config << "\ncolor.hdr=" << option_name(c.hdr) << "\ncolor.display=" << c.display
-      << "\ncolor.view=" << c.view << "\ncolor.look=" << c.look << "\n"
-      << "depth.kind=" << option_name(d.convention) << "\ndepth.normalize=" << option_name(d.normalize)
-      << "\ndepth.near_is=" << d.near_is << "\ndepth.near=" << opt(d.near)
-      << "\ndepth.far=" << opt(d.far) << "\ndepth.percentiles=" << d.percentile_low << ","
-      << d.percentile_high << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
-      << "\ndepth.stabilize_window=" << d.stabilize_window()
-      << "\ndepth.focal_px=" << opt(job.camera.focal_px) << "\ndepth.upsample=" << option_name(d.upsample.method) << ","
-      << d.upsample.radius_px << "," << d.upsample.epsilon << "," << d.upsample.edge_threshold << "\n";
+        // issue 25: a line only for scene_linear (the default since): outputs of before hold the plate's values
+        << (o.passthrough_colorspace == PassthroughColorspace::SceneLinear
+                ? "\noutput.passthrough_colorspace=scene_linear"
+                : "")
+        << "\nmodel.path=" << m.path << "\nmodel.size=" << static_cast<int>(m.size.mode) << "," << m.size.short_side_px
+        << "," << m.size.width_px << "," << m.size.height_px
+        << "\nmodel.contract=" << m.contract.colorspace.value_or("-") << "," << m.contract.multiple.value_or(0) << ","
+        << (m.contract.kind ? depth_kind_name(*m.contract.kind) : "-") << "," << m.contract.units.value_or("-") << ","
+        << m.contract.width_px.value_or(0) << "," << m.contract.height_px.value_or(0) << ","
+        << (m.contract.fixed_size ? (*m.contract.fixed_size ? "fixed" : "any") : "-") << "\n"
+        << "model.tiles=" << m.tiles.size << "," << m.tiles.overlap << "\n"
+        << "color.config=" << c.config << "\ncolor.hdr=" << option_name(c.hdr) << "\ncolor.display=" << c.display
+        << "\ncolor.view=" << c.view << "\ncolor.look=" << c.look << "\n"
+        << "depth.kind=" << option_name(d.convention) << "\ndepth.normalize=" << option_name(d.normalize)
+        << "\ndepth.near_is=" << d.near_is << "\ndepth.near=" << opt(d.near) << "\ndepth.far=" << opt(d.far)
+        << "\ndepth.percentiles=" << d.percentile_low << "," << d.percentile_high
+        << "\ndepth.stats_frames=" << d.stats_frames << "\ndepth.stabilize=" << (d.stabilize ? "centred" : "0")
+        << "\ndepth.stabilize_window=" << d.stabilize_window() << "\ndepth.focal_px=" << opt(job.camera.focal_px)
+        << "\ndepth.upsample=" << option_name(d.upsample.method) << "," << d.upsample.radius_px << ","
+        << d.upsample.epsilon << "," << d.upsample.edge_threshold << "\n";
     const CameraSettings& cam = job.camera;
     if (cam.focal_mm) s << "camera.focal=" << opt(cam.focal_mm) << "\n";
     if (cam.focal_mm || cam.haperture_mm != kNukeHaperture_mm) s << "camera.haperture=" << cam.haperture_mm << "\n";
-    if (!cam.chan.empty() || cam.vaperture_mm != kNukeVaperture_mm) s << "camera.vaperture=" << cam.vaperture_mm << "\n";
+    if (!cam.chan.empty() || cam.vaperture_mm != kNukeVaperture_mm)
+        s << "camera.vaperture=" << cam.vaperture_mm << "\n";
     if (cam.fov_deg) s << "camera.fov=" << opt(cam.fov_deg) << "\n";
     if (!cam.chan.empty()) s << "camera.chan=" << cam.chan << "\n";
     return s.str() + "model.precision=" + option_name(job.model.precision) + "\n";
@@ -209,17 +223,20 @@ TEST(JobConfigKeys, FingerprintTextIsTheOneBeforeTheTable) {
                                 "model.precision", "bf16")}) {
         const JobConfig j = yaml_job(job);
         EXPECT_EQ(output_settings_text(j), settings_text_before_the_table(j)) << to_yaml(job);
-        EXPECT_EQ(output_settings_text(j, Precision::Fp32),
-                  settings_text_before_the_table(j).substr(0, settings_text_before_the_table(j).rfind("model.precision=")) +
-                      "model.precision=fp32\n");
+        EXPECT_EQ(
+            output_settings_text(j, Precision::Fp32),
+            settings_text_before_the_table(j).substr(0, settings_text_before_the_table(j).rfind("model.precision=")) +
+                "model.precision=fp32\n");
     }
     // Issue 25: outputs of before hold the plate's values as float (the defaults of then); a job asking for just
     // that has their text exactly, and the new defaults (scene_linear, auto) do not.
-    const JobConfig old = yaml_job(set(set(kBaseJob, "output.passthrough_colorspace", "plate"), "output.pixel_type", "keep"));
+    const JobConfig old =
+        yaml_job(set(set(kBaseJob, "output.passthrough_colorspace", "plate"), "output.pixel_type", "keep"));
     const std::string text = output_settings_text(old);
     EXPECT_EQ(text.find("passthrough"), std::string::npos) << text;
     EXPECT_NE(text.find("output.pixel_type=keep\nmodel.path="), std::string::npos) << text;
-    EXPECT_NE(output_settings_text(yaml_job(kBaseJob)).find("output.passthrough_colorspace=scene_linear\n"), std::string::npos);
+    EXPECT_NE(output_settings_text(yaml_job(kBaseJob)).find("output.passthrough_colorspace=scene_linear\n"),
+              std::string::npos);
 }
 
 // The fingerprint text of two jobs that set nearly every key, pinned as literal text (issue 33 §4): however the
@@ -389,7 +406,7 @@ TEST(JobConfigKeys, OlderNamesStillWorkAndWarnOnce) {
     const JobConfig convention = yaml_job(set(min, "depth.convention", "inverse"));
     EXPECT_EQ(kind.depth.convention, DepthConvention::Inverse);
     EXPECT_EQ(output_settings_text(kind), output_settings_text(convention));
-    yaml_job(set(min, "depth.kind", "metric"));   // warned once a process
+    yaml_job(set(min, "depth.kind", "metric"));  // warned once a process
     const JobConfig window = yaml_job(set(min, "depth.stabilize_window", "12"));
     const JobConfig radius = yaml_job(set(min, "depth.stabilize_radius", "6"));
     EXPECT_EQ(window.depth.stabilize_radius, 6) << "the window W is R = W / 2 frames on each side";
@@ -405,7 +422,8 @@ TEST(JobConfigKeys, OlderNamesStillWorkAndWarnOnce) {
     // (once a process: another test may have warned first)
     EXPECT_LE(std::count(warnings.begin(), warnings.end(), '\n'), 2) << warnings;
     if (!warnings.empty()) EXPECT_TRUE(contains(warnings, "use depth.")) << warnings;
-    EXPECT_TRUE(warnings.find("'depth.kind' is deprecated: use depth.convention") == warnings.rfind("'depth.kind' is deprecated"))
+    EXPECT_TRUE(warnings.find("'depth.kind' is deprecated: use depth.convention") ==
+                warnings.rfind("'depth.kind' is deprecated"))
         << warnings;
 
     const auto both = [&](const std::string& a, const std::string& b, const std::string& v) {

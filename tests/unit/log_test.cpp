@@ -9,7 +9,11 @@ using namespace depthbatch;
 
 TEST(Log, PrintableEscapesControlCharactersOnly) {
     EXPECT_EQ(printable("D:\temp\new.####.exr"), "D:\\temp\\new.####.exr");
-    EXPECT_EQ(printable(std::string("a\x01" "b\x7f" "c\r", 6)), "a\\x01b\\x7fc\\r");
+    EXPECT_EQ(printable(std::string("a\x01"
+                                    "b\x7f"
+                                    "c\r",
+                                    6)),
+              "a\\x01b\\x7fc\\r");
     EXPECT_EQ(printable("plain/path é.exr"), "plain/path é.exr") << "UTF-8 stays as it is";
 }
 

@@ -20,10 +20,12 @@ namespace {
 // exported: main's default model (scripted F.interpolate), a call with a keyword argument 2.4 lacks, and a file
 // whose version record says 99.
 const std::string kLanczos24 =
-    "\nUnknown builtin op: aten::_upsample_lanczos2d_aa.\nCould not find any similar ops to aten::_upsample_lanczos2d_aa. "
+    "\nUnknown builtin op: aten::_upsample_lanczos2d_aa.\nCould not find any similar ops to "
+    "aten::_upsample_lanczos2d_aa. "
     "This op may not exist or may not be currently supported in TorchScript.\n:\n"
     "  File \"code/__torch__/torch/nn/functional/___torch_mangle_82.py\", line 360\n"
-    "                              _128 = torch._upsample_lanczos2d_aa(input, output_size3, align_corners12, scale_factors3)\n"
+    "                              _128 = torch._upsample_lanczos2d_aa(input, output_size3, align_corners12, "
+    "scale_factors3)\n"
     "                                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~ <--- HERE\n"
     "'interpolate' is being compiled since it was called from 'FastDepth.forward'\n";
 const std::string kKeyword24 =
@@ -48,7 +50,7 @@ void rewrite_model(const fs::path& in, const fs::path& out, const std::string& f
     writer.setMinVersion(reader.version());
     for (const std::string& name : reader.getAllRecords()) {
         if (name == "version" || name == ".data/version" || name == "byteorder" || name == ".data/serialization_id")
-            continue;   // the writer writes its own
+            continue;  // the writer writes its own
         const auto [data, size] = reader.getRecord(name);
         std::string bytes(static_cast<const char*>(data.get()), size);
         if (name.rfind("code/", 0) == 0 && name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0)
@@ -90,16 +92,17 @@ TEST(DescribeLoadFailure, AFileWithoutExportedBySaysSo) {
 
 TEST(DescribeLoadFailure, ANewerSignatureOfAnOperatorIsNamedWithTheReason) {
     const std::string m = describe_load_failure("sdpa.pt", kKeyword24, "2.13.0");
-    EXPECT_EQ(m.rfind("sdpa.pt: calls the operator aten::scaled_dot_product_attention with arguments this LibTorch (", 0),
-              0u)
+    EXPECT_EQ(
+        m.rfind("sdpa.pt: calls the operator aten::scaled_dot_product_attention with arguments this LibTorch (", 0), 0u)
         << m;
     EXPECT_TRUE(contains(m, "\"Keyword argument enable_gqa unknown.\": a newer signature of it")) << m;
     EXPECT_TRUE(contains(m, "exported with torch 2.13.0. " + kFix)) << m;
     // With several overloads LibTorch lists them after "Arguments for call are not valid."
-    const std::string several = "\nArguments for call are not valid.\nThe following variants are available:\n  \n"
-                                "  aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? "
-                                "scale_factors) -> Tensor:\n  Expected at most 3 argument(s) for operator "
-                                "'upsample_nearest2d', but received 4 argument(s).\n";
+    const std::string several =
+        "\nArguments for call are not valid.\nThe following variants are available:\n  \n"
+        "  aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? "
+        "scale_factors) -> Tensor:\n  Expected at most 3 argument(s) for operator "
+        "'upsample_nearest2d', but received 4 argument(s).\n";
     EXPECT_TRUE(contains(describe_load_failure("m.pt", several, "2.13.0"),
                          "calls the operator aten::upsample_nearest2d.vec with arguments"))
         << describe_load_failure("m.pt", several, "2.13.0");
@@ -114,10 +117,10 @@ TEST(DescribeLoadFailure, ANewerFileFormatVersionIsNamed) {
 }
 
 TEST(DescribeLoadFailure, OtherFailuresAreLeftToTheCaller) {
-    for (const std::string e : {"PytorchStreamReader failed reading zip archive: failed finding central directory",
-                                "open file failed because of errno 2 on fopen: No such file or directory", "",
-                                "\n", "Unknown builtin op: ", "Keyword argument x unknown.",
-                                "Attempted to read a PyTorch file with version "})
+    for (const std::string e :
+         {"PytorchStreamReader failed reading zip archive: failed finding central directory",
+          "open file failed because of errno 2 on fopen: No such file or directory", "", "\n",
+          "Unknown builtin op: ", "Keyword argument x unknown.", "Attempted to read a PyTorch file with version "})
         EXPECT_EQ(describe_load_failure("m.pt", e, "2.13.0"), "") << e;
 }
 
@@ -129,7 +132,8 @@ TEST(ModelCompat, ContractRecordsTheExportingTorch) {
     EXPECT_EQ(parse_model_contract(probe_contract(), "m.pt").exported_torch, "") << "older files have none";
     std::string base = probe_contract();
     base.pop_back();
-    for (const std::string bad : {R"("2.13")", R"({"torch": 2.13})", R"({"torch": ""})", R"({"torch": "2.13 0"})", "[]"}) {
+    for (const std::string bad :
+         {R"("2.13")", R"({"torch": 2.13})", R"({"torch": ""})", R"({"torch": "2.13 0"})", "[]"}) {
         const std::string msg = expect_error<ModelError>(
             [&] { parse_model_contract(base + R"(, "exported_by": )" + bad + "}", "m.pt"); }, bad);
         EXPECT_TRUE(contains(msg, "m.pt: depthbatch.json field exported_by")) << msg;
@@ -143,18 +147,20 @@ TEST(ModelCompat, ContractRecordsTheExportingTorch) {
 // exporting torch (the contract's exported_by), this LibTorch and the fix, from `depthbatch info` and a render.
 TEST(ModelCompat, AnOperatorThisLibTorchLacksIsAModelErrorNamingItTheExportingTorchAndTheFix) {
     TempDir dir;
-    const fs::path good = write_probe_model(dir / "good.pt", "def forward(self, x):\n    return torch.relu(x).mean(1, keepdim=True)\n",
-                                            contract_exported_by("9.99.1+cu130"));
+    const fs::path good =
+        write_probe_model(dir / "good.pt", "def forward(self, x):\n    return torch.relu(x).mean(1, keepdim=True)\n",
+                          contract_exported_by("9.99.1+cu130"));
     const fs::path bad = dir / "newer.pt";
     rewrite_model(good, bad, "torch.relu(", "ops.aten._depthbatch_no_such_op(", contract_exported_by("9.99.1+cu130"));
     ModelSettings options;
     options.path = bad.string();
     options.device = ModelDevice::cpu();
     const std::string m = expect_error<ModelError>([&] { DepthModel::load(options); }, "DepthModel::load");
-    EXPECT_EQ(m.rfind(bad.string() + ": uses the operator aten::_depthbatch_no_such_op, which this LibTorch (" +
-                          libtorch_version() + ") does not have; the file was exported with torch 9.99.1+cu130. " + kFix,
-                      0),
-              0u)
+    EXPECT_EQ(
+        m.rfind(bad.string() + ": uses the operator aten::_depthbatch_no_such_op, which this LibTorch (" +
+                    libtorch_version() + ") does not have; the file was exported with torch 9.99.1+cu130. " + kFix,
+                0),
+        0u)
         << m;
     EXPECT_TRUE(contains(m, "or run depthbatch on a LibTorch >= 9.99 ")) << m;
 
@@ -168,9 +174,11 @@ TEST(ModelCompat, AnOperatorThisLibTorchLacksIsAModelErrorNamingItTheExportingTo
     for (int f = 1001; f <= 1002; ++f)
         write_image(dir / ("p." + std::to_string(f) + ".exr"), 32, 24, {"R", "G", "B"}, "half",
                     [](int, int, int) { return 0.5f; });
-    const auto render = run_cli({write_job(dir / "job.yaml", "input: {path: p.####.exr, colorspace: sRGB}\n"
-                                                             "model: {path: newer.pt}\n"
-                                                             "output: {path: out/d.####.exr}\n").string()});
+    const auto render = run_cli({write_job(dir / "job.yaml",
+                                           "input: {path: p.####.exr, colorspace: sRGB}\n"
+                                           "model: {path: newer.pt}\n"
+                                           "output: {path: out/d.####.exr}\n")
+                                     .string()});
     EXPECT_EQ(render.exit_code, exit_status(ExitCode::Model)) << render.output;
     EXPECT_TRUE(contains(render.output, "uses the operator aten::_depthbatch_no_such_op")) << render.output;
     EXPECT_TRUE(contains(render.output, "exported with torch 9.99.1+cu130")) << render.output;
@@ -181,8 +189,8 @@ TEST(ModelCompat, AnOperatorThisLibTorchLacksIsAModelErrorNamingItTheExportingTo
     EXPECT_EQ(ok.exit_code, 0) << ok.output;
     EXPECT_TRUE(contains(ok.output, "exported by  torch 9.99.1+cu130; running on LibTorch " + libtorch_version()))
         << ok.output;
-    const fs::path old = write_probe_model(dir / "old.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True)\n",
-                                           probe_contract());
+    const fs::path old = write_probe_model(
+        dir / "old.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True)\n", probe_contract());
     const auto old_info = run_cli({"info", old.string()});
     EXPECT_TRUE(contains(old_info.output, "exported by  not recorded")) << old_info.output;
 }
@@ -190,8 +198,8 @@ TEST(ModelCompat, AnOperatorThisLibTorchLacksIsAModelErrorNamingItTheExportingTo
 // A file whose format version is newer than this LibTorch reads: exit 4 naming the version (c10::Error path).
 TEST(ModelCompat, ANewerFileFormatVersionIsAModelErrorNamingIt) {
     TempDir dir;
-    const fs::path good = write_probe_model(dir / "good.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True)\n",
-                                            contract_exported_by("9.99.1"));
+    const fs::path good = write_probe_model(
+        dir / "good.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True)\n", contract_exported_by("9.99.1"));
     const fs::path bad = dir / "v99.pt";
     {
         caffe2::serialize::PyTorchStreamReader reader(good.string());

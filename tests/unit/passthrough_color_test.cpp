@@ -69,9 +69,9 @@ TEST(PassthroughColor, SceneLinearPlateAndPlateModeAreUntouched) {
 TEST(PassthroughColor, PlateChannelsConvertedAlphaUntouched) {
     const auto p = PassthroughColor::create(kShipped, "sRGB", PassthroughColorspace::SceneLinear);
     Plate plate;
-    plate.file_spec = OIIO::ImageSpec(3, 70, 4, OIIO::TypeDesc::UINT8);   // 70 rows: more than one block of 64
+    plate.file_spec = OIIO::ImageSpec(3, 70, 4, OIIO::TypeDesc::UINT8);  // 70 rows: more than one block of 64
     plate.pixels.reset(OIIO::ImageSpec(3, 70, 4, OIIO::TypeDesc::FLOAT));
-    plate.r = 2, plate.g = 1, plate.b = 0, plate.a = 3;                    // stored B, G, R, A
+    plate.r = 2, plate.g = 1, plate.b = 0, plate.a = 3;  // stored B, G, R, A
     float* px = static_cast<float*>(plate.pixels.localpixels());
     for (int i = 0; i < 3 * 70; ++i) px[4 * i] = 0.2f, px[4 * i + 1] = 0.5f, px[4 * i + 2] = 0.8f, px[4 * i + 3] = 0.5f;
     p->apply(plate);
@@ -109,11 +109,15 @@ TEST(PassthroughColor, EveryEightBitCodeSurvivesHalf) {
     for (float& v : rgb) v = static_cast<float>(Imath::half(v));
     linear->inverse(rgb.data(), 256);
     for (int k = 0; k < 256; ++k) ASSERT_EQ(std::lround(rgb[3 * k] * 255.0), k) << "8-bit code " << k;
-    EXPECT_EQ(linear->pixel_type(PassthroughType::Auto, integer_plate("png", OIIO::TypeDesc::UINT8, 8)), PassthroughType::Half);
-    EXPECT_EQ(linear->pixel_type(PassthroughType::Auto, integer_plate("tiff", OIIO::TypeDesc::UINT16, 16)), PassthroughType::Keep)
+    EXPECT_EQ(linear->pixel_type(PassthroughType::Auto, integer_plate("png", OIIO::TypeDesc::UINT8, 8)),
+              PassthroughType::Half);
+    EXPECT_EQ(linear->pixel_type(PassthroughType::Auto, integer_plate("tiff", OIIO::TypeDesc::UINT16, 16)),
+              PassthroughType::Keep)
         << "16-bit: float";
-    EXPECT_EQ(linear->pixel_type(PassthroughType::Keep, integer_plate("png", OIIO::TypeDesc::UINT8, 8)), PassthroughType::Keep);
-    EXPECT_EQ(linear->pixel_type(PassthroughType::Float, integer_plate("png", OIIO::TypeDesc::UINT8, 8)), PassthroughType::Float);
+    EXPECT_EQ(linear->pixel_type(PassthroughType::Keep, integer_plate("png", OIIO::TypeDesc::UINT8, 8)),
+              PassthroughType::Keep);
+    EXPECT_EQ(linear->pixel_type(PassthroughType::Float, integer_plate("png", OIIO::TypeDesc::UINT8, 8)),
+              PassthroughType::Float);
 }
 
 // 10-bit DPX: auto's colorspace is the config's compositing_log role (ACEScct, AP1 primaries); scene_linear is
@@ -140,11 +144,14 @@ TEST(PassthroughColor, TenBitDpxCodesAndTheAutoChoice) {
     const PassthroughType t = acescct->pixel_type(PassthroughType::Auto, dpx, &why);
     if (lost > 0) {
         EXPECT_EQ(t, PassthroughType::Float) << why;
-        EXPECT_NE(why.find("half would change " + std::to_string(lost) + " of the 1024 10-bit codes"), std::string::npos) << why;
+        EXPECT_NE(why.find("half would change " + std::to_string(lost) + " of the 1024 10-bit codes"),
+                  std::string::npos)
+            << why;
     } else {
         EXPECT_EQ(t, PassthroughType::Half) << why;
     }
-    std::cout << "10-bit ACEScct -> Linear Rec.709: " << lost << " of 1024 codes change through half; auto: " << why << "\n";
+    std::cout << "10-bit ACEScct -> Linear Rec.709: " << lost << " of 1024 codes change through half; auto: " << why
+              << "\n";
     // Plate mode and a 10-bit sRGB-encoded plate: every code survives, auto is half.
     const auto plate = PassthroughColor::create(kShipped, "ACEScct", PassthroughColorspace::Plate);
     EXPECT_EQ(plate->half_losses(10), 0);
@@ -155,12 +162,14 @@ TEST(PassthroughColor, TenBitDpxCodesAndTheAutoChoice) {
 // half / float plates keep their type under auto (half stays half, float stays float).
 TEST(PassthroughColor, AutoKeepsHalfAndFloatPlates) {
     const auto p = PassthroughColor::create(kShipped, "scene_linear", PassthroughColorspace::SceneLinear);
-    PlateInfo h = integer_plate("openexr", OIIO::TypeDesc::HALF, 16), f = integer_plate("openexr", OIIO::TypeDesc::FLOAT, 32);
+    PlateInfo h = integer_plate("openexr", OIIO::TypeDesc::HALF, 16),
+              f = integer_plate("openexr", OIIO::TypeDesc::FLOAT, 32);
     EXPECT_EQ(integer_bits(h), 0);
     EXPECT_EQ(p->pixel_type(PassthroughType::Auto, h), PassthroughType::Keep);
     EXPECT_EQ(p->pixel_type(PassthroughType::Auto, f), PassthroughType::Keep);
     EXPECT_EQ(integer_bits(integer_plate("dpx", OIIO::TypeDesc::UINT16, 12)), 12);
-    EXPECT_EQ(p->pixel_type(PassthroughType::Auto, integer_plate("dpx", OIIO::TypeDesc::UINT16, 12)), PassthroughType::Keep)
+    EXPECT_EQ(p->pixel_type(PassthroughType::Auto, integer_plate("dpx", OIIO::TypeDesc::UINT16, 12)),
+              PassthroughType::Keep)
         << "12-bit: float";
 }
 
@@ -174,8 +183,10 @@ TEST(PassthroughColor, ConfigWithoutSceneLinearIsAClearError) {
         ADD_FAILURE() << "no error";
     } catch (const ConfigError& e) {
         EXPECT_NE(std::string(e.what()).find("has no scene_linear role; set output.passthrough_colorspace: plate"),
-                  std::string::npos) << e.what();
+                  std::string::npos)
+            << e.what();
     }
     EXPECT_NO_THROW(PassthroughColor::create(path, "log", PassthroughColorspace::Plate));
-    EXPECT_THROW(PassthroughColor::create("/nonexistent/config.ocio", "sRGB", PassthroughColorspace::SceneLinear), ConfigError);
+    EXPECT_THROW(PassthroughColor::create("/nonexistent/config.ocio", "sRGB", PassthroughColorspace::SceneLinear),
+                 ConfigError);
 }

@@ -73,8 +73,13 @@ Names rgba(const Names& names, const std::string& layer = "") { return rgba(part
 
 /// The multi-view part of a stereo single-part file: the default view (right) without a view component, the
 /// left view with one, per-view depth named Z and depth.Z, and a few channels of layers that are no view.
-const Names kStereo = {"R",      "G",      "B",      "A",      "Z",      "depth.Z",         "left.R",
-                       "left.G", "left.B", "left.A", "left.Z", "depth.left.Z", "forward.u", "forward.left.u",
+const Names kStereo = {"R",           "G",
+                       "B",           "A",
+                       "Z",           "depth.Z",
+                       "left.R",      "left.G",
+                       "left.B",      "left.A",
+                       "left.Z",      "depth.left.Z",
+                       "forward.u",   "forward.left.u",
                        "disparityL.x"};
 OIIO::ImageSpec stereo() { return part(kStereo, "", "", {"right", "left"}); }
 int index_of(const Names& names, const std::string& name) {
@@ -179,8 +184,8 @@ TEST(PlateChannels, TheOnlyLayerHoldingRgbIsUsedAndInputLayerChoosesAmongSeveral
     // Blender's multilayer EXR: one layer with R,G,B.
     const Names blender = {"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B",
                            "ViewLayer.Combined.A", "ViewLayer.Depth.Z"};
-    EXPECT_EQ(rgba(blender), (Names{"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B",
-                                    "ViewLayer.Combined.A"}));
+    EXPECT_EQ(rgba(blender),
+              (Names{"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B", "ViewLayer.Combined.A"}));
     EXPECT_TRUE(roles(blender).own_depth.empty()) << "ViewLayer.Depth.Z is not named Z or depth.Z";
     // Bare R,G,B win over a layer; a layer without B is no layer.
     EXPECT_EQ(rgba({"beauty.R", "beauty.G", "beauty.B", "R", "G", "B"}), (Names{"R", "G", "B", "-"}));
@@ -189,9 +194,10 @@ TEST(PlateChannels, TheOnlyLayerHoldingRgbIsUsedAndInputLayerChoosesAmongSeveral
     // Several layers: an error listing them, until input.layer picks one.
     const Names aovs = {"beauty.R", "beauty.G", "beauty.B", "beauty.A", "diffuse.R", "diffuse.G", "diffuse.B", "A"};
     const std::string msg = expect_error<InputError>([&] { roles(aovs); });
-    EXPECT_EQ(msg, "no R,G,B or Y channels to make an image of among 8 channels (beauty.R, beauty.G, beauty.B, beauty.A, "
-                   "diffuse.R, diffuse.G, diffuse.B, A); several layers hold R,G,B (beauty, diffuse): set input.layer to "
-                   "the one the model should see");
+    EXPECT_EQ(msg,
+              "no R,G,B or Y channels to make an image of among 8 channels (beauty.R, beauty.G, beauty.B, beauty.A, "
+              "diffuse.R, diffuse.G, diffuse.B, A); several layers hold R,G,B (beauty, diffuse): set input.layer to "
+              "the one the model should see");
     EXPECT_EQ(rgba(aovs, "beauty"), (Names{"beauty.R", "beauty.G", "beauty.B", "beauty.A"})) << "the layer's own alpha";
     EXPECT_EQ(rgba(aovs, "diffuse"), (Names{"diffuse.R", "diffuse.G", "diffuse.B", "A"})) << "else the bare one";
     // input.layer over bare R,G,B, and a nested layer name.
@@ -218,7 +224,8 @@ TEST(PlateChannels, NumericLayerNamesAreNames) {
     EXPECT_EQ(rgba(numbered, "1"), (Names{"1.R", "1.G", "1.B", "-"}));
     EXPECT_TRUE(contains(expect_error<InputError>([&] { roles(numbered); }), "several layers hold R,G,B (1, 2)"));
     EXPECT_EQ(expect_error<ConfigError>([&] { roles(numbered, "0"); }),
-              "input.layer '0': no layer of that name holds R,G,B (layers: 1, 2)") << "a layer is never an index";
+              "input.layer '0': no layer of that name holds R,G,B (layers: 1, 2)")
+        << "a layer is never an index";
 }
 
 // ---- views of a single-part multi-view file ----------------------------------------------------------------
@@ -248,8 +255,8 @@ TEST(PlateChannels, MultiViewInputViewTakesThatViewsChannelsAndSwapsOwnAndOtherD
 TEST(PlateChannels, MultiViewChannelsNamedForTheDefaultViewAndAlphaPerView) {
     // The default view's channels may carry its name; a view without alpha has none (OIIO's alpha channel,
     // another view's A, does not count in a multi-view file).
-    OIIO::ImageSpec spec = part({"right.R", "right.G", "right.B", "left.R", "left.G", "left.B", "left.A"}, "", "",
-                                {"right", "left"});
+    OIIO::ImageSpec spec =
+        part({"right.R", "right.G", "right.B", "left.R", "left.G", "left.B", "left.A"}, "", "", {"right", "left"});
     spec.alpha_channel = 6;
     EXPECT_EQ(rgba(spec, decide({spec}).roles), (Names{"right.R", "right.G", "right.B", "-"}));
     EXPECT_EQ(rgba(spec, decide({spec}, input("0", "left")).roles), (Names{"left.R", "left.G", "left.B", "left.A"}));
@@ -263,7 +270,8 @@ TEST(PlateChannels, MultiViewChannelsNamedForTheDefaultViewAndAlphaPerView) {
     EXPECT_EQ(rgba(layered, decide({layered}, input("0", "left", "diffuse")).roles),
               (Names{"diffuse.left.R", "diffuse.left.G", "diffuse.left.B", "-"}));
     EXPECT_EQ(expect_error<ConfigError>([&] { decide({layered}, input("0", "", "diffuse")); }),
-              "input.layer 'diffuse': no layer of that name holds R,G,B (layers: beauty)") << "the right view has none";
+              "input.layer 'diffuse': no layer of that name holds R,G,B (layers: beauty)")
+        << "the right view has none";
 }
 
 // ---- parts -------------------------------------------------------------------------------------------------
@@ -273,7 +281,8 @@ std::vector<OIIO::ImageSpec> multipart() {
     return {part({"R", "G", "B", "A"}, "rgba_right", "right"), part({"Z"}, "depth_left", "left"),
             part({"R", "G", "B", "A"}, "rgba_left", "left"), part({"Y"}, "grey")};
 }
-const char* const kParts = "0 'rgba_right' (view right), 1 'depth_left' (view left), 2 'rgba_left' (view left), 3 'grey'";
+const char* const kParts =
+    "0 'rgba_right' (view right), 1 'depth_left' (view left), 2 'rgba_left' (view left), 3 'grey'";
 
 TEST(PlateChannels, PartsByIndexNameAndView) {
     EXPECT_EQ(list_parts(multipart()), kParts);
@@ -303,16 +312,21 @@ TEST(PlateChannels, PartsByIndexNameAndView) {
 TEST(PlateChannels, PartsTheFileLacksAreConfigErrorsListingItsParts) {
     EXPECT_EQ(expect_error<ConfigError>([&] { decide(multipart(), input("12")); }),
               std::string("input.part 12: the file has 4 parts (") + kParts + ")");
-    EXPECT_EQ(expect_error<ConfigError>([&] { decide({part({"R", "G", "B"})}, input("1")); }),
+    EXPECT_EQ(expect_error<ConfigError>([&] {
+                  decide({part({"R", "G", "B"})}, input("1"));
+              }),
               "input.part 1: the file has 1 part (0)");
     EXPECT_EQ(expect_error<ConfigError>([&] { decide(multipart(), input("rgba_middle")); }),
               std::string("input.part 'rgba_middle': no part of that name (parts: ") + kParts + ")");
     EXPECT_EQ(expect_error<ConfigError>([&] { decide(multipart(), input("-1")); }),
               std::string("input.part '-1': no part of that name (parts: ") + kParts + ")");
-    EXPECT_EQ(expect_error<ConfigError>([&] { decide(multipart(), input("0", "middle")); }),
-              std::string("input.view 'middle': no part of that view holds R,G,B or Y channels (parts: ") + kParts + ")");
+    EXPECT_EQ(
+        expect_error<ConfigError>([&] { decide(multipart(), input("0", "middle")); }),
+        std::string("input.view 'middle': no part of that view holds R,G,B or Y channels (parts: ") + kParts + ")");
     // One part without views.
-    EXPECT_EQ(expect_error<ConfigError>([&] { decide({part({"R", "G", "B"})}, input("0", "left")); }),
+    EXPECT_EQ(expect_error<ConfigError>([&] {
+                  decide({part({"R", "G", "B"})}, input("0", "left"));
+              }),
               "input.view 'left': the file has no views");
 }
 

@@ -69,7 +69,8 @@ TEST(Progress, AutoPicksTheEngineFromItsEnvironmentElseTheTerminal) {
         << "the explicit variable wins over an engine's and over the terminal";
     EXPECT_EQ(choose_progress_style(env({{"OPENJD_SESSION_WORKING_DIR", "/s"}}), true).style, ProgressStyle::OpenJD)
         << "an engine's session wins over a terminal";
-    const ProgressChoice bad = choose_progress_style(env({{"DEPTHBATCH_PROGRESS", "fancy"}, {"TR_ENV_JID", "1"}}), false);
+    const ProgressChoice bad =
+        choose_progress_style(env({{"DEPTHBATCH_PROGRESS", "fancy"}, {"TR_ENV_JID", "1"}}), false);
     EXPECT_EQ(bad.style, ProgressStyle::Tractor);
     EXPECT_NE(bad.reason.find("DEPTHBATCH_PROGRESS='fancy' names no dialect"), std::string::npos) << bad.reason;
     EXPECT_EQ(choose_progress_style(env({{"DEPTHBATCH_PROGRESS", ""}}), false).style, ProgressStyle::Lines)
@@ -77,8 +78,8 @@ TEST(Progress, AutoPicksTheEngineFromItsEnvironmentElseTheTerminal) {
 }
 
 TEST(Progress, NamesRoundTripAndAnUnknownOneIsAConfigError) {
-    for (ProgressStyle s : {ProgressStyle::Lines, ProgressStyle::Deadline, ProgressStyle::Tractor, ProgressStyle::OpenJD,
-                            ProgressStyle::Bar, ProgressStyle::None})
+    for (ProgressStyle s : {ProgressStyle::Lines, ProgressStyle::Deadline, ProgressStyle::Tractor,
+                            ProgressStyle::OpenJD, ProgressStyle::Bar, ProgressStyle::None})
         EXPECT_EQ(progress_style_from_name(progress_style_name(s)), s) << progress_style_name(s);
     EXPECT_THROW(progress_style_from_name("auto"), ConfigError);
     EXPECT_THROW(progress_style_from_name("Tractor"), ConfigError);
@@ -92,7 +93,7 @@ TEST(Progress, EachDialectPrintsAFrameLineAndAtMostOneEngineLine) {
     EXPECT_EQ(lines_of(ProgressStyle::Deadline, false), lines_of(ProgressStyle::Lines, false))
         << "Deadline's CommandLine regex .*Progress: (\\d+)%.* reads the frame line itself";
     EXPECT_EQ(lines_of(ProgressStyle::Tractor, false),
-              "TR_PROGRESS 25%\n"   // the skipped frame counts as done from the start
+              "TR_PROGRESS 25%\n"  // the skipped frame counts as done from the start
               "frame 1002 rendered 2/4 0.50 s (Progress: 50%)\nTR_PROGRESS 50%\n"
               "frame 1003 rendered 3/4 0.25 s (Progress: 75%)\nTR_PROGRESS 75%\n"
               "frame 1004 failed 4/4: frame 1004: cannot read p.1004.exr (Progress: 100%)\nTR_PROGRESS 100%\n");
@@ -108,7 +109,8 @@ TEST(Progress, EachDialectPrintsAFrameLineAndAtMostOneEngineLine) {
 TEST(Progress, QuietKeepsOnlyTheEnginesOwnLine) {
     EXPECT_EQ(lines_of(ProgressStyle::Lines, true), "");
     EXPECT_EQ(lines_of(ProgressStyle::Deadline, true), "Progress: 25%\nProgress: 50%\nProgress: 75%\nProgress: 100%\n");
-    EXPECT_EQ(lines_of(ProgressStyle::Tractor, true), "TR_PROGRESS 25%\nTR_PROGRESS 50%\nTR_PROGRESS 75%\nTR_PROGRESS 100%\n");
+    EXPECT_EQ(lines_of(ProgressStyle::Tractor, true),
+              "TR_PROGRESS 25%\nTR_PROGRESS 50%\nTR_PROGRESS 75%\nTR_PROGRESS 100%\n");
     EXPECT_EQ(lines_of(ProgressStyle::OpenJD, true),
               "openjd_status: loading model\nopenjd_progress: 25.0\n"
               "openjd_progress: 50.0\nopenjd_progress: 75.0\nopenjd_progress: 100.0\n");
@@ -121,7 +123,8 @@ TEST(Progress, OpenJDTaskFailureSaysWhyOnOneLine) {
     std::ostringstream tab;
     report_task_failure(tab, ProgressStyle::OpenJD, "shot\t010: missing");
     EXPECT_EQ(tab.str(), "openjd_fail: shot\\t010: missing\n");
-    for (ProgressStyle s : {ProgressStyle::Lines, ProgressStyle::Deadline, ProgressStyle::Tractor, ProgressStyle::Bar}) {
+    for (ProgressStyle s :
+         {ProgressStyle::Lines, ProgressStyle::Deadline, ProgressStyle::Tractor, ProgressStyle::Bar}) {
         std::ostringstream other;
         report_task_failure(other, s, "why");
         EXPECT_EQ(other.str(), "") << progress_style_name(s);

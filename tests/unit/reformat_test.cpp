@@ -54,8 +54,7 @@ ModelContract contract(int multiple, int width = 0, int height = 0, bool fixed =
 }
 
 // A packed float RGB plate of w x h (origin x0,y0) with values fn(x, y, c) in local (0-based) coordinates.
-template <class Fn>
-OIIO::ImageBuf make_rgb(int w, int h, Fn fn, int x0 = 0, int y0 = 0) {
+template <class Fn> OIIO::ImageBuf make_rgb(int w, int h, Fn fn, int x0 = 0, int y0 = 0) {
     OIIO::ImageSpec spec(w, h, 3, OIIO::TypeDesc::FLOAT);
     spec.x = x0;
     spec.y = y0;
@@ -144,7 +143,7 @@ TEST(ReformatPlan, PlateModePadsOnly) {
 
 TEST(ReformatPlan, ShortSideModeRoundsToTheMultipleWithoutPadding) {
     const ReformatPlan p = ReformatPlan::make(960, 540, short_side(224), contract(32));
-    EXPECT_EQ(p.input_width, 384);   // 960 * 224/540 = 398.2 -> nearest multiple of 32
+    EXPECT_EQ(p.input_width, 384);  // 960 * 224/540 = 398.2 -> nearest multiple of 32
     EXPECT_EQ(p.input_height, 224);
     EXPECT_EQ(p.scaled_width, 384);
     EXPECT_EQ(p.scaled_height, 224);
@@ -234,7 +233,7 @@ TEST(ReformatPlan, ExplicitSizeMismatchWithFixedSizeModelNamesBothSizes) {
 
 // docs/cases.md 6: odd sizes, both multiples, plate and short-side modes.
 TEST(ReformatPlan, OddSizesGiveValidInputsAndRestoreToThePlateSize) {
-    const std::vector<std::pair<int, int>> sizes = {{1, 1},    {2, 3},    {13, 7},      {4097, 3},
+    const std::vector<std::pair<int, int>> sizes = {{1, 1},    {2, 3},       {13, 7},     {4097, 3},
                                                     {3, 4097}, {1920, 1080}, {4096, 2160}};
     // Each multiple with its model family's short side: 32 with FastDepth's 224, 14 with ViT's 518.
     for (auto [m, n] : std::vector<std::pair<int, int>>{{32, 224}, {14, 518}}) {
@@ -270,8 +269,7 @@ TEST(ReformatPlan, OddSizesGiveValidInputsAndRestoreToThePlateSize) {
                     const int cap = static_cast<int>(std::lround(4.0 * n / m)) * m;
                     EXPECT_LE(std::max(p.input_width, p.input_height), cap);
                     // Each side is the scaled side rounded to the nearest multiple (at least one).
-                    const double s = std::min(static_cast<double>(n) / std::min(w, h),
-                                              4.0 * n / std::max(w, h));
+                    const double s = std::min(static_cast<double>(n) / std::min(w, h), 4.0 * n / std::max(w, h));
                     EXPECT_LE(std::abs(p.input_width - std::max(w * s, static_cast<double>(m))), m / 2.0 + 1e-9);
                     EXPECT_LE(std::abs(p.input_height - std::max(h * s, static_cast<double>(m))), m / 2.0 + 1e-9);
                 }
@@ -280,8 +278,8 @@ TEST(ReformatPlan, OddSizesGiveValidInputsAndRestoreToThePlateSize) {
                 // (The half-size case is skipped for 4096x2160: a single-threaded 4K resize costs ~1.5 s.)
                 for (int div : {1, 2}) {
                     if (div == 2 && static_cast<long>(w) * h > 4'000'000) continue;
-                    const DepthImage d = make_depth(std::max(1, p.input_width / div),
-                                                    std::max(1, p.input_height / div), 2.5f);
+                    const DepthImage d =
+                        make_depth(std::max(1, p.input_width / div), std::max(1, p.input_height / div), 2.5f);
                     const OIIO::ImageBuf out = p.restore(d);
                     expect_restored_shape(out, p);
                     const Range r = range_of(out);
@@ -379,11 +377,11 @@ TEST(ToModelInput, ClampsOutOfRangeValuesAndCountsThem) {
     OIIO::ImageBuf rgb = make_rgb(4, 2, [](int, int, int) { return 0.5f; });
     float* px = static_cast<float*>(rgb.localpixels());
     auto at = [&](int x, int y, int c) -> float& { return px[(y * 4 + x) * 3 + c]; };
-    at(0, 0, 0) = -0.5f;   // -> 0
-    at(1, 0, 1) = 1.5f;    // -> 1
-    at(3, 1, 2) = 12.0f;   // -> 1, and on the last row and column: replicated into the pad
-    at(2, 1, 0) = 1.0f;    // in range: unchanged, not counted
-    at(2, 0, 2) = 0.0f;    // in range: unchanged, not counted
+    at(0, 0, 0) = -0.5f;  // -> 0
+    at(1, 0, 1) = 1.5f;   // -> 1
+    at(3, 1, 2) = 12.0f;  // -> 1, and on the last row and column: replicated into the pad
+    at(2, 1, 0) = 1.0f;   // in range: unchanged, not counted
+    at(2, 0, 2) = 0.0f;   // in range: unchanged, not counted
     long clamped = -1;
     const ModelInput in = p.to_model_input(rgb, &clamped);
     ASSERT_EQ(in.width, 4);
@@ -554,7 +552,7 @@ TEST(Reformat, PixelAspectDesqueezesForTheModel) {
     EXPECT_EQ(q.scaled_height, 192);
     const ReformatPlan r = ReformatPlan::make(1000, 800, short_side(256), contract(32), 2.0);
     EXPECT_EQ(r.scaled_height, 256);
-    EXPECT_EQ(r.scaled_width, 640);   // 2000 x 800 -> 640 x 256
+    EXPECT_EQ(r.scaled_width, 640);  // 2000 x 800 -> 640 x 256
     const OIIO::ImageBuf out = r.restore(make_depth(r.input_width, r.input_height, 3.0f));
     expect_restored_shape(out, r);
     EXPECT_FLOAT_EQ(pixel(out, 500, 400), 3.0f);
@@ -621,14 +619,18 @@ TEST(Reformat, TriangleResizeIsTheTentFilterItDocuments) {
 TEST(Restore, EmptyOrInconsistentDepthIsRefused) {
     const ReformatPlan p = ReformatPlan::make(64, 48, plate_size(), contract(1));
     const ReformatPlan q = ReformatPlan::make(960, 540, short_side(224), contract(32));
-    struct Case { int w, h; size_t n; std::string expected; };
+    struct Case {
+        int w, h;
+        size_t n;
+        std::string expected;
+    };
     const std::vector<Case> cases = {
         {0, 0, 0, "the depth to restore is 0x0 with 0 values"},
         {64, 0, 0, "the depth to restore is 64x0 with 0 values"},
         {0, 48, 0, "the depth to restore is 0x48 with 0 values"},
         {-4, -4, 16, "the depth to restore is -4x-4 with 16 values"},
-        {64, 48, 100, "the depth to restore is 64x48 with 100 values"},         // fewer values than pixels
-        {8, 8, 64 * 48, "the depth to restore is 8x8 with 3072 values"},        // more: memcpy would overflow
+        {64, 48, 100, "the depth to restore is 64x48 with 100 values"},   // fewer values than pixels
+        {8, 8, 64 * 48, "the depth to restore is 8x8 with 3072 values"},  // more: memcpy would overflow
     };
     for (const ReformatPlan* plan : {&p, &q})
         for (const Case& c : cases) {

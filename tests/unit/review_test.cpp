@@ -31,7 +31,8 @@ TEST(ReviewTools, ScriptBesideTheExecutableUnlessDepthbatchToolsSaysOtherwise) {
     EXPECT_EQ(detail::find_review_script((t / "folder").string()), t / "folder/review.py");
     EXPECT_EQ(detail::find_review_script((t / "checkout").string()), t / "checkout/tools/review.py");
     EXPECT_EQ(expect_error<RenderError>([&] { detail::find_review_script((t / "checkout/tools/x").string()); }),
-              "review: $DEPTHBATCH_TOOLS (" + (t / "checkout/tools/x").string() + ") holds no review.py (nor tools/review.py)");
+              "review: $DEPTHBATCH_TOOLS (" + (t / "checkout/tools/x").string() +
+                  ") holds no review.py (nor tools/review.py)");
 }
 
 TEST(ReviewTools, PythonFromTheEnvironmentThenTheVenvThenPath) {
@@ -45,7 +46,7 @@ TEST(ReviewTools, PythonFromTheEnvironmentThenTheVenvThenPath) {
     const std::string path = (t / "none").string() + "::" + (t / "a").string() + ":" + (t / "b").string();
 
     auto p = detail::find_review_python("/opt/py/bin/python", venv.string(), path);
-    EXPECT_EQ(p.exe, "/opt/py/bin/python");   // taken as given: review.py says what it lacks
+    EXPECT_EQ(p.exe, "/opt/py/bin/python");  // taken as given: review.py says what it lacks
     EXPECT_EQ(p.origin, "$DEPTHBATCH_PYTHON");
     p = detail::find_review_python("", venv.string(), path);
     EXPECT_EQ(p.exe, venv.string());
@@ -53,25 +54,27 @@ TEST(ReviewTools, PythonFromTheEnvironmentThenTheVenvThenPath) {
     p = detail::find_review_python("", (t / "gone/bin/python").string(), path);
     EXPECT_EQ(p.exe, on_path.string()) << "the first executable python3 on PATH";
     EXPECT_EQ(p.origin, "python3 on PATH");
-    EXPECT_EQ(expect_error<RenderError>([&] {
-                  detail::find_review_python("", (t / "gone/bin/python").string(), (t / "a").string());
-              }),
+    EXPECT_EQ(expect_error<RenderError>(
+                  [&] { detail::find_review_python("", (t / "gone/bin/python").string(), (t / "a").string()); }),
               "review: no Python to draw the sheet: DEPTHBATCH_PYTHON is not set, the tools venv this build was "
-              "configured with (" + (t / "gone/bin/python").string() + ") is gone and there is no python3 on PATH; set "
-              "DEPTHBATCH_PYTHON to a Python with matplotlib, numpy, OpenEXR and PIL");
+              "configured with (" +
+                  (t / "gone/bin/python").string() +
+                  ") is gone and there is no python3 on PATH; set "
+                  "DEPTHBATCH_PYTHON to a Python with matplotlib, numpy, OpenEXR and PIL");
 }
 
 TEST(ReviewTools, TheLastReviewLineElseTheLastLine) {
     bool from_script = false;
     EXPECT_EQ(detail::last_meaningful_line("Traceback (most recent call last):\n  File \"x\"\nKeyError: 'frames'\n"
-                                           "review: KeyError: 'frames'\n\n", from_script),
+                                           "review: KeyError: 'frames'\n\n",
+                                           from_script),
               "KeyError: 'frames'");
     EXPECT_TRUE(from_script);
     EXPECT_EQ(detail::last_meaningful_line("review: first\nMatplotlib is building the font cache\nreview: second\n  \n",
                                            from_script),
               "second");
-    EXPECT_EQ(detail::last_meaningful_line("/usr/bin/python3: can't open file '/x/review.py': [Errno 2] No such file\n\n",
-                                           from_script),
+    EXPECT_EQ(detail::last_meaningful_line(
+                  "/usr/bin/python3: can't open file '/x/review.py': [Errno 2] No such file\n\n", from_script),
               "/usr/bin/python3: can't open file '/x/review.py': [Errno 2] No such file");
     EXPECT_FALSE(from_script);
     EXPECT_EQ(detail::last_meaningful_line("", from_script), "");

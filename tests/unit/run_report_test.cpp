@@ -64,11 +64,14 @@ TEST(RunReport, ClosingLinesOfAnInterruptedAndAPartialRun) {
     JobReport r = stopped_report();
     r.exit_code = ExitCode::Interrupted;
     const std::string interrupted = logged(job, r);
-    EXPECT_TRUE(test::contains(interrupted, "depthbatch: info: done: 2 rendered, 1 skipped, 1 failed in 0 s (0 frames/s) on cpu\n"))
+    EXPECT_TRUE(test::contains(interrupted,
+                               "depthbatch: info: done: 2 rendered, 1 skipped, 1 failed in 0 s (0 frames/s) on cpu\n"))
         << interrupted;
-    EXPECT_TRUE(test::contains(interrupted, "depthbatch: error: interrupted: rendered 1001,1002; not rendered 1005-1010; no "
-                                            "partial files were left; re-run with --skip-existing to finish\n"))
+    EXPECT_TRUE(test::contains(interrupted,
+                               "depthbatch: error: interrupted: rendered 1001,1002; not rendered 1005-1010; no "
+                               "partial files were left; re-run with --skip-existing to finish\n"))
         << interrupted;
     r.exit_code = ExitCode::Partial;
-    EXPECT_TRUE(test::contains(logged(job, r), "depthbatch: error: partial: 1 frames failed (1004), the rest were rendered\n"));
+    EXPECT_TRUE(
+        test::contains(logged(job, r), "depthbatch: error: partial: 1 frames failed (1004), the rest were rendered\n"));
 }

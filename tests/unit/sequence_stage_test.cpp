@@ -28,7 +28,8 @@ struct Recorder {
             for (FrameRecord* f : frames) {
                 groups.back().push_back(f->frame);
                 f->depth.width = f->input.width, f->depth.height = f->input.height;
-                f->depth.data.assign(static_cast<size_t>(f->input.width) * f->input.height, static_cast<float>(f->frame));
+                f->depth.data.assign(static_cast<size_t>(f->input.width) * f->input.height,
+                                     static_cast<float>(f->frame));
             }
         };
     }
@@ -48,7 +49,7 @@ TEST(StageChain, BatchesOfOneSizeEachFrameOutOnceInOrder) {
     chain.add(std::make_unique<BatchInferenceStage>(3, rec.forward()));
     std::vector<FrameRecord> out;
     for (int p = 0; p < 8; ++p) {
-        chain.push(frame_at(p, p < 5 ? 4 : 6));   // the size changes at 1006
+        chain.push(frame_at(p, p < 5 ? 4 : 6));  // the size changes at 1006
         for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
     }
     chain.end_segment(SegmentEnd::End);
@@ -89,8 +90,8 @@ TEST(StageChain, InferenceOneBatchAheadCompletesInOrderAndHoldsWhatIsInFlight) {
     for (auto& f : chain.pop_ready()) out.push_back(std::move(f));
     EXPECT_EQ(frames_of(out), (std::vector<int>{1001, 1002, 1003, 1004, 1005}));
     for (const auto& f : out) EXPECT_EQ(f.depth.data.at(0), static_cast<float>(f.frame));
-    EXPECT_EQ(log, (std::vector<std::string>{"launch 1001", "launch 1003", "complete 1001", "launch 1005", "complete 1003",
-                                             "complete 1005"}));
+    EXPECT_EQ(log, (std::vector<std::string>{"launch 1001", "launch 1003", "complete 1001", "launch 1005",
+                                             "complete 1003", "complete 1005"}));
 }
 
 TEST(StageChain, AFailedFramePassesAroundTheStagesAndEndsTheirSegment) {
@@ -126,7 +127,8 @@ TEST(StabilizerStage, AGapMarksTheFramesWhoseWindowLackedItAndAStopAbandonsWhatI
             EXPECT_FALSE(f.abandoned) << f.frame;
             if (!f.lacked.empty()) lacked[f.frame] = f.lacked;
         }
-        EXPECT_EQ(lacked, (std::map<int, std::vector<int>>{{1004, {1006}}, {1005, {1006}}, {1007, {1006}}, {1008, {1006}}}));
+        EXPECT_EQ(lacked,
+                  (std::map<int, std::vector<int>>{{1004, {1006}}, {1005, {1006}}, {1007, {1006}}, {1008, {1006}}}));
     }
     // Two failed frames in a row are one gap for the frames after them.
     {

@@ -33,8 +33,9 @@ using Shot = std::function<Generated(int f)>;
 
 constexpr int kW = 48, kH = 32;
 
-float hash01(int x, int y, int seed) {   // a fixed texture in 0-1
-    unsigned h = static_cast<unsigned>(x) * 374761393u + static_cast<unsigned>(y) * 668265263u + static_cast<unsigned>(seed) * 2246822519u;
+float hash01(int x, int y, int seed) {  // a fixed texture in 0-1
+    unsigned h = static_cast<unsigned>(x) * 374761393u + static_cast<unsigned>(y) * 668265263u +
+                 static_cast<unsigned>(seed) * 2246822519u;
     h = (h ^ (h >> 13)) * 1274126177u;
     return static_cast<float>((h ^ (h >> 16)) & 0xffffff) / static_cast<float>(0xffffff);
 }
@@ -60,10 +61,10 @@ Generated scene(int w, int h, int offset, int seed, bool relative, double gain, 
             metres *= 1.0 + noise * (hash01(sx, y, 7 + noise_seed) - 0.5);
             const size_t p = static_cast<size_t>(y) * w + x;
             for (int c = 0; c < 3; ++c)
-                g.input.chw[c * static_cast<size_t>(w) * h + p] =
-                    static_cast<float>(fade * (sky ? 0.6 + 0.1 * c
-                                               : stripes ? 0.2 + 0.5 * ((sx / 3) % 2) + 0.1 * hash01(sx, y + 100 * c, seed)
-                                                         : hash01(sx, y + 100 * c, seed)));
+                g.input.chw[c * static_cast<size_t>(w) * h + p] = static_cast<float>(
+                    fade * (sky       ? 0.6 + 0.1 * c
+                            : stripes ? 0.2 + 0.5 * ((sx / 3) % 2) + 0.1 * hash01(sx, y + 100 * c, seed)
+                                      : hash01(sx, y + 100 * c, seed)));
             g.raw.data[p] = static_cast<float>(relative ? gain / metres + shift : metres);
         }
     return g;
@@ -96,33 +97,38 @@ std::vector<NamedShot> generated_shots(bool relative) {
     shots.push_back({"striped pan on twos", 24, [striped](int f) { return striped(f / 2, 1e-3); }});
     shots.push_back({"striped pan on threes", 24, [striped](int f) { return striped(f / 3, 1e-3); }});
     shots.push_back({"striped pan on twos, noisy sky", 24, [striped](int f) { return striped(f / 2, 2e-2); }});
-    shots.push_back({"pan on twos, near-equal depth", 24, [pan](int f) { return pan(f / 2, kW, kH, 1e-3 + 1e-7 * (f % 2)); }});
+    shots.push_back(
+        {"pan on twos, near-equal depth", 24, [pan](int f) { return pan(f / 2, kW, kH, 1e-3 + 1e-7 * (f % 2)); }});
     shots.push_back({"static", 16, [pan](int) { return pan(0); }});
     shots.push_back({"static with depth noise", 16, [pan](int f) { return pan(0, kW, kH, 1e-3, f); }});
     shots.push_back({"fade to black", 24, [relative](int f) {
-        const double fade = std::max(0.0, 1.0 - f / 12.0);
-        Generated g = scene(kW, kH, 0, 2, relative, relative ? gain_of(f) : 1.0, 0.0, fade);
-        // The network sees less and less: its depth flattens towards a constant as the plate goes black.
-        for (float& v : g.raw.data) v = static_cast<float>(fade * v + (1 - fade) * (relative ? 0.1 : 5.0));
-        return g;
-    }});
+                         const double fade = std::max(0.0, 1.0 - f / 12.0);
+                         Generated g = scene(kW, kH, 0, 2, relative, relative ? gain_of(f) : 1.0, 0.0, fade);
+                         // The network sees less and less: its depth flattens towards a constant as the plate goes black.
+                         for (float& v : g.raw.data)
+                             v = static_cast<float>(fade * v + (1 - fade) * (relative ? 0.1 : 5.0));
+                         return g;
+                     }});
     shots.push_back({"cut", 24, [relative](int f) {
-        return f < 12 ? scene(kW, kH, 2 * f, 1, relative, 1.0, 0.0) : scene(kW, kH, 2 * f, 5, relative, 3.0, 0.5);
-    }});
+                         return f < 12 ? scene(kW, kH, 2 * f, 1, relative, 1.0, 0.0)
+                                       : scene(kW, kH, 2 * f, 5, relative, 3.0, 0.5);
+                     }});
     shots.push_back({"noise", 16, [](int f) {
-        Generated g = scene(kW, kH, 0, 1, false, 1.0, 0.0);
-        std::mt19937 rng(static_cast<unsigned>(f));
-        std::uniform_real_distribution<float> u(0.f, 1.f);
-        for (float& v : g.raw.data) v = u(rng);
-        for (float& v : g.input.chw) v = u(rng) < 0.5f ? 0.5f : 0.51f;   // colour static enough for the mask
-        return g;
-    }});
+                         Generated g = scene(kW, kH, 0, 1, false, 1.0, 0.0);
+                         std::mt19937 rng(static_cast<unsigned>(f));
+                         std::uniform_real_distribution<float> u(0.f, 1.f);
+                         for (float& v : g.raw.data) v = u(rng);
+                         for (float& v : g.input.chw)
+                             v = u(rng) < 0.5f ? 0.5f : 0.51f;  // colour static enough for the mask
+                         return g;
+                     }});
     shots.push_back({"constant plate", 16, [](int f) {
-        Generated g = scene(kW, kH, 0, 1, false, 1.0, 0.0);
-        std::fill(g.input.chw.begin(), g.input.chw.end(), 0.18f);
-        for (size_t i = 0; i < g.raw.data.size(); ++i) g.raw.data[i] = 0.5f + 1e-7f * static_cast<float>((i + f) % 3);
-        return g;
-    }});
+                         Generated g = scene(kW, kH, 0, 1, false, 1.0, 0.0);
+                         std::fill(g.input.chw.begin(), g.input.chw.end(), 0.18f);
+                         for (size_t i = 0; i < g.raw.data.size(); ++i)
+                             g.raw.data[i] = 0.5f + 1e-7f * static_cast<float>((i + f) % 3);
+                         return g;
+                     }});
     shots.push_back({"tiny plate on twos", 16, [pan](int f) { return pan(f / 2, 4, 4); }});
     return shots;
 }
@@ -154,7 +160,7 @@ double worst_excess(const Shot& shot, int frames, int r, const std::string& what
             const double excess = std::max(lo - v, v - hi);
             EXPECT_LE(excess, margin) << what << " frame " << f << ": " << v << " outside [" << lo << ", " << hi << "]";
             if (span > 0) worst = std::max(worst, excess / span);
-            if (excess > margin) return worst;   // one message a frame is enough
+            if (excess > margin) return worst;  // one message a frame is enough
         }
     }
     return worst;
@@ -166,7 +172,8 @@ TEST(TemporalStabilizerBound, EveryGeneratedShotStaysInItsRawWindowsRange) {
     for (bool relative : {true, false})
         for (const NamedShot& s : generated_shots(relative))
             for (int r : {1, 2, 4}) {
-                const std::string what = s.name + (relative ? " (relative)" : " (metric)") + ", radius " + std::to_string(r);
+                const std::string what =
+                    s.name + (relative ? " (relative)" : " (metric)") + ", radius " + std::to_string(r);
                 worst_excess(s.shot, s.frames, r, what);
             }
 }
@@ -206,7 +213,7 @@ TEST(ScaleShiftGuard, AFitOverOneFlatRegionIsTheIdentity) {
         const bool flat = i < 600;
         const float depth = flat ? 0.025f : 0.1f + 0.9f * static_cast<float>(i) / 2000.f;
         x.push_back(depth + (flat ? noise(rng) : 0.f));
-        y.push_back(depth + (flat ? noise(rng) : 0.5f));   // the rest changed colour (and depth): masked out
+        y.push_back(depth + (flat ? noise(rng) : 0.5f));  // the rest changed colour (and depth): masked out
         mask.push_back(flat);
     }
     const Affine a = robust_affine_fit(x, y, mask);

@@ -43,8 +43,8 @@ DepthImage depth2(float a, float b) {
 
 /// A fake model: records each window's inputs (as frame positions) and returns out(window, slot, frame) per frame.
 struct Fake {
-    std::vector<std::vector<int>> windows;      ///< every window run, as the frame positions of its inputs
-    std::vector<size_t> forwards;               ///< windows per forward call
+    std::vector<std::vector<int>> windows;  ///< every window run, as the frame positions of its inputs
+    std::vector<size_t> forwards;           ///< windows per forward call
     std::function<DepthImage(int window, int slot, int frame)> out;
     VideoWindowStage::Forward forward() {
         return [this](const std::vector<std::vector<const ModelInput*>>& batch) {
@@ -67,7 +67,7 @@ struct Fake {
 
 /// Push positions 0 .. n-1 (failed where `failed` says), end with `why`; every frame out, in order, and the most held.
 std::vector<FrameRecord> run(SequenceStage& stage, int n, SegmentEnd why = SegmentEnd::End, int* most_held = nullptr,
-                            const std::function<bool(int)>& failed = {}) {
+                             const std::function<bool(int)>& failed = {}) {
     StageChain chain;
     std::unique_ptr<SequenceStage> owned(&stage);
     chain.add(std::move(owned));
@@ -87,11 +87,12 @@ std::vector<FrameRecord> run(SequenceStage& stage, int n, SegmentEnd why = Segme
 
 /// run() on a stage the chain owns.
 std::vector<FrameRecord> run_new(const TemporalWindowing& t, Fake& fake, int n, int per_forward = 1,
-                                SegmentEnd why = SegmentEnd::End, int* most_held = nullptr, const std::function<bool(int)>& failed = {}) {
+                                 SegmentEnd why = SegmentEnd::End, int* most_held = nullptr,
+                                 const std::function<bool(int)>& failed = {}) {
     return run(*new VideoWindowStage(t, per_forward, fake.forward()), n, why, most_held, failed);
 }
 
-std::vector<int> range(int from, int to) {   // from .. to inclusive
+std::vector<int> range(int from, int to) {  // from .. to inclusive
     std::vector<int> v;
     for (int i = from; i <= to; ++i) v.push_back(i);
     return v;
@@ -183,7 +184,7 @@ TEST(VideoWindowStage, LaterWindowsAreFittedByScaleAndShiftAndClampedAtZero) {
     const auto out = run_new(vda(), fake, 44);
     ASSERT_EQ(out.size(), 44u);
     ASSERT_EQ(fake.windows.size(), 2u);
-    for (int p : {0, 5, 23, 24, 31, 32, 39, 41, 43}) {   // 24..31 cross-fade two windows that agree after alignment
+    for (int p : {0, 5, 23, 24, 31, 32, 39, 41, 43}) {  // 24..31 cross-fade two windows that agree after alignment
         EXPECT_NEAR(out[static_cast<size_t>(p)].depth.data[0], p, 1e-4) << p;
         EXPECT_NEAR(out[static_cast<size_t>(p)].depth.data[1], p + 2, 1e-4) << p;
     }
@@ -260,7 +261,7 @@ TEST(VideoWindowStage, ASizeChangeStartsTheWindowsAfreshWithoutMarkingFrames) {
     std::vector<FrameRecord> out;
     for (int p = 0; p < 50; ++p) {
         FrameRecord f = frame_at(p);
-        if (p >= 30) f.input.width = 1, f.input.chw.resize(3);   // the size changes at position 30
+        if (p >= 30) f.input.width = 1, f.input.chw.resize(3);  // the size changes at position 30
         chain.push(std::move(f));
         for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
     }
@@ -327,7 +328,8 @@ VideoWindowStage::Forward input_only_forward(int* windows = nullptr) {
             for (size_t j = 0; j < w.size(); ++j) {
                 const float p = w[j]->chw.at(0);
                 const float e = static_cast<float>(j) / 1000;
-                result.back().push_back(depth2(scale * (1 + 0.1f * std::sin(p)) + shift + e, scale * (4 + 0.1f * std::cos(p)) + shift + e));
+                result.back().push_back(
+                    depth2(scale * (1 + 0.1f * std::sin(p)) + shift + e, scale * (4 + 0.1f * std::cos(p)) + shift + e));
             }
         }
         return result;
@@ -383,7 +385,8 @@ TEST(VideoWindowPlan, WindowInputsAreWhatTheStreamingStageFeeds) {
         run_new(vda(), fake, n);
         ASSERT_EQ(static_cast<int>(fake.windows.size()), window_count(vda(), n)) << n << " frames";
         for (int k = 0; k < window_count(vda(), n); ++k)
-            EXPECT_EQ(window_inputs(vda(), k, n), fake.windows[static_cast<size_t>(k)]) << "window " << k << " of " << n << " frames";
+            EXPECT_EQ(window_inputs(vda(), k, n), fake.windows[static_cast<size_t>(k)])
+                << "window " << k << " of " << n << " frames";
     }
     // Listed without the windows before: window 40 of 1000 frames is [0, b_39 + 12, b_40 + 2 .. b_40 + 31].
     EXPECT_EQ(window_inputs(vda(), 40, 1000), cat({0, 39 * 22 + 12}, range(40 * 22 + 2, 40 * 22 + 31)));
@@ -404,9 +407,11 @@ TEST(VideoWindowPlan, AChunksWindowsAreBoundedWhereverItSitsInTheShot) {
     // Frame 160 is cross-faded by window 7 (its frames 156-163): window 7 is run too.
     EXPECT_EQ(plan_video_windows(metric, 1000, 100, 160).windows, (std::vector<int>{4, 5, 6, 7}));
     // Relative: window 0 (the anchor) and 8 windows before the chunk's first.
-    EXPECT_EQ(plan_video_windows(relative, 1000, 900, 949).windows, (std::vector<int>{0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43}));
+    EXPECT_EQ(plan_video_windows(relative, 1000, 900, 949).windows,
+              (std::vector<int>{0, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43}));
     EXPECT_EQ(plan_video_windows(relative, 1000, 100, 149).windows, range(0, 6));
-    EXPECT_TRUE(std::binary_search(p.positions.begin(), p.positions.end(), 0)) << "the shot's first frame sits in every window";
+    EXPECT_TRUE(std::binary_search(p.positions.begin(), p.positions.end(), 0))
+        << "the shot's first frame sits in every window";
     EXPECT_THROW(plan_video_windows(metric, 100, 50, 100), std::invalid_argument);
 }
 
@@ -414,7 +419,8 @@ TEST(VideoWindowPlan, AMetricChunkEqualsTheWholeRenderExactly) {
     const TemporalWindowing t = vda(TemporalWindowing::Align::None);
     const int n = 300;
     const auto whole = whole_render(t, n);
-    for (auto [first, last] : std::vector<std::pair<int, int>>{{100, 149}, {150, 199}, {250, 299}, {60, 61}, {287, 287}}) {
+    for (auto [first, last] :
+         std::vector<std::pair<int, int>>{{100, 149}, {150, 199}, {250, 299}, {60, 61}, {287, 287}}) {
         int windows = 0;
         std::vector<int> fed;
         const auto part = partial_render(t, n, first, last, &windows, &fed);
@@ -438,7 +444,8 @@ TEST(VideoWindowPlan, ARelativeChunkIsAnchoredOnTheShotsFirstFrame) {
     EXPECT_EQ(windows, 1 + 8 + 3) << "window 0, 8 context windows, the chunk's 3";
     double worst = 0;
     for (const auto& [pos, d] : part)
-        for (size_t i = 0; i < d.size(); ++i) worst = std::max(worst, std::abs(double(d[i]) - whole[static_cast<size_t>(pos)][i]));
+        for (size_t i = 0; i < d.size(); ++i)
+            worst = std::max(worst, std::abs(double(d[i]) - whole[static_cast<size_t>(pos)][i]));
     EXPECT_LT(worst / (hi - lo), 0.005) << "within 0.5% of the depth span";
     // With the stabilizer after it (radius 2): the video stage plans frames 298-351, not the shot from its start.
     StageChain two;
@@ -461,7 +468,8 @@ TEST(VideoWindowPlan, ARelativeChunkIsAnchoredOnTheShotsFirstFrame) {
     EXPECT_EQ(fed, range(0, 75));
     for (const auto& [pos, d] : early) EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << pos;
     const auto first_frames = partial_render(t, n, 0, 5, &early_windows);
-    for (const auto& [pos, d] : first_frames) EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << "window 0's frame " << pos;
+    for (const auto& [pos, d] : first_frames)
+        EXPECT_EQ(d, whole[static_cast<size_t>(pos)]) << "window 0's frame " << pos;
     // The whole shot: the streaming path.
     StageChain all;
     all.add(std::make_unique<VideoWindowStage>(t, 1, input_only_forward()));
@@ -511,7 +519,8 @@ TEST(VideoWindowPlan, AStopInAChunkAbandonsWhatItHeld) {
     // What came out finished is final: the chunk's frames among them equal the whole render's.
     const auto whole = whole_render(vda(TemporalWindowing::Align::None), 300);
     for (const FrameRecord& f : out)
-        if (!f.abandoned && f.shot_pos >= 100) EXPECT_EQ(f.depth.data, whole[static_cast<size_t>(f.shot_pos)]) << f.shot_pos;
+        if (!f.abandoned && f.shot_pos >= 100)
+            EXPECT_EQ(f.depth.data, whole[static_cast<size_t>(f.shot_pos)]) << f.shot_pos;
 }
 
 // A video model with depth.stabilize (issue 34: such a chunk rendered from the shot's first frame): the chain asks the
@@ -539,14 +548,17 @@ TEST(VideoWindowPlan, AChunkWithTheStabilizerEqualsTheWholeRenderWithoutStarting
     StageChain whole_chain;
     make(whole_chain);
     const auto whole = render(whole_chain, range(0, n - 1));
-    for (auto [first, last] : std::vector<std::pair<int, int>>{{100, 149}, {150, 199}, {250, 299}, {0, 40}, {60, 61}, {287, 287}}) {
+    for (auto [first, last] :
+         std::vector<std::pair<int, int>>{{100, 149}, {150, 199}, {250, 299}, {0, 40}, {60, 61}, {287, 287}}) {
         StageChain chain;
         make(chain);
         const auto positions = chain.plan_partial(n, first, last);
         ASSERT_TRUE(positions) << first << "-" << last;
         for (int p = std::max(0, first - radius); p <= std::min(n - 1, last + radius); ++p)
-            EXPECT_TRUE(std::binary_search(positions->begin(), positions->end(), p)) << "the stabilizer's context " << p;
-        EXPECT_LT(positions->size(), static_cast<size_t>(last - first + 1 + 2 * radius + 2 * 32)) << first << "-" << last;
+            EXPECT_TRUE(std::binary_search(positions->begin(), positions->end(), p))
+                << "the stabilizer's context " << p;
+        EXPECT_LT(positions->size(), static_cast<size_t>(last - first + 1 + 2 * radius + 2 * 32))
+            << first << "-" << last;
         const auto part = render(chain, *positions);
         for (int p = first; p <= last; ++p)
             EXPECT_EQ(part.at(p), whole.at(p)) << "frame " << p << " of chunk " << first << "-" << last;
@@ -563,7 +575,7 @@ TEST(VideoWindowPlan, ASizeChangeInAChunkFailsWhatItHeldNamingTheSizeChange) {
     std::vector<FrameRecord> out;
     for (int p : *positions) {
         FrameRecord f = frame_at(p);
-        if (p >= 130) f.input.width = 1, f.input.chw.resize(3);   // the plate changes size at position 130
+        if (p >= 130) f.input.width = 1, f.input.chw.resize(3);  // the plate changes size at position 130
         chain.push(std::move(f));
         for (auto& g : chain.pop_ready()) out.push_back(std::move(g));
     }
@@ -575,10 +587,11 @@ TEST(VideoWindowPlan, ASizeChangeInAChunkFailsWhatItHeldNamingTheSizeChange) {
         if (!f.failed()) continue;
         ++failed;
         EXPECT_LT(f.shot_pos, 130) << "the frames held when the size changed";
-        EXPECT_EQ(f.result.message, "frame " + std::to_string(f.frame) +
-                                        ": not written: the model input size changes inside the video windows that make "
-                                        "it (the plate's data window changes size; a chunk runs only its own windows, "
-                                        "planned at one size): render this shot whole, without --chunk or --frames");
+        EXPECT_EQ(f.result.message,
+                  "frame " + std::to_string(f.frame) +
+                      ": not written: the model input size changes inside the video windows that make "
+                      "it (the plate's data window changes size; a chunk runs only its own windows, "
+                      "planned at one size): render this shot whole, without --chunk or --frames");
     }
     EXPECT_GT(failed, 0);
 }

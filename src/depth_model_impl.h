@@ -1,4 +1,4 @@
-// depthbatch (internal) — what DepthModel (depth_model.h) keeps behind its Impl, shared by its two rooms:
+// depthbatch (internal) — what DepthModel (depth_model.h) keeps behind its Impl, shared by its two source files:
 //   depth_model.cpp      loading: the file's checks, the contract, the device, precision and TF32 settings
 //   depth_model_run.cpp  running: staging, the forward on the inference thread (streams and events on CUDA),
 //                        the output's checks and retries, submit, warm_up, check_precision

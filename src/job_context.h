@@ -1,6 +1,6 @@
-// depthbatch (internal) — what the rooms of a job run share: the job's context (model, colour, normalizer, output
+// depthbatch (internal) — what the parts of a job run share: the job's context (model, colour, normalizer, output
 // guard, built once and read-only while frames flow) and the phases' results (a frame travels in its own record:
-// frame_record.h). The rooms, in the order a job runs them:
+// frame_record.h). The parts (one source file each), in the order a job runs them:
 //   job_plan.cpp      open the job, select and plan the frames, sequence statistics, job metadata; validate_job
 //   frame_stages.cpp  one frame's stages: prepare (read, colour, reformat), finish (restore, convention, write,
 //                     preview), each on the frame's record (frame_record.h)

@@ -1,7 +1,7 @@
 // depthbatch (internal) — where a job puts its files: the paths it writes in each output role, the defaults, and
 // the job's output guard built from them.
 //
-// The floor above the role table (output_roles.h: what a kind of file is) and the guard (output_guard.h: the door):
+// The layer above the role table (output_roles.h: what a kind of file is) and the guard (output_guard.h: the one way to write a file):
 // those two know nothing of a job, so the writers that receive a Publication never reach the job through them.
 // This file knows the job (job_config.h) and is read by the commands: the render (job_plan.cpp), the summary
 // (job_report.cpp), review and submit.

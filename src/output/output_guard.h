@@ -1,4 +1,4 @@
-// depthbatch (internal) — the one door every file depthbatch writes goes through.
+// depthbatch (internal) — the one way every file depthbatch writes is opened and published.
 //
 // A job reads plates, a job file, a model and an OCIO config, and writes files in several roles: depth frames
 // (output.path), previews (output.preview), the JSON summary (pipeline.summary), the sequence statistics
@@ -102,7 +102,7 @@ public:
     /// (the frames this run writes); previews for `frames` too. Called before frame 1.
     void preflight(const std::vector<int>& frames) const;
 
-    /// The door: check(), then open the Publication a writer writes (see Publication). `key` "": the role's
+    /// The way in: check(), then open the Publication a writer writes (see Publication). `key` "": the role's
     /// key from the table. Every file depthbatch writes is opened here (tests/integration/output_door_test.cpp).
     Publication open(const std::string& path, OutputRole role, const std::string& key = "") const;
 

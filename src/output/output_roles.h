@@ -3,7 +3,7 @@
 // One row per OutputRole: its name in messages, the job key (or flag) that sets its path, whether that path is a
 // frame pattern, how a file of its kind is recognised (its marker) and whether it may replace an existing file.
 // The guard (output_guard.h), the publication and every message read this table; nothing else switches on a role.
-// Where a job puts each role's files (its paths, the defaults) is the floor above: job_outputs.h, which knows the
+// Where a job puts each role's files (its paths, the defaults) is the layer above: job_outputs.h, which knows the
 // job; this table and the writers below it do not.
 //
 // A new output role is one enum value and one row here (output_roles.cpp), one row in job_outputs.cpp when a job

@@ -15,7 +15,7 @@
 //   --only write  just the write lines
 //   --depth EXR   write this file's depth.Z (depthbatch's output for PLATE) instead of enlarged noise
 #include "depthbatch/depth_upsample.h"
-#include "depthbatch/exr_deflate.h"
+#include "exr_deflate.h"
 #include "depthbatch/install_layout.h"
 #include "depthbatch/resample.h"
 

@@ -1,4 +1,5 @@
 #include "depthbatch/depth_preview.h"
+#include "depth_preview_pvt.h"
 
 #include "output/output_guard.h"
 

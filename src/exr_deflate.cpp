@@ -1,5 +1,5 @@
-// libdeflate behind zlib's compress2()/compress() for OpenEXR's ZIP codecs: see include/depthbatch/exr_deflate.h.
-#include "depthbatch/exr_deflate.h"
+// libdeflate behind zlib's compress2()/compress() for OpenEXR's ZIP codecs: see src/exr_deflate.h.
+#include "exr_deflate.h"
 
 #include <zlib.h>
 

@@ -1,6 +1,7 @@
 #include "depthbatch/exr_depth_writer.h"
+#include "exr_depth_writer_pvt.h"
 
-#include "depthbatch/exr_deflate.h"
+#include "exr_deflate.h"
 
 #include "output/output_guard.h"
 

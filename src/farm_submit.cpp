@@ -3,7 +3,7 @@
 #include "depthbatch/video_window_stage.h"
 
 #include "farm/farm_engines.h"
-#include "output/job_outputs.h"
+#include "job_outputs.h"
 #include "subprocess.h"
 
 #include "depthbatch/error.h"

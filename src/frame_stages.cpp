@@ -1,6 +1,8 @@
 // One frame's stages either side of the stage chain (job_context.h): prepare (read, colour, reformat, tiles) in
 // parallel, finish (restore, tiles blended, convention, write, preview) in parallel; each on the frame's record.
 #include "job_context.h"
+#include "exr_depth_writer_pvt.h"
+#include "depth_preview_pvt.h"
 
 #include "depthbatch/log.h"
 

@@ -4,7 +4,7 @@
 //   job_plan.cpp      open the job, select and plan the frames, sequence statistics, job metadata; validate_job
 //   frame_stages.cpp  one frame's stages: prepare (read, colour, reformat), finish (restore, convention, write,
 //                     preview), each on the frame's record (frame_record.h)
-//   frames/frame_inference.cpp  infer (and tiles); the job's stage chain (sequence_stage.h)
+//   frame_inference.cpp  infer (and tiles); the job's stage chain (sequence_stage.h)
 //   run_job.cpp       the tbb::parallel_pipeline that drives them, and run_job's list of phases
 //   job_report.cpp    each frame's line and place in the report, the closing figures, the JSON summary
 #pragma once
@@ -190,7 +190,7 @@ void prepare(const JobContext& ctx, FrameRecord& w);
 void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRange>& sequence_range,
             const Metadata& job_meta);
 
-// ---- frames/frame_inference.cpp -------------------------------------------------------------------------------
+// ---- frame_inference.cpp ---------------------------------------------------------------------------------------
 
 /// Inference for prepared frames, in frame order; frames of one size share a forward pass. Never throws.
 void infer(const JobContext& ctx, std::vector<FrameRecord*>& frames);

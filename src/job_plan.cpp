@@ -2,7 +2,8 @@
 // frames with their warm-up, the job's metadata; the phases every run goes through (open_run), and validate_job,
 // which runs them and stops before the first frame. The plan from the first frame is first_frame_plan.cpp.
 #include "job_context.h"
-#include "output/job_outputs.h"
+#include "sequence_stats_pvt.h"
+#include "job_outputs.h"
 
 #include "depthbatch/log.h"
 #include "output/atomic_file.h"

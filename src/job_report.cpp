@@ -1,7 +1,8 @@
 // The job's report (job_context.h): each finished frame's log line and counts, the closing figures, and the JSON
 // summary (docs/farm.md "Summary JSON"), written through the output guard.
 #include "job_context.h"
-#include "output/job_outputs.h"
+#include "run_job_pvt.h"
+#include "job_outputs.h"
 
 #include "depthbatch/log.h"
 

@@ -7,7 +7,7 @@
 // compares pass names.
 #pragma once
 
-#include "depthbatch/job_config.h"
+#include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/model_contract.h"
 #include "depthbatch/passes.h"
 

@@ -1,7 +1,7 @@
 #include "depthbatch/review.h"
 
 #include "output/atomic_file.h"
-#include "output/job_outputs.h"
+#include "job_outputs.h"
 #include "review_tools.h"
 #include "subprocess.h"
 

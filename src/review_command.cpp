@@ -1,7 +1,7 @@
 // depthbatch — the review sheet from the command line and after a render: see review.h.
 #include "depthbatch/review.h"
 
-#include "output/job_outputs.h"
+#include "job_outputs.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/install_layout.h"

@@ -1,4 +1,5 @@
 #include "depthbatch/sequence_stats.h"
+#include "sequence_stats_pvt.h"
 
 #include "depthbatch/depth_normalizer.h"
 #include "depthbatch/error.h"

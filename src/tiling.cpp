@@ -1,6 +1,6 @@
 #include "depthbatch/tiling.h"
 
-#include "depthbatch/temporal_stabilizer.h"
+#include "depthbatch/scale_shift.h"
 
 #include <algorithm>
 #include <cmath>

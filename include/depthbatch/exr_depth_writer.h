@@ -105,19 +105,6 @@ struct ExtraChannel {
     OIIO::TypeDesc type = OIIO::TypeDesc::FLOAT;
 };
 
-class Publication;  // src/output/output_guard.h: the file, opened through the job's output guard
-
-/// Write `depth` (1-channel float32, plate.width() x plate.height()) with the plate's passthrough
-/// channels into `out` (a Publication of OutputRole::DepthFrame that OutputGuard::open made: written to its
-/// temporary, linked into place; messages name its final path), then the `extra` channels in their order. `metadata` entries are stored as strings
-/// under their given names; "oiio:" names (oiio:ColorSpace), which OIIO 2.4's OpenEXR writer drops, are added by
-/// OpenEXR itself (Imf::OutputFile::copyPixels from a hidden staging file: the pixels are not recompressed).
-/// Throws RenderError (naming the path) if the write fails, or an extra channel's name is already taken, and
-/// OutputExistsError if the final path exists (with other bytes) and the policy is not Overwrite (the existing
-/// file is untouched).
-void write_depth_exr(Publication& out, const Plate& plate, const OIIO::ImageBuf& depth, const Metadata& metadata,
-                     const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra = {});
-
 /// Whether the file at `path` can stand for this job's render of its frame (`--skip-existing`): a complete
 /// OpenEXR file (every chunk of pixels present, OpenEXR's InputFile::isComplete) whose metadata says
 /// depthbatch wrote it with these settings and this model (depthbatch/settings_sha256, the sha256 of

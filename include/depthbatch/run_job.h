@@ -80,15 +80,6 @@ struct JobReport {
     ExitCode exit_code = ExitCode::Ok;  ///< first failure's class, Interrupted if cancelled
 };
 
-class Publication;  // src/output/output_guard.h: a file opened through the job's output guard
-
-/// Write `report` as the job's JSON summary (schema "depthbatch-summary/1", docs/farm.md "Summary JSON"): job
-/// file and the sha256 of its text, frames requested/rendered/skipped/failed with reasons, per-frame
-/// seconds and stage milliseconds, device, model name and sha256, depthbatch version, exit code. Written
-/// into `out` (a Publication of OutputRole::Summary that the job's OutputGuard::open made) and published
-/// atomically (a reader never sees half a file). Throws RenderError if the file cannot be written.
-void write_summary_json(const JobReport& report, Publication& out);
-
 /// The summary of a run that failed before it rendered (`code`, `message`), when the job asks for one
 /// (pipeline.summary): written through the job's output guard, so never over a plate, the job, the model or
 /// another output (a refused path writes nothing: the error that stopped the job says why). Nothing either for

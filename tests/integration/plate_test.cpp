@@ -2,7 +2,7 @@
 // renders or fails with the documented message; windows, channel names, pixel types and metadata of
 // the output; passthrough bit for bit; depth finite; parts, views, channel layouts, pixel types,
 // compression; colour (auto colorspaces, HDR clamp / display-view, NaN/Inf) through the binary.
-#include "depthbatch/exr_deflate.h"
+#include "exr_deflate.h"
 #include "depthbatch/exr_depth_writer.h"
 #include "support/test_support.h"
 

@@ -1,6 +1,7 @@
 // Unit tests for include/depthbatch/depth_preview.h: matplotlib's colour maps as written by tools/colormaps.py,
 // and a preview's size, colours (monotonic in depth, near bright) and legend.
 #include "depthbatch/depth_normalizer.h"
+#include "depth_preview_pvt.h"
 #include "depthbatch/depth_preview.h"
 #include "depthbatch/error.h"
 #include "output/output_guard.h"

@@ -1,6 +1,6 @@
-// Unit tests for include/depthbatch/exr_deflate.h: OpenEXR's ZIP blocks are made by libdeflate in a depthbatch
+// Unit tests for src/exr_deflate.h: OpenEXR's ZIP blocks are made by libdeflate in a depthbatch
 // executable, with zlib's compress2() contract kept (return codes, stream format), and every pixel read back.
-#include "depthbatch/exr_deflate.h"
+#include "exr_deflate.h"
 
 #include <OpenImageIO/imagebuf.h>
 #include <OpenImageIO/imagebufalgo.h>

@@ -1,6 +1,7 @@
 // Unit tests for include/depthbatch/exr_depth_writer.h: the passthrough pixel type, and the proof that
 // output.pixel_type: half loses no code value of an 8- or 10-bit plate.
 #include "depthbatch/exr_depth_writer.h"
+#include "exr_depth_writer_pvt.h"
 #include "depthbatch/error.h"
 #include "depthbatch/plate.h"
 #include "output/output_guard.h"

@@ -1,7 +1,7 @@
 // Unit tests for src/output/output_guard.h: every spelling of a path that is an input of the job (patterns, `..`,
 // symbolic and hard links) is refused for every role, roles never write over one another, an existing file is
 // replaced only by its own kind, and names that cannot exist are refused before anything is written.
-#include "output/job_outputs.h"
+#include "job_outputs.h"
 
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"

@@ -7,8 +7,8 @@
 // (job_report.cpp), review and submit.
 #pragma once
 
-#include "output_guard.h"
-#include "output_roles.h"
+#include "output/output_guard.h"
+#include "output/output_roles.h"
 
 #include <string>
 #include <vector>

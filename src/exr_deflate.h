@@ -1,4 +1,4 @@
-// depthbatch — the deflate behind OpenEXR's ZIP/ZIPS compression: libdeflate, as OpenEXR itself uses from 3.2 on.
+// depthbatch (internal) — the deflate behind OpenEXR's ZIP/ZIPS compression: libdeflate, as OpenEXR itself uses from 3.2 on.
 //
 // OpenEXR's ZIP and ZIPS codecs store each block as a zlib stream (RFC 1950 around RFC 1951 deflate). Up to 3.1
 // (Debian 12's libopenexr 3.1.5, which OpenImageIO 2.4 writes through) OpenEXR makes those streams with zlib's

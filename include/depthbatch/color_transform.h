@@ -1,8 +1,9 @@
 // depthbatch — the colour stage: plate pixels -> the model's colorspace in [0,1], through OpenColorIO only.
 //
 // The config is, in order: the job's color.config, $OCIO, the config this project ships
-// (configs/ocio/config.ocio, written for OCIO 2.1). One OCIO CPU processor is built per job and shared
-// read-only by all worker threads (OCIO CPU processors are thread-safe for apply()).
+// (configs/ocio/config.ocio, written for OCIO 2.1). One OCIO CPU processor is built per job. Threads: the
+// rule of depthbatch.h; every member used after construction is const, so all workers apply it at once (OCIO's
+// CPU processors are thread-safe for apply()).
 //
 // The input colorspace is the job's input.colorspace, or with "auto" decided from the first frame
 // (auto_colorspace; the choice is logged). The model's colorspace comes from its contract.

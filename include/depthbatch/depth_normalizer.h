@@ -20,6 +20,9 @@
 // percentiles over a fixed sample of the shot's frames (SequenceStats); fixed = depth.near/far given in
 // the model's raw units (metres for metric models; for a relative inverse model near is the larger value).
 // For a frame or sequence range the near end is lo for depth-like models and hi for relative inverse ones.
+//
+// Threads: the rule of depthbatch.h; built once per job, then used through const members only, by every worker
+// at once (frame_stages.cpp: finish).
 #pragma once
 
 #include "depthbatch/depth_upsample.h"

@@ -10,12 +10,15 @@
 //   A function that fails leaves nothing behind: every file is written to a temporary beside its final path
 //   and published atomically (src/output/output_guard.h), or removed.
 //
-// Threads.  run_job runs one tbb::parallel_pipeline; `pipeline.threads` sizes TBB's arena and LibTorch's
-//   intra-op pool. A DepthModel owns one inference thread for its whole life and runs every forward there
-//   (depth_model.h: Threads); its member functions may be called from any thread. Free functions that take
-//   their inputs by value or const reference and return results are safe to call concurrently; objects that
-//   hold state (ColorTransform, StageChain, the stabilizer) belong to one thread at a time unless their header
-//   says otherwise. Logging (log.h) may be called from any thread; lines are never interleaved.
+// Threads.  One rule, OpenImageIO's: a const member function may be called from any number of threads at once; a
+//   non-const one needs the caller to make sure no other thread uses the object meanwhile; free functions that
+//   take their inputs by value or const reference are safe to call concurrently. A header states its exceptions,
+//   and these are all of them: DepthModel may be used from any thread through every member (it serves calls on
+//   its own inference thread, one at a time: depth_model.h, Threads), and logging (log.h) may be called from any
+//   thread (lines never interleave). So the job's ColorTransform, PassthroughColor and DepthNormalizer, built
+//   once and then used through const members only, serve every worker at once; a StageChain and its stages
+//   (pushed and popped) and a FrameRecord belong to one thread at a time. run_job runs one
+//   tbb::parallel_pipeline; `pipeline.threads` sizes TBB's arena and LibTorch's intra-op pool.
 //
 // Units and layouts.  Images are OIIO ImageBufs or float buffers, interleaved, rows top to bottom, in the
 //   plate's data window (pixels; OpenEXR's windows: inclusive integer bounds, origin may be negative).

@@ -15,6 +15,9 @@
 // and converted back, must round to the same code (half_keeps_codes below, checked once per job); where one
 // would not, auto writes float instead and the log says how many codes half would have changed. depth.Z is
 // always float32 (exr_depth_writer.h), and so are passes computed from it (they are data, not plate colour).
+//
+// Threads: the rule of depthbatch.h; built once per job, then used through const members only, by every worker
+// at once (frame_stages.cpp: finish).
 #pragma once
 
 #include "depthbatch/plate.h"

@@ -250,9 +250,20 @@ std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame
             if (!now.plate(f).empty()) back.push_back(f);
         if (!back.empty()) return "stabilized without frames " + format_frame_spec(back) + ", whose plates exist now";
     }
-    if (const std::string context = exr_text_attribute(out, "depthbatch/context_plates"); !context.empty())
-        if (std::string why = context_plates_changed(context, [&now](int f) { return now.plate(f); }); !why.empty())
+    if (const std::string context = exr_text_attribute(out, "depthbatch/context_plates"); !context.empty()) {
+        // The frames its context is in the shot as it is now (the shot may have grown since: a plate delivered
+        // after the last one, input.frames widened).
+        const std::vector<int>& shot = now.ctx.shot;
+        const auto at = std::lower_bound(shot.begin(), shot.end(), frame);
+        std::vector<int> frames_now;
+        if (at != shot.end() && *at == frame)
+            for (int p : context_positions(temporal_reach(now.ctx), static_cast<int>(shot.size()),
+                                           static_cast<int>(at - shot.begin())))
+                frames_now.push_back(shot[static_cast<size_t>(p)]);
+        if (std::string why = context_plates_changed(context, frames_now, [&now](int f) { return now.plate(f); });
+            !why.empty())
             return why;
+    }
     if (const std::string stats = exr_text_attribute(out, "depthbatch/stats_sha256"); !stats.empty()) {
         const std::string path = job_output_path(now.ctx.job, OutputRole::StatsSidecar);
         const std::optional<std::string>& in_force = now.stats_identity();

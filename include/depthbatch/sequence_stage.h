@@ -112,6 +112,9 @@ private:
     bool open_ = false;
     int width_ = 0, height_ = 0;
     std::vector<int> size_changes_;
+    /// Stop while a stop's end of segment runs through the stages: a frame a stage abandons then (feed) ends the
+    /// later stages' segment as the stop does; else as a gap.
+    SegmentEnd ending_ = SegmentEnd::End;
     // plan_partial: frames outside positions pass_first_ .. pass_last_ leave the chain at stage pass_from_ (no stage
     // when it is kNoPass).
     static constexpr size_t kNoPass = static_cast<size_t>(-1);

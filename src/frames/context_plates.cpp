@@ -36,7 +36,8 @@ std::string context_plates_value(const std::vector<int>& frames, const std::func
     return kFrames + format_frame_spec(frames) + kDigest + digest(frames, identity);
 }
 
-std::string context_plates_changed(const std::string& value, const std::function<std::string(int)>& identity) {
+std::string context_plates_changed(const std::string& value, const std::vector<int>& frames_now,
+                                   const std::function<std::string(int)>& identity) {
     const size_t at = value.rfind(kDigest);
     if (value.rfind(kFrames, 0) != 0 || at == std::string::npos)
         return "recorded with context plates it cannot read (depthbatch/context_plates '" + value + "')";
@@ -47,6 +48,9 @@ std::string context_plates_changed(const std::string& value, const std::function
     } catch (const ConfigError&) {
         return "recorded with context plates it cannot read (depthbatch/context_plates '" + value + "')";
     }
+    if (frames != frames_now)
+        return "made with the frames " + spec + " around it; in the shot as it is now they are " +
+               format_frame_spec(frames_now) + " (the shot changed at an end)";
     if (digest(frames, identity) == value.substr(at + std::string(kDigest).size())) return "";
     return "made with neighbouring plates of which one or more have changed since (frames " + spec + ")";
 }

@@ -35,9 +35,13 @@ std::vector<int> context_positions(const TemporalReach& reach, int shot_size, in
 /// giving each one's plate_identity() as read.
 std::string context_plates_value(const std::vector<int>& frames, const std::function<std::string(int frame)>& identity);
 
-/// "" when the plates that `value` names still have the identities it recorded (`identity(frame)`: now); else why
-/// not, for the log ("a plate it was made with has changed since (frames 1052-1083)"). A value it cannot read
-/// counts as changed.
-std::string context_plates_changed(const std::string& value, const std::function<std::string(int frame)>& identity);
+/// "" when `value` names the frames `frames_now` (the frame's context in the shot as it is now: context_positions
+/// of its position in it, as frame numbers) and their plates still have the identities it recorded
+/// (`identity(frame)`: now); else why not, for the log: the context is other frames now (the shot grew or shrank
+/// at an end, so the stabilizer's window or the video windows differ: "made with the frames 1017-1020 around it;
+/// in the shot as it is now they are 1017-1023"), or a plate changed ("made with neighbouring plates of which one
+/// or more have changed since (frames 1052-1083)"). A value it cannot read counts as changed.
+std::string context_plates_changed(const std::string& value, const std::vector<int>& frames_now,
+                                   const std::function<std::string(int frame)>& identity);
 
 }  // namespace depthbatch::detail

@@ -42,6 +42,16 @@ void StageChain::feed(size_t stage, FrameRecord frame) {
         out_.push_back(std::move(frame));
         return;
     }
+    if (frame.abandoned) {
+        // A stage before this one could not finish it (a stop, or a failure, cut its windows): its depth is no
+        // neighbour's context. The stages from here on end their segment before it, as at the stop that cut it
+        // (their frames whose window it would have been are abandoned in turn) or as at a gap (marked cut: the
+        // frame itself fails, run_job.cpp), then it passes.
+        if (ending_ == SegmentEnd::Stop) end_from(stage, SegmentEnd::Stop, {});
+        else end_from(stage, SegmentEnd::Gap, {frame.frame});
+        out_.push_back(std::move(frame));
+        return;
+    }
     stages_[stage]->push(std::move(frame));
     drain(stage);
 }
@@ -51,10 +61,13 @@ void StageChain::drain(size_t stage) {
 }
 
 void StageChain::end_from(size_t stage, SegmentEnd why, const std::vector<int>& gap) {
+    const SegmentEnd outer = ending_;
+    if (why == SegmentEnd::Stop) ending_ = SegmentEnd::Stop;  // what the frames drained below were cut by
     for (size_t k = stage; k < stages_.size(); ++k) {
         stages_[k]->end_segment(why, gap);
         drain(k);  // what it finished belongs to the segment that ends in the stages after it
     }
+    ending_ = outer;
 }
 
 void StageChain::end_segment(SegmentEnd why) {

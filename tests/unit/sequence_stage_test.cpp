@@ -41,7 +41,55 @@ std::vector<int> frames_of(const std::vector<FrameRecord>& out) {
     return v;
 }
 
+/// A stage that holds every frame until its segment ends, as a video model's windows do: at a stop it gives them
+/// back abandoned, their depth unfinished (here: -1000, far outside any real frame's).
+struct HoldingStage : SequenceStage {
+    std::vector<FrameRecord> held, ready;
+    std::string name() const override { return "holding"; }
+    void push(FrameRecord f) override {
+        f.depth.width = f.input.width, f.depth.height = f.input.height;
+        f.depth.data.assign(static_cast<size_t>(f.input.width) * f.input.height, static_cast<float>(f.frame));
+        held.push_back(std::move(f));
+        while (held.size() > 2) {  // two frames of lookahead
+            ready.push_back(std::move(held.front()));
+            held.erase(held.begin());
+        }
+    }
+    void end_segment(SegmentEnd why, const std::vector<int>&) override {
+        for (FrameRecord& f : held) {
+            if (why == SegmentEnd::Stop) {
+                f.abandoned = true;
+                std::fill(f.depth.data.begin(), f.depth.data.end(), -1000.0f);
+            }
+            ready.push_back(std::move(f));
+        }
+        held.clear();
+    }
+    std::vector<FrameRecord> pop_ready() override { return std::move(ready); }
+};
+
 }  // namespace
+
+// Issue 41 (a new user's T24): a stage before the stabilizer that abandons frames at a stop (a video model's
+// unfinished windows) must not lend their depth to the stabilizer's windows: the frames whose window they would
+// have been are abandoned too, never written with it, so a resume renders them as a clean render does.
+TEST(StabilizerStage, FramesAnEarlierStageAbandonedAreNoOnesNeighbours) {
+    constexpr int R = 2, N = 20;
+    StageChain chain;
+    chain.add(std::make_unique<HoldingStage>());
+    chain.add(std::make_unique<StabilizerStage>(R, N));
+    for (int p = 0; p <= 9; ++p) chain.push(frame_at(p));
+    chain.end_segment(SegmentEnd::Stop);
+    std::vector<int> abandoned, written;
+    for (const FrameRecord& f : chain.pop_ready()) {
+        (f.abandoned ? abandoned : written).push_back(f.frame);
+        if (f.abandoned) continue;
+        for (float v : f.depth.data) EXPECT_GT(v, 0.0f) << "frame " << f.frame << " was averaged with abandoned depth";
+    }
+    // 1009 and 1010 abandoned by the holding stage; 1007 and 1008 lack them in their windows: abandoned as well.
+    EXPECT_EQ(abandoned, (std::vector<int>{1007, 1008, 1009, 1010}));
+    EXPECT_EQ(written, (std::vector<int>{1001, 1002, 1003, 1004, 1005, 1006}));
+}
 
 TEST(StageChain, BatchesOfOneSizeEachFrameOutOnceInOrder) {
     Recorder rec;

@@ -314,6 +314,15 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
                 foreign.push_back(out + " (not an OpenEXR file)");
                 continue;
             }
+            // --overwrite replaces depth frames, never an EXR someone else made (a plate, a comp render) that sits
+            // where a frame goes: its readable header has no depthbatch metadata. An empty file holds nothing.
+            std::error_code size_ec;
+            if (job.output.overwrite == OverwritePolicy::Overwrite && fs::file_size(out, size_ec) > 0 && !size_ec &&
+                why_output_is_stale(out, ctx.settings_sha256, ctx.model->sha256())
+                        .rfind("not written by depthbatch", 0) == 0) {
+                foreign.push_back(out + " (an OpenEXR file depthbatch did not write)");
+                continue;
+            }
             if (job.output.overwrite == OverwritePolicy::Skip) {
                 std::string why = why_output_is_stale(out, ctx.settings_sha256, ctx.model->sha256());
                 if (why.rfind("not written by depthbatch", 0) == 0) {

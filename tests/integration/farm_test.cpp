@@ -176,6 +176,17 @@ TEST(Farm, SkipExistingTrustsOnlyCompleteOutputsOfTheSameJob) {
         << r.output;
     EXPECT_TRUE(contains(r.output, out_frame(dir.path, 1005).string() + " (not an OpenEXR file)")) << r.output;
     EXPECT_EQ(read_bytes(out_frame(dir.path, 1005)), "not an exr");
+    // --overwrite neither (a new user's N18: it replaced the foreign EXR, exit 0), and validate says so first.
+    const std::string foreign = read_bytes(out_frame(dir.path, 1003));
+    for (const std::string& command : {"validate", "render"}) {
+        r = command == "validate" ? run_cli({"validate", job.string(), "--frames", "1003", "--overwrite"})
+                                  : run_cli({job.string(), "--frames", "1003", "--overwrite"});
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::OutputExists)) << command << "\n" << r.output;
+        EXPECT_TRUE(
+            contains(r.output, out_frame(dir.path, 1003).string() + " (an OpenEXR file depthbatch did not write)"))
+            << r.output;
+        EXPECT_EQ(read_bytes(out_frame(dir.path, 1003)), foreign) << command;
+    }
     // Emptied (nothing to lose), they are rendered again.
     write_file(out_frame(dir.path, 1003), "");
     write_file(out_frame(dir.path, 1005), "");

@@ -649,8 +649,15 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     for (int f : plates) {
         const std::string path = ctx->input.path(f);
         if (!fs::is_regular_file(path)) continue;  // missing plates: reported by select_frames above
-        if (deep) check_auto_kind(*ctx, read_plate(path, f, job.input));  // every pixel decoded, as the render
-        else check_auto_kind(*ctx, probe_plate(path, f, job.input));
+        try {
+            if (deep) check_auto_kind(*ctx, read_plate(path, f, job.input));  // every pixel decoded, as the render
+            else check_auto_kind(*ctx, probe_plate(path, f, job.input));
+        } catch (const InputError& e) {
+            // As the render: under on_error: stop the frame stops it (exit 3), under continue it fails alone (7).
+            if (job.pipeline.on_error == OnError::Stop) throw;
+            v.warnings.push_back(e.what());
+            v.exit_code = ExitCode::Partial;
+        }
     }
     line("plates", std::to_string(plates.size()) + (deep ? " decoded in full: " : " checked: ") + ctx->first_kind);
     // One forward at the processing size (the dry run above used a small one).

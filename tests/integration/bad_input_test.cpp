@@ -769,6 +769,12 @@ TEST(BadInput, ValidatePredictsATruncatedPlateAndTheRenderSaysTheSame) {
         EXPECT_TRUE(contains(r.output, "frame 1002")) << r.output;
         EXPECT_TRUE(contains(r.output, "truncated")) << r.output;
         EXPECT_FALSE(fs::exists(sc.dir / "out/d.1002.exr"));
+        // Under on_error: continue the frame fails alone: validate says 7 as the render does (a new user's N17: 3).
+        const auto vc = run_cli({"validate", job("1001-1002"), "--set", "pipeline.on_error=continue", "--overwrite"});
+        EXPECT_EQ(vc.exit_code, exit_status(ExitCode::Partial)) << vc.output;
+        EXPECT_TRUE(contains(vc.output, "q.1002" + ext)) << vc.output;
+        const auto rc = run_cli({job("1001-1002"), "--set", "pipeline.on_error=continue", "--overwrite"});
+        EXPECT_EQ(rc.exit_code, exit_status(ExitCode::Partial)) << rc.output;
     }
 }
 

@@ -167,6 +167,12 @@ struct OpenedRun {
 /// Stage::NothingToDo. `phase` hears "loading model" and "checking outputs" as they start. Throws what those throw.
 OpenedRun open_run(const JobConfig& job, const std::function<void(const std::string&)>& phase, bool render);
 
+/// A run that renders part of a video model's shot (a chunk, --frames, a resume) runs only its own windows, planned
+/// at one model input size. Throws RenderError (exit 5; validate the same) when the plates of `plan` change size
+/// (their data window, hence the model input: ReformatPlan::make), naming the frame where it changes, the sizes and
+/// the way out (render the shot whole). Headers only; missing plates are check_context_plates'. Nothing for a whole
+/// render (each size starts its own windows) or a single-frame model.
+void check_chunk_sizes(const JobContext& ctx, const std::vector<PlannedFrame>& plan);
 /// The frames the pipeline computes, with the chain's warm-up: context_frames() on each side, and from the shot's
 /// first frame when it needs_segment_start() (see PlannedFrame).
 std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelection& sel, StageChain& chain);

@@ -517,6 +517,39 @@ std::vector<int> check_context_plates(const JobContext& ctx, const std::vector<P
     return missing;
 }
 
+void check_chunk_sizes(const JobContext& ctx, const std::vector<PlannedFrame>& plan) {
+    const bool part =
+        std::any_of(plan.begin(), plan.end(), [](const PlannedFrame& p) { return !p.write; }) ||
+        (!plan.empty() && (plan.front().frame != ctx.shot.front() || plan.back().frame != ctx.shot.back()));
+    if (!ctx.contract().multi_frame() || !part) return;
+    const JobConfig& job = ctx.job;
+    int first = 0, first_w = 0, first_h = 0;
+    std::vector<int> written;
+    for (const PlannedFrame& p : plan)
+        if (p.write) written.push_back(p.frame);
+    for (const PlannedFrame& p : plan) {
+        const std::string path = ctx.input.path(p.frame);
+        if (!fs::is_regular_file(path)) continue;
+        const PlateInfo info = probe_plate(path, p.frame, job.input);
+        const ReformatPlan rp = ReformatPlan::make(info.width(), info.height(), job.model.size, ctx.contract(),
+                                                   pixel_aspect(job, info.file_spec));
+        if (first_w == 0) {
+            first = p.frame, first_w = rp.input_width, first_h = rp.input_height;
+            continue;
+        }
+        if (rp.input_width == first_w && rp.input_height == first_h) continue;
+        const auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
+        throw RenderError("frames " + format_frame_spec(written) +
+                          ": the model input size changes inside the video windows that make them (frame " +
+                          std::to_string(first) + ": " + size(first_w, first_h) + ", frame " + std::to_string(p.frame) +
+                          ": " + size(rp.input_width, rp.input_height) +
+                          "; the plate's data window changes size): a run of part of a video shot (--chunk, --frames, "
+                          "--skip-existing) runs only its windows, planned at one size; render this shot whole: "
+                          "without --chunk or --frames, and with --overwrite rather than --skip-existing (a whole "
+                          "render starts the windows afresh at the size change)");
+    }
+}
+
 SequenceRange sequence_range(const JobContext& ctx) {
     SequenceRange r;
     if (!ctx.normalizer->needs_sequence_range()) return r;
@@ -644,6 +677,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
         // Context plates (a chunk's warm-up), as the render checks them: exit 3 under stop, Partial under continue.
         std::vector<std::string> context_lines;
         if (!check_context_plates(*ctx, plan, &context_lines).empty()) v.exit_code = ExitCode::Partial;
+        check_chunk_sizes(*ctx, plan);
         for (const std::string& l : context_lines) v.warnings.push_back(l);
     }
     for (int f : plates) {

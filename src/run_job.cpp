@@ -287,6 +287,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     std::vector<std::string> context_lines;
     report.context_failed = check_context_plates(*ctx, plan, &context_lines);
     for (const std::string& line : context_lines) log_warning(line);
+    check_chunk_sizes(*ctx, plan);
     watch.on_phase("rendering");
     watch.on_start(counted, report.skipped);
     report_missing();

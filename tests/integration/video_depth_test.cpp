@@ -610,3 +610,42 @@ TEST(VideoDepth, AChunkReportsAMissingContextPlateAsContextAndValidatePredictsIt
         fs::remove_all(dir.path / "d");
     }
 }
+
+// A new user's T45/T46: plates 1041-1080 of 1001-1080 are cropped (28x20, the rest 30x20: model inputs 28x28, 42x28). A chunk runs only its own
+// windows, planned at one model input size: each chunk, and a resume of the whole shot, is refused before anything
+// renders (exit 5, the frame where the size changes, the sizes and the way out), as validate predicts. Before, chunk
+// 2/2 said a stop cut frame 1041, "0 rendered, 0 failed" and exit 5 with no error line; validate said 0. The whole
+// render starts the windows afresh at 1041 and writes every frame.
+TEST(VideoDepth, APartOfAShotWhosePlatesChangeSizeIsRefusedAsValidateSays) {
+    TempDir dir;
+    write_probe_video_model(dir.path / "video.pt", true);
+    for (int f = 1001; f <= 1080; ++f)
+        write_image(dir.path / ("plate." + std::to_string(f) + ".png"), f <= 1040 ? 30 : 28, 20, {"R", "G", "B"},
+                    "uint8", [f](int x, int y, int c) {
+                        return std::fmod(0.013f * static_cast<float>(x * (c + 1) + 2 * y + 3 * f), 1.0f);
+                    });
+    const fs::path job = write_job(dir.path / "job.yaml",
+                                   "input: {path: plate.####.png, frames: 1001-1080}\n"
+                                   "model: {path: video.pt, size: plate}\noutput: {path: d/d.####.exr}\n");
+    for (const char* chunk : {"1/2", "2/2"}) {
+        SCOPED_TRACE(chunk);
+        const auto v = run_cli({"validate", job.string(), "--chunk", chunk});
+        const auto r = run_cli({job.string(), "--chunk", chunk});
+        for (const auto* out : {&v, &r}) {
+            EXPECT_EQ(out->exit_code, exit_status(depthbatch::ExitCode::Render)) << out->output;
+            EXPECT_TRUE(contains(out->output, "depthbatch: error: frames " +
+                                                  std::string(chunk[0] == '1' ? "1001-1040" : "1041-1080") +
+                                                  ": the model input size changes inside the video windows"))
+                << out->output;
+            EXPECT_TRUE(contains(out->output, "frame 1001: 42x28, frame 1041: 28x28")) << out->output;
+        }
+        EXPECT_FALSE(fs::exists(dir.path / "d")) << "nothing is written before the refusal";
+    }
+    auto r = run_cli({job.string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(dir.path / "d").size(), 80u);
+    fs::remove(dir.path / "d/d.1050.exr");
+    r = run_cli({job.string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::Render)) << r.output;
+    EXPECT_TRUE(contains(r.output, "with --overwrite rather than --skip-existing")) << r.output;
+}

@@ -181,8 +181,10 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
 /// windows)"). Under pipeline.on_error: stop throws InputError (exit 3) listing them, as select_frames does for the
 /// run's own plates; under continue returns the frames (the render goes on, marking or failing what they cut, and
 /// exits Partial). The render and validate call it alike.
+/// `own`: the run's own frames (OpenedRun::requested): a missing one among them is select_frames' to report, never
+/// context, though the plan reads it only as the warm-up of its neighbours.
 std::vector<int> check_context_plates(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
-                                      std::vector<std::string>* messages = nullptr);
+                                      const std::vector<int>& own, std::vector<std::string>* messages = nullptr);
 /// The range depth.normalize: sequence uses.
 SequenceRange sequence_range(const JobContext& ctx);
 /// What every EXR of the job carries in its metadata; `stages`: the stage chain's entries.

@@ -185,6 +185,19 @@ static std::pair<SequenceStats, std::string> wanted_sequence_stats(const JobCont
     return {want, job_output_path(job, OutputRole::StatsSidecar)};
 }
 
+/// recompute_stats_advice for this run: the command names the sidecar when the job file alone names another one
+/// (the run's --output or --set moved it), so that `depthbatch stats` recomputes the sidecar this run reads.
+static std::string stats_advice(const JobConfig& job) {
+    const std::string path = job_output_path(job, OutputRole::StatsSidecar);
+    std::string plain;
+    try {
+        plain =
+            job.job_file.empty() ? std::string() : job_output_path(load_job(job.job_file), OutputRole::StatsSidecar);
+    } catch (const Error&) {  // the file changed since: name the sidecar, which is right either way
+    }
+    return recompute_stats_advice(job.job_file, plain == path ? std::string() : path);
+}
+
 SequenceStats sequence_stats(const JobContext& ctx, bool recompute) {
     const JobConfig& job = ctx.job;
     auto [want, path] = wanted_sequence_stats(ctx);
@@ -201,7 +214,7 @@ SequenceStats sequence_stats(const JobContext& ctx, bool recompute) {
         return std::move(w.depth.data);
     };
     return reuse_or_compute_sequence_stats(ctx.guard, path, want, job.output.overwrite == OverwritePolicy::Overwrite,
-                                           recompute, recompute_stats_advice(job.job_file), frame_values);
+                                           recompute, stats_advice(job), frame_values);
 }
 
 // ---- the phases of run_job, in order --------------------------------------------------------------
@@ -290,7 +303,7 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
             if (const std::vector<int> changed = changed_sample_plates(*have, identity_now); !changed.empty())
                 throw OutputExistsError(path + ": the plates of sample frames " + format_frame_spec(changed) +
                                         " have changed since these sequence statistics were taken; " +
-                                        recompute_stats_advice(job.job_file));
+                                        stats_advice(job));
     }
     for (int f : frames) {
         const std::string in = ctx.input.path(f), out = ctx.output.path(f);
@@ -494,11 +507,13 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
 }
 
 std::vector<int> check_context_plates(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
-                                      std::vector<std::string>* messages) {
+                                      const std::vector<int>& own, std::vector<std::string>* messages) {
     std::vector<int> written, missing;
     for (const PlannedFrame& p : plan) {
         if (p.write) written.push_back(p.frame);
-        else if (!fs::is_regular_file(ctx.input.path(p.frame))) missing.push_back(p.frame);
+        else if (!fs::is_regular_file(ctx.input.path(p.frame)) &&
+                 std::find(own.begin(), own.end(), p.frame) == own.end())
+            missing.push_back(p.frame);
     }
     if (missing.empty() || written.empty()) return missing;
     const std::string what = ctx.contract().multi_frame() ? "the video windows" : "depth.stabilize's window";
@@ -676,7 +691,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
         for (const PlannedFrame& p : plan) plates.push_back(p.frame);
         // Context plates (a chunk's warm-up), as the render checks them: exit 3 under stop, Partial under continue.
         std::vector<std::string> context_lines;
-        if (!check_context_plates(*ctx, plan, &context_lines).empty()) v.exit_code = ExitCode::Partial;
+        if (!check_context_plates(*ctx, plan, run.requested, &context_lines).empty()) v.exit_code = ExitCode::Partial;
         check_chunk_sizes(*ctx, plan);
         for (const std::string& l : context_lines) v.warnings.push_back(l);
     }
@@ -728,7 +743,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
             if (diff.empty()) state = " (exists, made for this job: reused)";
             else if (job.output.overwrite != OverwritePolicy::Overwrite)
                 throw OutputExistsError(path + ": sequence statistics made for another job (" + diff + " differs); " +
-                                        recompute_stats_advice(job.job_file));
+                                        stats_advice(job));
             else state = " (made for another job: " + diff + " differs; recomputed, --overwrite)";
         }
         line("stats", path + state);

@@ -285,7 +285,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     StageChain chain = make_stage_chain(*ctx);
     const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain);
     std::vector<std::string> context_lines;
-    report.context_failed = check_context_plates(*ctx, plan, &context_lines);
+    report.context_failed = check_context_plates(*ctx, plan, run.requested, &context_lines);
     for (const std::string& line : context_lines) log_warning(line);
     check_chunk_sizes(*ctx, plan);
     watch.on_phase("rendering");

@@ -60,11 +60,15 @@ std::string SequenceStats::identity() const {
     return sha256_text(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-std::string recompute_stats_advice(const std::string& job_file) {
-    std::string quoted = "'";
-    for (char c : job_file) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return "recompute them with `depthbatch stats " + quoted +
-           "' --overwrite`, then render with --skip-existing: the "
+std::string recompute_stats_advice(const std::string& job_file, const std::string& sidecar) {
+    const auto quoted = [](const std::string& text) {  // one shell word: '...', a ' inside as '\''
+        std::string q = "'";
+        for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        return q + "'";
+    };
+    return "recompute them with `depthbatch stats " + quoted(job_file) +
+           (sidecar.empty() ? std::string() : " --set depth.stats_file=" + quoted(sidecar)) +
+           " --overwrite`, then render with --skip-existing: the "
            "frames normalized with the old statistics render again";
 }
 

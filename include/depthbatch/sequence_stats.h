@@ -50,8 +50,9 @@ std::string default_stats_path(const std::string& output_pattern);
 
 /// What every message about stale statistics tells the user to do, the one spelling of it: "recompute them with
 /// `depthbatch stats 'JOB' --overwrite`, then render with --skip-existing: the frames normalized with the old
-/// statistics render again".
-std::string recompute_stats_advice(const std::string& job_file);
+/// statistics render again". `sidecar`, when not "": the sidecar's path, for a run whose sidecar is not the one the
+/// job file alone names (--output or --set moved it): the command then carries `--set depth.stats_file='PATH'`.
+std::string recompute_stats_advice(const std::string& job_file, const std::string& sidecar = "");
 
 /// The sample frames of `stats` whose plate has changed since it was taken (`identity_now(frame)`: plate_identity()
 /// now), ascending; empty when it recorded none.

@@ -225,6 +225,20 @@ TEST(Redelivery, AReplacedSamplePlateIsRefusedWithTheCommandThenEveryFrameRender
         << r.output;
     for (int f = 1001; f <= 1020; ++f)
         EXPECT_EQ(bytes_of(t.path, "out", f), bytes_of(t.path, "ref", f)) << "frame " << f;
+    // A run whose --output moved the sidecar (a new user's T23: the command recomputed the job file's own sidecar,
+    // and the render was refused again): the command names the sidecar the run reads, and it fixes the run.
+    redeliver(t / "pl/bedroom.1014.jpg", bedroom(1015));
+    const std::string moved = (t / "ref/d.stats.json").string();
+    r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, exit_status(depthbatch::ExitCode::OutputExists)) << r.output;
+    EXPECT_TRUE(contains(
+        r.output, "`depthbatch stats '" + job.string() + "' --set depth.stats_file='" + moved + "' --overwrite`"))
+        << r.output;
+    r = run_cli({"stats", job.string(), "--set", "depth.stats_file=" + moved, "--overwrite"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run_cli({job.string(), "--output", (t / "ref/d.####.exr").string(), "--skip-existing"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(rendered_again(r.output), range_set(1001, 1020)) << r.output;
 }
 
 // The recipe: a sample plate missing (on_error: continue samples the plates that exist), then delivered. The

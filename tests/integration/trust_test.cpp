@@ -438,9 +438,13 @@ TEST(Trust, AGapInAStabilizedShotIsRenderedAgainOnceTheFrameExists) {
     r = run_cli({job.string(), "--summary", (t / "s.json").string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Partial)) << r.output;
     EXPECT_TRUE(contains(r.output, "partial: 1 frames failed (1010)")) << r.output;
+    // 1010 is one of the run's frames, missing: never said to be context (a new user's T11).
+    EXPECT_FALSE(contains(r.output, "not a frame of this run")) << r.output;
+    EXPECT_FALSE(contains(r.output, "read, not owned")) << r.output;
     const auto s = read_json(t / "s.json");
     EXPECT_EQ(s["failed"], 1);
     EXPECT_EQ(s["rendered"], 19);
+    EXPECT_EQ(s["context_failed"], nlohmann::json::array()) << s.dump();
     expect_frames_around_1010_marked(t.path);
     // Still missing: nothing to gain, the marked frames are kept (and the missing plate is the error).
     r = run_cli({job.string(), "--skip-existing"});

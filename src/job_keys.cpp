@@ -114,7 +114,8 @@ std::vector<JobKey> make_table() {
             when(frames_matter,
                  px("input.frames", "the sequence on disk (first to last plate found; a hole in it is a missing plate)",
                     "frame spec of the shot: 1001-1100, 1001-1100x2, 1001,1005,1010-1020 (in the "
-                    "fingerprint where it changes values: normalize sequence, stabilize)",
+                    "fingerprint where it changes values: normalize sequence, stabilize; a stabilized or video model "
+                    "frame also records the frames its windows read, depthbatch/context_plates)",
                     "1001-1010", "input.frames", V(format_frame_spec(j.input.frames))))),
         np("input.scene", "unknown",
            "indoor | outdoor | unknown: what the plate shows, checked against the model's training domain (its "

@@ -261,7 +261,9 @@ std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame
         std::vector<int> back;
         for (int f : lacked)
             if (!now.plate(f).empty()) back.push_back(f);
-        if (!back.empty()) return "stabilized without frames " + format_frame_spec(back) + ", whose plates exist now";
+        if (!back.empty())
+            return std::string(now.ctx.job.depth.stabilize ? "stabilized" : "made by video windows") +
+                   " without frames " + format_frame_spec(back) + ", whose plates exist now";
     }
     if (const std::string context = exr_text_attribute(out, "depthbatch/context_plates"); !context.empty()) {
         // The frames its context is in the shot as it is now (the shot may have grown since: a plate delivered

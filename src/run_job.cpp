@@ -222,7 +222,7 @@ void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
     if (const auto& changes = chain.size_changes(); !changes.empty() && !chain.temporal_names().empty())
         log_warning("the model input size changed at ", changes.size(), " frame(s) (", format_frame_spec(changes),
                     "; the plate's data window changes size): the ", chain.temporal_names(),
-                    " cannot combine frames across a size change and start afresh there",
+                    " cannot combine frames across a size change: each starts afresh there",
                     changes.size() * 2 >= plan.size() ? ", so they had almost no effect on this shot" : "");
     if (!frames.abandoned().empty())
         log_warning(

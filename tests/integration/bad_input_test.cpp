@@ -231,8 +231,13 @@ TEST(BadInput, FullDiskNamesTheOsErrorAndKeepsTheOldFrame) {
     const ScopedTmpfs mount(full, "size=64k");
     if (!mount.mounted)
         GTEST_SKIP() << "cannot mount a small tmpfs here (not root?): the full-disk case is not exercised";
-    // The frame already there: a small OpenEXR file (a file that is no EXR is never replaced at all).
-    write_image(full / "d.1001.exr", 4, 4, {"R", "G", "B"}, "half", [](int, int, int) { return 0.25f; });
+    // The frame already there: a small depthbatch frame (a file that is no depthbatch EXR is never replaced at all).
+    write_image(s.dir / "small.1001.exr", 4, 4, {"R", "G", "B"}, "half", [](int, int, int) { return 0.25f; });
+    const auto first = run_cli({write_job(s.dir / "small.yaml",
+                                          "input: {path: small.####.exr, colorspace: sRGB}\n"
+                                          "model: {path: pmean.pt, size: plate}\noutput: {path: full/d.####.exr}\n")
+                                    .string()});
+    ASSERT_EQ(first.exit_code, 0) << first.output;
     const std::string older = read_bytes(full / "d.1001.exr");
     // 1024x1024 float depth + RGB does not fit in what is left of 64 KiB.
     write_image(s.dir / "big.1001.exr", 1024, 1024, {"R", "G", "B"}, "float",

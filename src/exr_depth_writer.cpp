@@ -165,17 +165,12 @@ std::string describe_output(const PlateInfo& plate, const ExrWriteOptions& optio
     return s;
 }
 
-void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf& depth, const Metadata& metadata,
-                     const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra) {
-    const std::string& path = pub.final_path();
-    const OIIO::ImageSpec& in = plate.file_spec;
-    if (depth.spec().width != in.width || depth.spec().height != in.height || depth.nchannels() != 1)
-        throw RenderError(path + ": depth is " + std::to_string(depth.spec().width) + "x" +
-                          std::to_string(depth.spec().height) + ", plate data window is " + std::to_string(in.width) +
-                          "x" + std::to_string(in.height));
+namespace {
 
-    // Pixels: the output channels, float32 in memory over the data window (exact for every source type:
-    // half and integer codes are exactly representable; the file stores each channel in its own type).
+/// The file's channels: the plate's passthrough and depth.Z (output_channels), then the passes (output.passes) after
+/// depth.Z, each never under a taken name (source -2 - i: extra[i]). Throws RenderError naming `path`.
+std::vector<OutputChannel> channels_with_passes(const Plate& plate, const ExrWriteOptions& options,
+                                                const std::vector<ExtraChannel>& extra, const std::string& path) {
     std::vector<OutputChannel> channels = output_channels(plate, options);
     for (const ExtraChannel& e : extra) {  // passes (output.passes) after depth.Z: never under a taken name
         for (const OutputChannel& c : channels)
@@ -183,6 +178,16 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
                 throw RenderError(path + ": channel " + e.name + " is written twice (a plate channel of that name?)");
         channels.push_back({e.name, -2 - static_cast<int>(&e - extra.data()), e.type});
     }
+    return channels;
+}
+
+/// The pixels: the output channels, float32 in memory over the data window, interleaved (exact for every source
+/// type: half and integer codes are exactly representable; the file stores each channel in its own type).
+/// Throws RenderError naming `path` when the plate or depth is not a packed float32 buffer or a source is missing.
+std::vector<float> interleaved_pixels(const Plate& plate, const OIIO::ImageBuf& depth,
+                                      const std::vector<OutputChannel>& channels,
+                                      const std::vector<ExtraChannel>& extra, const std::string& path) {
+    const OIIO::ImageSpec& in = plate.file_spec;
     const int nout = static_cast<int>(channels.size());
     const int nin = plate.pixels.nchannels();
     if (!plate.pixels.localpixels() || plate.pixels.spec().format != OIIO::TypeDesc::FLOAT || !depth.localpixels() ||
@@ -198,8 +203,15 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
         const float* e = s <= -2 ? extra[static_cast<size_t>(-2 - s)].data : nullptr;
         for (size_t i = 0; i < npixels; ++i) pixels[i * nout + k] = e ? e[i] : s < 0 ? z[i] : src[i * nin + s];
     }
+    return pixels;
+}
 
-    // Spec: windows from the plate, channel names and per-channel types, metadata.
+/// The file's spec: windows from the plate, channel names and per-channel types, the plate's own metadata, ours.
+/// `metadata` entries named "oiio:" go to `exr_only` (OIIO's OpenEXR writer drops them; write_exr_file adds them).
+OIIO::ImageSpec exr_spec(const Plate& plate, const ExrWriteOptions& options, const std::vector<OutputChannel>& channels,
+                         const Metadata& metadata, Metadata& exr_only) {
+    const OIIO::ImageSpec& in = plate.file_spec;
+    const int nout = static_cast<int>(channels.size());
     OIIO::ImageSpec spec(in.width, in.height, nout, OIIO::TypeDesc::FLOAT);
     spec.x = in.x;
     spec.y = in.y;
@@ -239,17 +251,19 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
     if (plate.unassociated_alpha && plate.a >= 0 && options.channels != OutputChannels::Depth)
         spec.attribute("depthbatch/alpha", "unassociated: colour as stored in the plate, not premultiplied by A");
     // "oiio:" names (oiio:ColorSpace) are dropped by OIIO's OpenEXR writer: OpenEXR writes those below.
-    Metadata exr_only;
     for (const auto& [key, value] : metadata)
         if (key.rfind("oiio:", 0) == 0) exr_only.push_back({key, value});
         else spec.attribute(key, value);
+    return spec;
+}
 
-    // The folder exists (the guard's open made it). No existence check here: run_job refuses existing outputs
-    // before rendering, and the no-replace link() below catches a file that appeared since (another farm task),
-    // comparing bytes.
-    // With attributes only OpenEXR writes, OIIO writes a staging file first (the publication's scratch: same
-    // folder, hidden, removed in any case) and OpenEXR copies its compressed pixels unchanged under the fuller
-    // header into the publication's temporary.
+/// Write `pixels` under `spec` into the publication's temporary (not published yet). With attributes only OpenEXR
+/// writes (`exr_only`), OIIO writes a staging file first (the publication's scratch: same folder, hidden, removed
+/// in any case) and OpenEXR copies its compressed pixels unchanged under the fuller header into the temporary.
+/// Throws RenderError naming the final path, with what the OS said.
+void write_exr_file(Publication& pub, const OIIO::ImageSpec& spec, const std::vector<float>& pixels,
+                    const Metadata& exr_only) {
+    const std::string& path = pub.final_path();
     const bool staged = !exr_only.empty();
     const std::string oiio_path = staged ? pub.scratch_path() : pub.temp_path();
     auto out = OIIO::ImageOutput::create("openexr");
@@ -284,6 +298,27 @@ void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf&
             throw RenderError(path + ": write failed: " + e.what());
         }
     }
+}
+
+}  // namespace
+
+void write_depth_exr(Publication& pub, const Plate& plate, const OIIO::ImageBuf& depth, const Metadata& metadata,
+                     const ExrWriteOptions& options, const std::vector<ExtraChannel>& extra) {
+    const std::string& path = pub.final_path();
+    const OIIO::ImageSpec& in = plate.file_spec;
+    if (depth.spec().width != in.width || depth.spec().height != in.height || depth.nchannels() != 1)
+        throw RenderError(path + ": depth is " + std::to_string(depth.spec().width) + "x" +
+                          std::to_string(depth.spec().height) + ", plate data window is " + std::to_string(in.width) +
+                          "x" + std::to_string(in.height));
+
+    const std::vector<OutputChannel> channels = channels_with_passes(plate, options, extra, path);
+    const std::vector<float> pixels = interleaved_pixels(plate, depth, channels, extra, path);
+    Metadata exr_only;
+    const OIIO::ImageSpec spec = exr_spec(plate, options, channels, metadata, exr_only);
+    // The folder exists (the guard's open made it). No existence check here: run_job refuses existing outputs
+    // before rendering, and the no-replace link() below catches a file that appeared since (another farm task),
+    // comparing bytes.
+    write_exr_file(pub, spec, pixels, exr_only);
     // Two farm tasks whose chunks overlap write the same frame: identical bytes are no conflict.
     if (pub.publish(options.overwrite == OverwritePolicy::Overwrite) == detail::TempFile::Result::Exists)
         throw OutputExistsError(path +

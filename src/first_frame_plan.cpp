@@ -102,22 +102,13 @@ void check_precision(JobContext& ctx, int frame) {
 
 /// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
 /// model that cannot run fails here with the model exit code, before any frame is read.
-void plan_from_first_frame(JobContext& ctx, int frame) {
+namespace {
+
+/// A farm chunk or a --skip-existing run decides input.colorspace auto from its own first frame `frame`: it must
+/// decide as a render of the whole shot would, from the shot's first frame (when that is on disk and readable; else
+/// its own run says why). Throws InputError when the two frames are of different kinds.
+void check_auto_colorspace_matches_shot(const JobContext& ctx, int frame) {
     const JobConfig& job = ctx.job;
-    const std::string first = ctx.input.path(frame);
-    const PlateInfo plate = probe_plate(first, frame, job.input);  // part/view, deep, channels: fails here
-    const OIIO::ImageSpec& spec = plate.file_spec;
-    ctx.first_frame = frame;
-    log_info("plate ", plate.describe());
-    // Never enlarged: said, not hidden, when the job asked for the size (the default on a small plate says nothing).
-    if (ctx.preview && job.output.preview.size_given && job.output.preview.size > std::max(spec.width, spec.height))
-        log_warning("output.preview.size ", job.output.preview.size, " is larger than the plate (", spec.width, "x",
-                    spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
-                    " px on the long side (they are never enlarged)");
-    ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
-    ctx.first_kind = auto_kind(ctx, plate);
-    // A farm chunk or a --skip-existing run decides from its own first frame: it must decide as a render of the
-    // whole shot would, from the shot's first frame (when that is on disk and readable; else its own run says why).
     if (job.input.colorspace == "auto" && !ctx.shot.empty() && ctx.shot.front() != frame) {
         const int s = ctx.shot.front();
         std::optional<PlateInfo> shot_first;
@@ -132,7 +123,13 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
                              ": input.colorspace auto is decided from one frame, so the chunks of this shot would "
                              "decide differently. Re-export the frames like the others, or set input.colorspace");
     }
-    // The RGB passthrough: the plate's colorspace -> scene_linear (passthrough_color.h); nothing for depth only.
+}
+
+/// The RGB passthrough (passthrough_color.h: the plate's colorspace -> scene_linear; nothing for depth only), the
+/// output's channels and pixel types said, and the checks of what the file will hold: a pass named like a plate
+/// channel passed through (ConfigError naming `first`, the first frame's path), DWA's loss on half colour.
+void plan_passthrough_and_channels(JobContext& ctx, const PlateInfo& plate, const std::string& first) {
+    const JobConfig& job = ctx.job;
     const bool rgb_out = job.output.channels != OutputChannels::Depth;
     ctx.passthrough =
         PassthroughColor::create(ctx.color->config_path(), ctx.color->from(),
@@ -167,14 +164,21 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
             "output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
             "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
             "for a bit-exact passthrough");
+}
+
+/// A PixelAspectRatio outside 0.01-100 is treated as square pixels: said, naming `first`.
+void warn_unbelievable_pixel_aspect(const JobConfig& job, const std::string& first, const OIIO::ImageSpec& spec) {
     if (const float a = spec.get_float_attribute("PixelAspectRatio", 1.0f);
         !job.input.pixel_aspect && pixel_aspect(job, spec) != a)
         log_warning(first, ": PixelAspectRatio ", a,
                     " is not a believable pixel aspect (0.01 to 100): treated as square "
                     "pixels (1) and written as the file has it; set input.pixel_aspect if the plate is anamorphic");
-    ctx.first_plan =
-        ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
-    check_precision(ctx, frame);
+}
+
+/// The forward passes before frame 1: the warm-up (model.warmup) at the shapes the job feeds, or one small probe; it is
+/// the dry run too. A RenderError of either is the model's: thrown as ModelError (exit 4).
+void dry_run_forward(JobContext& ctx) {
+    const JobConfig& job = ctx.job;
     // The warm-up at the shapes the job feeds (model.warmup passes; on CUDA 3 by default: TorchScript's profiling
     // executor records the first forward of a shape and optimizes, fusers included, on the second, and cuDNN's
     // autotuning runs on the first; on the CPU 0, a farm chunk of a few frames gains nothing) is the dry run
@@ -204,6 +208,11 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
     } catch (const RenderError& e) {
         throw ModelError(e.what());
     }
+}
+
+/// The log lines of the reformat (plate -> model input -> depth back) and of the tiles, when the job has them.
+void log_reformat(const JobContext& ctx, const OIIO::ImageSpec& spec) {
+    const JobConfig& job = ctx.job;
     const ReformatPlan& fp = ctx.first_plan;
     std::ostringstream aspect;
     if (fp.pixel_aspect != 1.0)
@@ -223,6 +232,32 @@ void plan_from_first_frame(JobContext& ctx, int frame) {
                  tp.input_height, ": ", 1 + tiles.size(), " forwards a frame (",
                  1 + (tiles.size() + per_batch - 1) / per_batch, " passes at batch ", per_batch, ")");
     }
+}
+
+}  // namespace
+
+void plan_from_first_frame(JobContext& ctx, int frame) {
+    const JobConfig& job = ctx.job;
+    const std::string first = ctx.input.path(frame);
+    const PlateInfo plate = probe_plate(first, frame, job.input);  // part/view, deep, channels: fails here
+    const OIIO::ImageSpec& spec = plate.file_spec;
+    ctx.first_frame = frame;
+    log_info("plate ", plate.describe());
+    // Never enlarged: said, not hidden, when the job asked for the size (the default on a small plate says nothing).
+    if (ctx.preview && job.output.preview.size_given && job.output.preview.size > std::max(spec.width, spec.height))
+        log_warning("output.preview.size ", job.output.preview.size, " is larger than the plate (", spec.width, "x",
+                    spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
+                    " px on the long side (they are never enlarged)");
+    ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
+    ctx.first_kind = auto_kind(ctx, plate);
+    check_auto_colorspace_matches_shot(ctx, frame);
+    plan_passthrough_and_channels(ctx, plate, first);
+    warn_unbelievable_pixel_aspect(job, first, spec);
+    ctx.first_plan =
+        ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
+    check_precision(ctx, frame);
+    dry_run_forward(ctx);
+    log_reformat(ctx, spec);
 }
 
 }  // namespace detail

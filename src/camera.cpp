@@ -2,6 +2,7 @@
 #include "depthbatch/camera.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/exr_metadata.h"
 
 #include <cmath>
 #include <fstream>
@@ -13,13 +14,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 double radians(double deg) { return deg * kPi / 180.0; }
-
-std::string num(double v) {
-    std::ostringstream s;
-    s.precision(10);
-    s << v;
-    return s.str();
-}
 
 // Row-major 4x4 products.
 std::array<double, 16> mul(const std::array<double, 16>& a, const std::array<double, 16>& b) {
@@ -100,7 +94,7 @@ double camera_focal_columns(const CameraSettings& camera, int display_width, std
 
 PlateCamera make_plate_camera(const CameraSettings& camera, const PlateWindows& w, double pixel_aspect,
                               const ChanSample* sample) {
-    if (!(pixel_aspect > 0)) throw ConfigError("input.pixel_aspect: must be > 0, not " + num(pixel_aspect));
+    if (!(pixel_aspect > 0)) throw ConfigError("input.pixel_aspect: must be > 0, not " + metadata_number(pixel_aspect));
     PlateCamera c;
     c.fx = camera_focal_columns(camera, w.full_width, sample ? sample->vfov_deg : std::nullopt);
     if (!(c.fx > 0))
@@ -128,13 +122,14 @@ double processing_focal_px(double fx_columns, double pixel_aspect, int plate_wid
 
 std::string describe_camera(const CameraSettings& camera) {
     std::string s;
-    if (camera.focal_px) s = "focal_px " + num(*camera.focal_px);
+    if (camera.focal_px) s = "focal_px " + metadata_number(*camera.focal_px);
     else if (camera.focal_mm)
-        s = "focal " + num(*camera.focal_mm) + " mm, haperture " + num(camera.haperture_mm) + " mm";
-    else if (camera.fov_deg) s = "fov " + num(*camera.fov_deg) + " deg (horizontal)";
+        s = "focal " + metadata_number(*camera.focal_mm) + " mm, haperture " + metadata_number(camera.haperture_mm) +
+            " mm";
+    else if (camera.fov_deg) s = "fov " + metadata_number(*camera.fov_deg) + " deg (horizontal)";
     if (!camera.chan.empty())
-        s += std::string(s.empty() ? "" : "; ") + "chan " + camera.chan + " (vaperture " + num(camera.vaperture_mm) +
-             " mm for its vfov)";
+        s += std::string(s.empty() ? "" : "; ") + "chan " + camera.chan + " (vaperture " +
+             metadata_number(camera.vaperture_mm) + " mm for its vfov)";
     return s;
 }
 

@@ -1,6 +1,7 @@
 #include "depthbatch/depth_normalizer.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/exr_metadata.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,12 +10,6 @@
 namespace depthbatch {
 namespace {
 bool depth_like(DepthKind k) { return k != DepthKind::RelativeInverseDepth; }
-std::string num(double v) {
-    std::ostringstream s;
-    s.precision(9);
-    s << v;
-    return s.str();
-}
 }  // namespace
 
 DepthNormalizer::DepthNormalizer(const DepthSettings& d, DepthKind model_kind)
@@ -128,24 +123,24 @@ bool DepthNormalizer::larger_is_nearer() const {
 
 std::vector<std::pair<std::string, std::string>> DepthNormalizer::metadata(const DepthRange* range) const {
     std::vector<std::pair<std::string, std::string>> m = {
-        {"depthbatch/depth_convention", option_name(kind_)},
-        {"depthbatch/normalize", option_name(normalize_)},
-        {"depthbatch/depth_units", units()},
-        {"depthbatch/larger_is_nearer", larger_is_nearer() ? "1" : "0"},
+        {exr_meta::kDepthConvention, option_name(kind_)},
+        {exr_meta::kNormalize, option_name(normalize_)},
+        {exr_meta::kDepthUnits, units()},
+        {exr_meta::kLargerIsNearer, larger_is_nearer() ? "1" : "0"},
     };
     if (kind_ == DepthConvention::Normalized)
-        m.push_back({"depthbatch/near_is", near_is_ == 1 ? "1 (near = 1, far = 0)" : "0 (near = 0, far = 1)"});
-    if (kind_ == DepthConvention::Inverse) m.push_back({"depthbatch/inverse_zero_means", "infinitely far (no depth)"});
+        m.push_back({exr_meta::kNearIs, near_is_ == 1 ? "1 (near = 1, far = 0)" : "0 (near = 0, far = 1)"});
+    if (kind_ == DepthConvention::Inverse) m.push_back({exr_meta::kInverseZeroMeans, "infinitely far (no depth)"});
     const DepthRange* r = range;
     DepthRange fixed{near_, far_};
     if (normalize_ == Normalization::Fixed) r = &fixed;
     if (r && (kind_ == DepthConvention::Normalized || kind_ == DepthConvention::Metric)) {
-        m.push_back({"depthbatch/range_near_value", num(r->near_value)});
-        m.push_back({"depthbatch/range_far_value", num(r->far_value)});
+        m.push_back({exr_meta::kRangeNearValue, metadata_number(r->near_value)});
+        m.push_back({exr_meta::kRangeFarValue, metadata_number(r->far_value)});
     }
     if (has_near_far_) {
-        m.push_back({"depthbatch/near", num(near_)});
-        m.push_back({"depthbatch/far", num(far_)});
+        m.push_back({exr_meta::kNear, metadata_number(near_)});
+        m.push_back({exr_meta::kFar, metadata_number(far_)});
     }
     return m;
 }

@@ -6,6 +6,7 @@
 #include "output/output_guard.h"
 
 #include "depthbatch/error.h"
+#include "depthbatch/exr_metadata.h"
 
 #include <OpenImageIO/imagebufalgo.h>
 #include <OpenImageIO/imageio.h>
@@ -37,7 +38,7 @@ namespace {
 /// image: never copied to our EXR.
 bool is_format_attribute(const std::string& name) {
     static const char* prefixes[] = {
-        "oiio:", "openexr:", "tiff:", "jpeg:", "png:", "dpx:", "exif:ExifVersion", "depthbatch/"};
+        "oiio:", "openexr:", "tiff:", "jpeg:", "png:", "dpx:", "exif:ExifVersion", exr_meta::kPrefix};
     static const char* names[] = {"compression",   "planarconfig", "Orientation", "multiView",
                                   "textureformat", "wrapmodes",    "tile_width",  "tile_height",
                                   "type",          "chunkCount",   "version"};
@@ -243,13 +244,13 @@ OIIO::ImageSpec exr_spec(const Plate& plate, const ExrWriteOptions& options, con
     spec.attribute("compression", std::string(option_name(options.compression)) +
                                       (zip && options.zip_level != 4 ? ":" + std::to_string(options.zip_level) : ""));
     if (plate.parts > 1)
-        spec.attribute("depthbatch/plate_part",
+        spec.attribute(exr_meta::kPlatePart,
                        std::to_string(plate.part) + (plate.part_name.empty() ? "" : " " + plate.part_name));
-    if (!plate.view.empty()) spec.attribute("depthbatch/plate_view", plate.view);
+    if (!plate.view.empty()) spec.attribute(exr_meta::kPlateView, plate.view);
     if (const std::string rule = plate_depth_rule(plate, options); !rule.empty())
-        spec.attribute("depthbatch/plate_depth", rule);
+        spec.attribute(exr_meta::kPlateDepth, rule);
     if (plate.unassociated_alpha && plate.a >= 0 && options.channels != OutputChannels::Depth)
-        spec.attribute("depthbatch/alpha", "unassociated: colour as stored in the plate, not premultiplied by A");
+        spec.attribute(exr_meta::kAlpha, "unassociated: colour as stored in the plate, not premultiplied by A");
     // "oiio:" names (oiio:ColorSpace) are dropped by OIIO's OpenEXR writer: OpenEXR writes those below.
     for (const auto& [key, value] : metadata)
         if (key.rfind("oiio:", 0) == 0) exr_only.push_back({key, value});
@@ -361,13 +362,13 @@ std::string why_output_is_stale(const std::string& path, const std::string& sett
             const auto* a = in.header().findTypedAttribute<Imf::StringAttribute>(name);
             return a ? a->value() : std::string();
         };
-        if (text("depthbatch/version").empty()) return "not written by depthbatch (no depthbatch metadata)";
-        const std::string settings = text("depthbatch/settings_sha256");
+        if (text(exr_meta::kVersion).empty()) return "not written by depthbatch (no depthbatch metadata)";
+        const std::string settings = text(exr_meta::kSettingsSha256);
         if (settings.empty())
-            return "written by depthbatch " + text("depthbatch/version") + ", which recorded no settings fingerprint";
-        if (text("depthbatch/model_sha256") != model_sha256)
-            return "written by another model (sha256 " + text("depthbatch/model_sha256").substr(0, 12) +
-                   ", this job's " + model_sha256.substr(0, 12) + ")";
+            return "written by depthbatch " + text(exr_meta::kVersion) + ", which recorded no settings fingerprint";
+        if (text(exr_meta::kModelSha256) != model_sha256)
+            return "written by another model (sha256 " + text(exr_meta::kModelSha256).substr(0, 12) + ", this job's " +
+                   model_sha256.substr(0, 12) + ")";
         if (settings != settings_sha256) return "written with other job settings (depthbatch/settings_sha256 differs)";
         return "";
     } catch (const std::exception& e) {

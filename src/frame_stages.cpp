@@ -8,6 +8,7 @@
 
 #include "depthbatch/error.h"
 #include "depthbatch/passes.h"
+#include "depthbatch/exr_metadata.h"
 
 #include <OpenImageIO/imagebufalgo.h>
 
@@ -130,13 +131,6 @@ void blend_tiles(const JobContext& ctx, FrameRecord& w, OIIO::ImageBuf& depth) {
 
 namespace {
 
-std::string num_text(double v) {
-    std::ostringstream s;
-    s.precision(10);
-    s << v;
-    return s.str();
-}
-
 /// output.passes of one frame (passes.h), at the plate's data window, from the converted depth (metres: the
 /// PassPlan made sure).
 struct PassPlanes {
@@ -232,20 +226,20 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
         t0 = Clock::now();
         Metadata meta = job_meta;
         for (auto& kv : ctx.normalizer->metadata(range ? &*range : nullptr)) meta.push_back(kv);
-        meta.push_back({"depthbatch/source", w.result.input_path});
-        meta.push_back({"depthbatch/frame", std::to_string(w.result.frame)});
-        if (!w.plate_identity.empty()) meta.push_back({"depthbatch/plate_identity", w.plate_identity});
-        if (!w.context_plates.empty()) meta.push_back({"depthbatch/context_plates", w.context_plates});
-        if (!w.lacked.empty()) meta.push_back({"depthbatch/temporal_context", "cut: " + w.temporal_cut()});
+        meta.push_back({exr_meta::kSource, w.result.input_path});
+        meta.push_back({exr_meta::kFrame, std::to_string(w.result.frame)});
+        if (!w.plate_identity.empty()) meta.push_back({exr_meta::kPlateIdentity, w.plate_identity});
+        if (!w.context_plates.empty()) meta.push_back({exr_meta::kContextPlates, w.context_plates});
+        if (!w.lacked.empty()) meta.push_back({exr_meta::kTemporalContext, "cut: " + w.temporal_cut()});
         if (w.result.depth_clamped)
-            meta.push_back({"depthbatch/depth_clamped_values", std::to_string(w.result.depth_clamped)});
+            meta.push_back({exr_meta::kDepthClampedValues, std::to_string(w.result.depth_clamped)});
         if (w.camera) {
-            meta.push_back({"depthbatch/focal_px", num_text(w.camera->fx)});
+            meta.push_back({exr_meta::kFocalPx, metadata_number(w.camera->fx)});
             if (ctx.contract().reference_focal_px > 0)
-                meta.push_back(
-                    {"depthbatch/processing_focal_px",
-                     num_text(processing_focal_px(w.camera->fx, w.plan.pixel_aspect, w.plan.plate_width,
-                                                  w.plan.plate_height, w.plan.scaled_width, w.plan.scaled_height))});
+                meta.push_back({exr_meta::kProcessingFocalPx,
+                                metadata_number(processing_focal_px(w.camera->fx, w.plan.pixel_aspect,
+                                                                    w.plan.plate_width, w.plan.plate_height,
+                                                                    w.plan.scaled_width, w.plan.scaled_height))});
         }
         // The output keeps the plate's stored (squeezed) grid: its pixel aspect is the plate's, also where the
         // job states it for a file that lacks it (the file would otherwise say 1).

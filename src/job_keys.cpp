@@ -16,6 +16,8 @@ namespace {
 using Value = std::string (*)(const JobConfig&);
 
 // A number as the fingerprint has always written it (17 significant digits), an unset one as "-".
+/// A job value in the settings fingerprint: 17 significant digits, a double's exact round trip (DBL_DECIMAL_DIG),
+/// so that two values that differ never share a fingerprint (not metadata_number: the fingerprint must not change).
 std::string num(double v) {
     std::ostringstream s;
     s.precision(17);

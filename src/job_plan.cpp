@@ -13,6 +13,7 @@
 #include "depthbatch/job_keys.h"
 #include "depthbatch/sha256.h"
 #include "depthbatch/video_window_stage.h"
+#include "depthbatch/exr_metadata.h"
 
 #include <OpenImageIO/strutil.h>
 
@@ -245,12 +246,12 @@ struct InputsNow {
 /// windows read changed (depthbatch/context_plates); the sequence statistics sidecar in force is another than the
 /// one it was normalized with (depthbatch/stats_sha256). "" when none did.
 std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame) {
-    const std::string was = exr_text_attribute(out, "depthbatch/plate_identity");
+    const std::string was = exr_text_attribute(out, exr_meta::kPlateIdentity);
     if (!was.empty()) {  // outputs of depthbatch 0.2 recorded none: nothing to compare
         const std::string is = now.plate(frame);
         if (is != was) return "made from a plate that has changed since (" + was + "; now " + is + ")";
     }
-    const std::string cut = exr_text_attribute(out, "depthbatch/temporal_context");
+    const std::string cut = exr_text_attribute(out, exr_meta::kTemporalContext);
     if (cut.rfind("cut: ", 0) == 0) {
         std::vector<int> lacked;
         try {
@@ -265,7 +266,7 @@ std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame
             return std::string(now.ctx.job.depth.stabilize ? "stabilized" : "made by video windows") +
                    " without frames " + format_frame_spec(back) + ", whose plates exist now";
     }
-    if (const std::string context = exr_text_attribute(out, "depthbatch/context_plates"); !context.empty()) {
+    if (const std::string context = exr_text_attribute(out, exr_meta::kContextPlates); !context.empty()) {
         // The frames its context is in the shot as it is now (the shot may have grown since: a plate delivered
         // after the last one, input.frames widened).
         const std::vector<int>& shot = now.ctx.shot;
@@ -279,7 +280,7 @@ std::string why_inputs_changed(InputsNow& now, const std::string& out, int frame
             !why.empty())
             return why;
     }
-    if (const std::string stats = exr_text_attribute(out, "depthbatch/stats_sha256"); !stats.empty()) {
+    if (const std::string stats = exr_text_attribute(out, exr_meta::kStatsSha256); !stats.empty()) {
         const std::string path = job_output_path(now.ctx.job, OutputRole::StatsSidecar);
         const std::optional<std::string>& in_force = now.stats_identity();
         if (!in_force)
@@ -346,7 +347,7 @@ FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& fram
                 }
                 // A frame made from other plates (another shot's job writing to this folder) is not stale: it is
                 // someone else's, refused unless --overwrite.
-                if (const std::string source = exr_text_attribute(out, "depthbatch/source"); !source.empty()) {
+                if (const std::string source = exr_text_attribute(out, exr_meta::kSource); !source.empty()) {
                     std::error_code ec;
                     const bool same = fs::exists(source, ec)
                                           ? fs::equivalent(source, in, ec)
@@ -579,30 +580,30 @@ SequenceRange sequence_range(const JobContext& ctx) {
 Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata stages) {
     const JobConfig& job = ctx.job;
     Metadata meta = {
-        {"depthbatch/version", DEPTHBATCH_VERSION},
-        {"depthbatch/model", ctx.contract().name},
-        {"depthbatch/model_sha256", ctx.model->sha256()},
-        {"depthbatch/settings_sha256", ctx.settings_sha256},
-        {"depthbatch/model_output_kind", depth_kind_name(ctx.contract().kind)},
-        {"depthbatch/device", ctx.model->device_name()},
-        {"depthbatch/colorspace_in", ctx.color->from()},
-        {"depthbatch/colorspace_model", ctx.color->to()},
+        {exr_meta::kVersion, DEPTHBATCH_VERSION},
+        {exr_meta::kModel, ctx.contract().name},
+        {exr_meta::kModelSha256, ctx.model->sha256()},
+        {exr_meta::kSettingsSha256, ctx.settings_sha256},
+        {exr_meta::kModelOutputKind, depth_kind_name(ctx.contract().kind)},
+        {exr_meta::kDevice, ctx.model->device_name()},
+        {exr_meta::kColorspaceIn, ctx.color->from()},
+        {exr_meta::kColorspaceModel, ctx.color->to()},
     };
     // The model's provenance from its contract: licence, checkpoint and its sha256, training domain (README).
     for (const char* key : {"license", "source", "source_sha256", "variant", "domain"})
         if (const auto it = ctx.contract().provenance.find(key);
             it != ctx.contract().provenance.end() && !it->second.empty())
-            meta.push_back({std::string("depthbatch/model_") + key, it->second});
+            meta.push_back({std::string(exr_meta::kModelPrefix) + key, it->second});
     // What the written R, G, B are in (passthrough_color.h), ours and OIIO's name for it (oiio:ColorSpace, read by
     // OIIO-based tools; written through OpenEXR, write_depth_exr).
     if (job.output.channels != OutputChannels::Depth) {
-        meta.push_back({"depthbatch/colorspace_rgb", ctx.passthrough->written()});
-        meta.push_back({"oiio:ColorSpace", ctx.passthrough->written()});
+        meta.push_back({exr_meta::kColorspaceRgb, ctx.passthrough->written()});
+        meta.push_back({exr_meta::kOiioColorSpace, ctx.passthrough->written()});
     }
     if (seq.range) {
-        meta.push_back({"depthbatch/stats_sample_frames", format_frame_spec(seq.stats.sample_frames)});
-        meta.push_back({"depthbatch/stats_sha256", seq.stats.identity()});
-        meta.push_back({"depthbatch/stats_percentiles",
+        meta.push_back({exr_meta::kStatsSampleFrames, format_frame_spec(seq.stats.sample_frames)});
+        meta.push_back({exr_meta::kStatsSha256, seq.stats.identity()});
+        meta.push_back({exr_meta::kStatsPercentiles,
                         std::to_string(seq.stats.percentile_low) + "," + std::to_string(seq.stats.percentile_high)});
     }
     // The precision the depth was computed at, where it is not plain fp32 (a CUDA job asking tf32/fp16/bf16; fp16 or
@@ -612,13 +613,12 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
         if (ctx.model->precision() != job.model.precision)
             p += std::string(" (") + option_name(job.model.precision) +
                  " asked: beyond the tolerance on the first frame)";
-        meta.push_back({"depthbatch/precision", p});
+        meta.push_back({exr_meta::kPrecision, p});
     }
-    if (job.depth.stabilize)
-        meta.push_back({"depthbatch/stabilize_window", std::to_string(job.depth.stabilize_window())});
+    if (job.depth.stabilize) meta.push_back({exr_meta::kStabilizeWindow, std::to_string(job.depth.stabilize_window())});
     for (auto& kv : stages) meta.push_back(std::move(kv));
     if (const std::string camera = describe_camera(job.camera); !camera.empty())
-        meta.push_back({"depthbatch/camera", camera});
+        meta.push_back({exr_meta::kCamera, camera});
     return meta;
 }
 

@@ -170,7 +170,7 @@ void write_summary_json(const JobReport& r, Publication& pub) {
     for (const SkippedFrame& f : r.skipped_frames)
         skipped.push_back({{"frame", f.frame}, {"output", f.output_path}, {"reason", f.reason}});
     const json j = {
-        {"schema", "depthbatch-summary/1"},
+        {"schema", std::string(output_marker::summary_schema) + "1"},
         {"depthbatch_version", DEPTHBATCH_VERSION},
         {"job", {{"file", r.job_file}, {"sha256", job_sha256}, {"settings_sha256", r.settings_sha256}}},
         {"model", {{"name", r.model_name}, {"path", r.model_path}, {"sha256", r.model_sha256}}},

@@ -9,6 +9,7 @@
 
 #include "output/atomic_file.h"
 #include "output/output_guard.h"
+#include "output/output_roles.h"
 
 #include <nlohmann/json.hpp>
 
@@ -129,7 +130,7 @@ bool write_sequence_stats(Publication& pub, const SequenceStats& s, bool replace
     const std::string& path = pub.final_path();
     nlohmann::json j = {
         {"format", 1},
-        {"what", "depthbatch sequence statistics: percentiles of the raw model output over sample_frames"},
+        {"what", std::string(output_marker::stats) + ": percentiles of the raw model output over sample_frames"},
         {"model_sha256", s.model_sha256},
         {"input_pattern", s.input_pattern},
         {"shot_frames", s.shot_frames},

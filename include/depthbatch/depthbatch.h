@@ -78,6 +78,7 @@
 #include "depthbatch/sequence_stats.h"
 #include "depthbatch/camera.h"
 #include "depthbatch/passes.h"
+#include "depthbatch/exr_metadata.h"
 #include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/depth_preview.h"
 #include "depthbatch/progress.h"

@@ -2,6 +2,7 @@
 
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/temporal_stabilizer.h"
+#include "depthbatch/exr_metadata.h"
 
 #include <algorithm>
 #include <map>
@@ -275,7 +276,7 @@ void StabilizerStage::take(bool flushing, SegmentEnd why, const std::vector<int>
 std::vector<FrameRecord> StabilizerStage::pop_ready() { return std::move(impl_->ready); }
 
 std::vector<std::pair<std::string, std::string>> StabilizerStage::metadata() const {
-    return {{"depthbatch/stabilize", "centred: " + std::to_string(impl_->radius) + " frames on each side"}};
+    return {{exr_meta::kStabilize, "centred: " + std::to_string(impl_->radius) + " frames on each side"}};
 }
 
 }  // namespace depthbatch

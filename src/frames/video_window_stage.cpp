@@ -4,6 +4,7 @@
 #include "depthbatch/error.h"
 #include "depthbatch/log.h"
 #include "depthbatch/passes.h"
+#include "depthbatch/exr_metadata.h"
 
 #include <algorithm>
 #include <chrono>
@@ -534,9 +535,9 @@ std::vector<FrameRecord> VideoWindowStage::pop_ready() { return std::move(impl_-
 
 std::vector<std::pair<std::string, std::string>> VideoWindowStage::metadata() const {
     const TemporalWindowing& t = impl_->t;
-    return {{"depthbatch/temporal", "video windows: " + std::to_string(t.window) + " frames, overlap " +
-                                        std::to_string(t.overlap) + ", crossfade " + std::to_string(t.crossfade) +
-                                        ", align " + align_name(t.align)}};
+    return {{exr_meta::kTemporal, "video windows: " + std::to_string(t.window) + " frames, overlap " +
+                                      std::to_string(t.overlap) + ", crossfade " + std::to_string(t.crossfade) +
+                                      ", align " + align_name(t.align)}};
 }
 
 void check_video_model_job(const ModelContract& contract, const std::string& model_path, const VideoModelJob& job) {

@@ -3,6 +3,7 @@
 // (issue 33 §7); docs/code-map.md names every public header (§6); every page is linked from README and
 // docs/README.md, and every relative link of every page points at a file and a heading that exist; every test
 // docs/cases.md cites exists. A change made without its documentation fails here, naming what is missing.
+#include "depthbatch/exr_metadata.h"
 #include "depthbatch/job_keys.h"
 #include "support/test_support.h"
 
@@ -62,24 +63,29 @@ std::vector<fs::path> pages() {
 
 }  // namespace
 
-TEST(Docs, EveryDepthbatchKeyWrittenIsDocumented) {
-    std::set<std::string> keys = {"model_license", "model_source", "model_source_sha256", "model_variant",
-                                  "model_domain"};
-    const std::regex literal("\"depthbatch/([a-z0-9_]*[a-z0-9])\"");  // not the "depthbatch/model_" prefix
-    for (const auto& entry : fs::recursive_directory_iterator(fs::path(DEPTHBATCH_SOURCE_DIR) / "src")) {
-        if (!entry.is_regular_file()) continue;  // src/farm/ and the like: their files are scanned too
-        const std::string text = read_bytes(entry.path());
-        for (auto it = std::sregex_iterator(text.begin(), text.end(), literal); it != std::sregex_iterator(); ++it)
-            keys.insert((*it)[1].str());
-    }
-    ASSERT_GT(keys.size(), 30u) << "the source scan found too few keys";
-    const std::string readme = read_bytes(kSource / "docs/output.md");
-    const size_t table = readme.find("| key | what it holds |");
+// The depthbatch/* metadata names live in one table (exr_metadata.h, issue 42 §6): docs/output.md's table is
+// metadata_keys_markdown(), and no source spells a name outside the table (every writer and reader uses its
+// constants). On a change, the expected table is written to the build folder to copy in.
+TEST(Docs, TheMetadataTableIsTheCodesTableAndTheOnlySpelling) {
+    const std::string page = read_bytes(kSource / "docs/output.md");
+    const size_t table = page.find("| key | what it holds |");
     ASSERT_NE(table, std::string::npos) << "docs/output.md has no depthbatch/* key table";
-    const std::string rows = readme.substr(table, readme.find("\n\n", table) - table);
-    for (const std::string& k : keys)
-        EXPECT_NE(rows.find("| `depthbatch/" + k + "`"), std::string::npos)
-            << "docs/output.md's table lacks depthbatch/" << k;
+    const std::string rows = page.substr(table, page.find("\n\n", table) + 1 - table);
+    const std::string expected = depthbatch::metadata_keys_markdown();
+    if (rows != expected) {
+        const fs::path out = fs::path(DEPTHBATCH_BUILD_DIR) / "docs-metadata-table.md";
+        std::ofstream(out) << expected;
+        ADD_FAILURE() << "docs/output.md's metadata table is not the code's: copy " << out << " in its place";
+    }
+    EXPECT_GT(depthbatch::metadata_keys().size(), 40u);
+    const std::regex literal("\"depthbatch/[a-z0-9_]*\"");
+    for (const auto& entry : fs::recursive_directory_iterator(kSource / "src")) {
+        if (!entry.is_regular_file() || entry.path().filename() == "exr_metadata.cpp") continue;
+        const std::string text = read_bytes(entry.path());
+        std::smatch m;
+        EXPECT_FALSE(std::regex_search(text, m, literal))
+            << entry.path() << " spells " << m.str() << ": use its exr_meta:: constant (exr_metadata.h)";
+    }
 }
 
 // docs/jobs.md's key table is generated: the text between its markers is job_keys_markdown(). On a change, the

@@ -26,6 +26,11 @@
 // where it changes). The official code aligns at the plate's size after resizing each window's output back; the two
 // agree where the plate is the processing size (tests/data/vda fixtures).
 //
+// One machine runs both renders (the streaming whole render and a chunk): a segment has a plan, the windows it runs
+// and each one's inputs (window_inputs). A whole segment lists window k when its first frame arrives and learns its
+// size at its end (the tail padding); a chunk gets its plan from plan_partial before its first frame. Windows run as
+// their inputs arrive, in the same forwards, aligned by the same code.
+//
 // A segment is a shot for the model: a gap (a failed frame), a size change, or the job's end ends it, running its
 // last windows (tail-padded) and finishing every frame held; the next frame starts a new segment with a new first
 // frame and reference. After a gap, the frames finished by the padding before it and every frame of the segment after
@@ -143,7 +148,7 @@ public:
     int max_held() const override;
     /// A chunk of shot positions first .. last of a shot of `shot_size` frames: plan_video_windows' positions (frames
     /// pushed are then taken by their FrameRecord::shot_pos); nullopt when the plan runs every window of the shot
-    /// (the streaming path). The partial mode lasts until the segment ends;
+    /// (the whole render). The partial mode lasts until the segment ends;
     /// a gap or a size change inside it abandons the frames held (their windows lack the frames).
     std::optional<std::vector<int>> plan_partial(int shot_size, int first, int last) override;
     void push(FrameRecord frame) override;

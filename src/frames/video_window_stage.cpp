@@ -8,27 +8,48 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <tuple>
 
 namespace depthbatch {
 
+namespace {
+
+/// v[i] for an index counted by the windowing (a slot, a keyframe, a window's output): one checked conversion where
+/// the windowing's int arithmetic meets a vector. An index outside `v` is a bug in this file (std::logic_error).
+template <class Vector> auto& item(Vector& v, int i) {
+    if (i < 0 || static_cast<size_t>(i) >= v.size())
+        throw std::logic_error("video windows: index " + std::to_string(i) + " outside " + std::to_string(v.size()));
+    return v[static_cast<size_t>(i)];
+}
+
+/// Window k's input positions given window k - 1's (`previous`, empty for k = 0), before any tail padding: slot
+/// j < overlap of window k > 0 is previous[keyframes[j]], every other slot j is k * stride + j.
+std::vector<int> next_window_inputs(const TemporalWindowing& t, int k, const std::vector<int>& previous) {
+    std::vector<int> slots(static_cast<size_t>(t.window));
+    for (int j = 0; j < t.window; ++j)
+        item(slots, j) = k > 0 && j < t.overlap ? item(previous, item(t.keyframes, j)) : k * t.stride() + j;
+    return slots;
+}
+
+/// The tail padding: a position past a segment of `n` frames is its last frame (n - 1).
+void pad_tail(std::vector<int>& positions, int n) {
+    for (int& p : positions) p = std::min(p, n - 1);
+}
+
+}  // namespace
+
 double crossfade_weight(int i, int crossfade) { return crossfade > 1 ? static_cast<double>(i) / (crossfade - 1) : 1.0; }
 
 int window_count(const TemporalWindowing& t, int n) { return n <= 0 ? 0 : (n + t.stride() - 1) / t.stride(); }
 
 std::vector<int> window_inputs(const TemporalWindowing& t, int k, int n) {
-    std::vector<int> slots, prev;
-    for (int w = 0; w <= k; ++w) {
-        slots.assign(static_cast<size_t>(t.window), 0);
-        for (int j = 0; j < t.window; ++j)
-            slots[static_cast<size_t>(j)] = w > 0 && j < t.overlap
-                                                ? prev[static_cast<size_t>(t.keyframes[static_cast<size_t>(j)])]
-                                                : std::min(w * t.stride() + j, n - 1);
-        prev = slots;
-    }
+    // Selecting slots commutes with the padding (a min): pad once, after the chain of selections.
+    std::vector<int> slots;
+    for (int w = 0; w <= k; ++w) slots = next_window_inputs(t, w, slots);
+    pad_tail(slots, n);
     return slots;
 }
 
@@ -79,11 +100,107 @@ VideoWindowPlan plan_video_windows(const TemporalWindowing& t, int n, int first,
     return plan;
 }
 
+// One machine for both renders. A segment has a plan: the windows it runs, ascending, and each one's input
+// positions. A whole segment (the streaming render) lists window k when its first frame arrives, its inputs counted
+// as if the segment went on (the plan is open); the segment's end closes the plan: its size is known, inputs past
+// its last frame become that frame (the tail padding, pad_tail). A chunk (plan_partial) gets its plan, closed, over
+// the shot's size before its first frame. Either way: frames are held by position, a window runs once its inputs
+// have arrived (`per_forward` at a time, fewer only for a closed plan's last ones), an input is released after the
+// last window that takes it, and a frame is passed on once no window left to run writes it.
 struct VideoWindowStage::Impl {
     TemporalWindowing t;
-    int per_forward;
+    size_t per_forward = 1;
     Forward forward;
     OnFailure on_failure;
+
+    /// A frame of the segment not yet ready; its model input is shared with the windows that take it.
+    struct Held {
+        FrameRecord frame;  ///< its input moved out into `input`; its depth as far as aligned
+        std::shared_ptr<ModelInput> input;
+    };
+
+    // The segment's plan.
+    bool chunk = false;                    ///< planned by plan_partial (positions are FrameRecord::shot_pos)
+    bool open = true;                      ///< a whole segment whose end has not come: its size is not known
+    int size = 0;                          ///< the segment's frames: pushed so far (whole) or the shot's (chunk)
+    std::vector<int> windows;              ///< the plan's windows, ascending
+    std::vector<std::vector<int>> inputs;  ///< each one's input positions (emptied once it ran)
+    std::vector<int> last_listed;          ///< the last listed window's inputs, unpadded (an open plan grows)
+    std::map<int, size_t> last_use;        ///< position -> the last plan index whose window takes it
+    size_t next = 0;                       ///< plan index of the next window to run
+    int last_run = -1;                     ///< the last window run (-1: none)
+
+    std::map<int, Held> held;                        ///< frames by position
+    std::map<int, std::shared_ptr<ModelInput>> fed;  ///< inputs by position, while a window left takes them
+    std::vector<std::vector<float>> reference;       ///< the aligned reference depths (A of them)
+    std::vector<FrameRecord> ready;
+    SegmentEnd start = SegmentEnd::End;  ///< how the segment began (Gap: after failed frames)
+    std::vector<int> start_gap;          ///< those frames
+    std::vector<int> ending_gap;         ///< the failed frames a segment's end at a gap finishes frames without
+    int windows_run = 0;
+
+    void reset_segment() {
+        chunk = false;
+        open = true;
+        size = 0;
+        windows.clear();
+        inputs.clear();
+        last_listed.clear();
+        last_use.clear();
+        next = 0;
+        last_run = -1;
+        held.clear();
+        fed.clear();
+        reference.clear();
+    }
+
+    /// Adds window `k`'s input positions to the plan.
+    void list(int k, std::vector<int> positions) {
+        for (int p : positions) last_use[p] = windows.size();
+        windows.push_back(k);
+        inputs.push_back(std::move(positions));
+    }
+
+    /// An open plan: lists every window starting at or before position `p`.
+    void list_through(int p) {
+        for (int k = static_cast<int>(windows.size()); k * t.stride() <= p; ++k) {
+            last_listed = next_window_inputs(t, k, last_listed);
+            list(k, last_listed);
+        }
+    }
+
+    /// Releases the inputs no window left to run takes. An open plan's last frame is always taken by a window left
+    /// (the window whose last input it is hands it on as its last keyframe), so the tail padding has it.
+    void release_inputs() {
+        for (auto it = fed.begin(); it != fed.end();) {
+            const auto use = last_use.find(it->first);
+            if (use == last_use.end() || use->second < next) it = fed.erase(it);
+            else ++it;
+        }
+    }
+
+    /// The end of a whole segment: its size is known; the windows left take the last frame where it ends.
+    void close() {
+        open = false;
+        last_use.clear();
+        for (size_t q = next; q < windows.size(); ++q) {
+            pad_tail(inputs[q], size);
+            for (int p : inputs[q]) last_use[p] = q;
+        }
+        release_inputs();
+    }
+
+    void push(FrameRecord frame) {
+        const int pos = chunk ? frame.shot_pos : size++;
+        if (open) list_through(pos);
+        Held h;
+        h.input = std::make_shared<ModelInput>(std::move(frame.input));
+        frame.input = ModelInput();
+        h.frame = std::move(frame);
+        if (last_use.count(pos)) fed[pos] = h.input;
+        held.emplace(pos, std::move(h));
+        run_ready_windows();
+    }
 
     /// The forward over `batch` windows, checked: one output window per input window, each of t.window frames.
     /// Throws what the forward throws, or RenderError naming the counts.
@@ -99,45 +216,54 @@ struct VideoWindowStage::Impl {
         return out;
     }
 
-    /// A frame of the segment not yet ready; its model input is shared with the windows that take it.
-    struct Held {
-        FrameRecord frame;  ///< its input moved out into `input`; its depth as far as aligned
-        std::shared_ptr<ModelInput> input;
-        bool done = false;
-    };
-    std::deque<Held> held;                                ///< in push order; held.front() is segment frame `first`
-    int first = 0;                                        ///< segment index of held.front()
-    int n = 0;                                            ///< frames pushed in this segment
-    int next_window = 0;                                  ///< the segment's next window to run
-    std::vector<std::shared_ptr<ModelInput>> prev_slots;  ///< the last window's inputs, as fed
-    std::shared_ptr<ModelInput> last_input;               ///< the segment's last frame's (the tail padding)
-    std::vector<std::vector<float>> reference;            ///< the aligned reference depths (A of them)
-    std::vector<FrameRecord> ready;
-    SegmentEnd start = SegmentEnd::End;  ///< how the segment began (Gap: after failed frames)
-    std::vector<int> start_gap;          ///< those frames
-    int windows = 0;
+    bool arrived(const std::vector<int>& positions) const {
+        return std::all_of(positions.begin(), positions.end(), [&](int p) { return fed.count(p) > 0; });
+    }
 
-    // Partial mode (plan_partial): frames by shot position, the planned windows, each position's input while a
-    // planned window still needs it.
-    bool partial = false;
-    int shot_n = 0;
-    std::vector<int> plan_windows;                           ///< ascending
-    std::vector<std::vector<int>> plan_inputs;               ///< window_inputs of each
-    size_t next_plan = 0;                                    ///< index into plan_windows of the next window to run
-    int last_run = -1;                                       ///< the last window run (-1: none)
-    std::map<int, Held> part_held;                           ///< by shot position
-    std::map<int, std::shared_ptr<ModelInput>> part_inputs;  ///< by shot position
-    std::map<int, size_t> last_use;                          ///< position -> the last plan index whose window takes it
+    /// Runs the windows whose inputs have arrived, `per_forward` a forward (fewer only for a closed plan's last
+    /// ones), then passes on the frames no window left writes.
+    void run_ready_windows() {
+        while (next < windows.size()) {
+            size_t end = next;
+            while (end < windows.size() && end - next < per_forward && arrived(inputs[end])) ++end;
+            if (end == next) break;
+            if (end - next < per_forward && (open || end < windows.size())) break;
+            if (!run_windows(end)) return;
+        }
+        pass_finished();
+    }
 
-    Held& at(int v) { return held[static_cast<size_t>(v - first)]; }
-    std::shared_ptr<ModelInput> raw(int v) { return v < n ? at(v).input : last_input; }
-
-    void reset_segment() {
-        held.clear();
-        first = n = next_window = 0;
-        prev_slots.clear();
-        last_input.reset();
-        reference.clear();
+    /// Runs plan indices next .. end - 1 in one forward; false when it failed (every frame held failed with it).
+    bool run_windows(size_t end) {
+        std::vector<std::vector<const ModelInput*>> batch;
+        for (size_t q = next; q < end; ++q) {
+            batch.emplace_back();
+            for (int p : inputs[q]) batch.back().push_back(fed.at(p).get());
+        }
+        std::vector<std::vector<DepthImage>> out;
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+            out = checked_forward(batch);
+        } catch (const std::exception& e) {
+            fail_all(e);
+            return false;
+        }
+        // Each frame's share of the forward time: the windows' time over their frames (a frame in two windows gets
+        // two shares).
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                          (static_cast<double>(batch.size()) * t.window);
+        for (size_t q = next; q < end; ++q) {
+            const int k = windows[q];
+            for (int j = 0; j < t.window; ++j)
+                if (auto it = held.find(k * t.stride() + j); it != held.end())
+                    it->second.frame.result.times.infer_ms += ms;
+            align(k, out[q - next]);
+            inputs[q].clear();
+        }
+        windows_run += static_cast<int>(end - next);
+        next = end;
+        release_inputs();
+        return true;
     }
 
     /// y = max(0, s x + t), elementwise.
@@ -147,164 +273,84 @@ struct VideoWindowStage::Impl {
         return y;
     }
 
-    /// Window k's outputs `d` into the frames' depth and the reference (the official alignment loop, one window).
-    void align(int k, std::vector<DepthImage>& d) {
-        const int b = k * t.stride(), A = t.align_frames(), C = t.crossfade;
-        const auto depth_of = [&](int v, std::vector<float> values, const DepthImage& like) {
-            DepthImage& out = at(v).frame.depth;
-            out.width = like.width, out.height = like.height;
-            out.data = std::move(values);
-        };
-        if (k == 0) {
-            reference.clear();
-            for (int i = 0; i < A; ++i)
-                reference.push_back(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data);
-            for (int j = 0; j < t.window && j < n; ++j)
-                depth_of(j, std::move(d[static_cast<size_t>(j)].data), d[static_cast<size_t>(j)]);
-            return;
-        }
-        double s = 1, sh = 0;
-        if (t.align == TemporalWindowing::Align::ScaleShift) {
-            std::vector<const std::vector<float>*> pred, ref;
-            for (int i = 0; i < A; ++i)
-                pred.push_back(&d[static_cast<size_t>(i)].data), ref.push_back(&reference[static_cast<size_t>(i)]);
-            std::tie(s, sh) = fit_scale_shift(pred, ref);
-        }
-        for (int i = 0; i < C; ++i) {
-            const int v = b + A + i;
-            if (v >= n) break;
-            const std::vector<float> post = scaled(d[static_cast<size_t>(A + i)].data, s, sh);
-            std::vector<float>& pre = at(v).frame.depth.data;
-            const double w = crossfade_weight(i, C);
-            for (size_t p = 0; p < pre.size() && p < post.size(); ++p)
-                pre[p] = static_cast<float>(pre[p] * (1 - w) + post[p] * w);
-        }
-        for (int j = t.overlap; j < t.window && b + j < n; ++j)
-            depth_of(b + j, scaled(d[static_cast<size_t>(j)].data, s, sh), d[static_cast<size_t>(j)]);
-        reference.resize(1);
-        for (int i = 1; i < A; ++i)
-            reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
+    /// Position `p`'s depth, when the segment holds it.
+    void set_depth(int p, std::vector<float> values, const DepthImage& like) {
+        auto it = held.find(p);
+        if (it == held.end()) return;
+        DepthImage& out = it->second.frame.depth;
+        out.width = like.width, out.height = like.height;
+        out.data = std::move(values);
     }
 
-    /// Partial mode: window k's outputs into the frames held (by position) and the reference.
-    void align_partial(int k, std::vector<DepthImage>& d) {
+    /// Window k's outputs `d` into the frames held and the reference (the official alignment loop, one window).
+    /// A window after the one run last (chained) is fitted on the A reference frames and cross-fades into the frames
+    /// it shares with it; a chunk's first window after a jump (its first context window) is fitted on the shot's
+    /// first frame alone (slot 0, against window 0's output there: the one reference every window shares) and
+    /// writes the frames it would cross-fade.
+    void align(int k, std::vector<DepthImage>& d) {
         const int b = k * t.stride(), A = t.align_frames(), C = t.crossfade;
-        const auto set = [&](int v, std::vector<float> values, const DepthImage& like) {
-            auto it = part_held.find(v);
-            if (it == part_held.end()) return;
-            DepthImage& out = it->second.frame.depth;
-            out.width = like.width, out.height = like.height;
-            out.data = std::move(values);
-        };
         if (k == 0) {
             reference.clear();
-            for (int i = 0; i < A; ++i)
-                reference.push_back(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data);
-            for (int j = 0; j < t.window && j < shot_n; ++j)
-                set(j, d[static_cast<size_t>(j)].data, d[static_cast<size_t>(j)]);
+            for (int i = 0; i < A; ++i) reference.push_back(item(d, item(t.keyframes, i)).data);
+            for (int j = 0; j < t.window; ++j) set_depth(j, std::move(item(d, j).data), item(d, j));
             last_run = 0;
             return;
         }
         const bool chained = last_run == k - 1;
         double s = 1, sh = 0;
         if (t.align == TemporalWindowing::Align::ScaleShift && !reference.empty()) {
-            // Chained: as the streaming stage. After a jump (the first context window): its output for the shot's
-            // first frame (slot 0) against window 0's, the one reference every window shares.
-            const int fit = chained ? A : 1;
+            const int fit = std::min(chained ? A : 1, static_cast<int>(reference.size()));
             std::vector<const std::vector<float>*> pred, ref;
-            for (int i = 0; i < fit && i < static_cast<int>(reference.size()); ++i)
-                pred.push_back(&d[static_cast<size_t>(i)].data), ref.push_back(&reference[static_cast<size_t>(i)]);
+            for (int i = 0; i < fit; ++i) pred.push_back(&item(d, i).data), ref.push_back(&item(reference, i));
             std::tie(s, sh) = fit_scale_shift(pred, ref);
         }
         for (int i = 0; i < C; ++i) {
-            const int v = b + A + i;
-            if (v >= shot_n) break;
-            auto it = part_held.find(v);
-            if (it == part_held.end()) continue;
-            std::vector<float> post = scaled(d[static_cast<size_t>(A + i)].data, s, sh);
+            auto it = held.find(b + A + i);
+            if (it == held.end()) continue;
+            std::vector<float> post = scaled(item(d, A + i).data, s, sh);
             std::vector<float>& pre = it->second.frame.depth.data;
             if (!chained || pre.size() != post.size()) {  // a context frame the previous window never made
-                set(v, std::move(post), d[static_cast<size_t>(A + i)]);
+                set_depth(b + A + i, std::move(post), item(d, A + i));
                 continue;
             }
             const double w = crossfade_weight(i, C);
             for (size_t p = 0; p < pre.size(); ++p) pre[p] = static_cast<float>(pre[p] * (1 - w) + post[p] * w);
         }
-        for (int j = t.overlap; j < t.window && b + j < shot_n; ++j)
-            set(b + j, scaled(d[static_cast<size_t>(j)].data, s, sh), d[static_cast<size_t>(j)]);
-        if (reference.empty()) reference.push_back(d[0].data);  // metric: unused
+        for (int j = t.overlap; j < t.window; ++j) set_depth(b + j, scaled(item(d, j).data, s, sh), item(d, j));
+        if (reference.empty()) reference.push_back(d.front().data);  // a metric chunk's first window: unused
         reference.resize(1);
-        for (int i = 1; i < A; ++i)
-            reference.push_back(scaled(d[static_cast<size_t>(t.keyframes[static_cast<size_t>(i)])].data, s, sh));
+        for (int i = 1; i < A; ++i) reference.push_back(scaled(item(d, item(t.keyframes, i)).data, s, sh));
         last_run = k;
     }
 
-    /// Partial mode: runs the planned windows whose inputs have all arrived (`flush`: every one left, a missing
-    /// input replaced by the nearest earlier one held), then passes on the frames no later planned window touches.
-    void run_partial(bool flush) {
-        while (next_plan < plan_windows.size()) {
-            std::vector<size_t> batch_idx;
-            for (size_t q = next_plan; q < plan_windows.size() && static_cast<int>(batch_idx.size()) < per_forward;
-                 ++q) {
-                const std::vector<int>& in = plan_inputs[q];
-                const bool have = std::all_of(in.begin(), in.end(), [&](int p) { return part_inputs.count(p) > 0; });
-                if (!have && !flush) break;
-                batch_idx.push_back(q);
-            }
-            if (batch_idx.empty()) break;
-            // As the streaming path: `per_forward` windows a forward, fewer only for the plan's last ones.
-            if (!flush && static_cast<int>(batch_idx.size()) < per_forward &&
-                batch_idx.back() + 1 < plan_windows.size())
-                break;
-            std::vector<std::vector<const ModelInput*>> batch;
-            std::vector<std::shared_ptr<ModelInput>> keep;
-            for (size_t q : batch_idx) {
-                batch.emplace_back();
-                for (int p : plan_inputs[q]) {
-                    auto it = part_inputs.upper_bound(p);
-                    if (it == part_inputs.begin())
-                        throw RenderError("video windows: no input for a window (position " + std::to_string(p) + ")");
-                    --it;  // p itself, or (flushing) the nearest earlier one
-                    keep.push_back(it->second);
-                    batch.back().push_back(it->second.get());
-                }
-            }
-            std::vector<std::vector<DepthImage>> out;
-            const auto t0 = std::chrono::steady_clock::now();
-            try {
-                out = checked_forward(batch);
-            } catch (const std::exception& e) {
-                fail_partial(e);
-                return;
-            }
-            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-                              (static_cast<double>(batch.size()) * t.window);
-            for (size_t m = 0; m < batch_idx.size(); ++m) {
-                const int k = plan_windows[batch_idx[m]];
-                for (int j = 0; j < t.window; ++j)
-                    if (auto it = part_held.find(k * t.stride() + j); it != part_held.end())
-                        it->second.frame.result.times.infer_ms += ms;
-                align_partial(k, out[m]);
-            }
-            windows += static_cast<int>(batch_idx.size());
-            next_plan = batch_idx.back() + 1;
-            for (auto it = part_inputs.begin(); it != part_inputs.end();) {
-                const auto u = last_use.find(it->first);
-                if (u == last_use.end() || u->second < next_plan) it = part_inputs.erase(it);
-                else ++it;
-            }
+    /// Passes on the frames no window left to run writes: those before the next window's first cross-faded frame
+    /// (window 0 writes from its first frame on), every frame once a closed plan has run. A whole segment's frames
+    /// carry the gap it started after and the one its end was flushed at (their windows were tail-padded or
+    /// started where an uninterrupted render had frames).
+    void pass_finished() {
+        int bound = std::numeric_limits<int>::max();
+        if (next < windows.size() || open) {
+            const int k = next < windows.size() ? windows[next] : static_cast<int>(windows.size());
+            bound = k == 0 ? 0 : k * t.stride() + t.align_frames();
         }
-        // Frames before the next planned window's first cross-faded frame are final.
-        // (window 0 writes from its first frame on, a later window from its first cross-faded one).
-        const int bound = next_plan >= plan_windows.size() ? shot_n
-                          : plan_windows[next_plan] == 0   ? 0
-                                                           : plan_windows[next_plan] * t.stride() + t.align_frames();
-        while (!part_held.empty() && part_held.begin()->first < bound) {
-            Held& h = part_held.begin()->second;
-            give_back_input(h);
-            ready.push_back(std::move(h.frame));
-            part_held.erase(part_held.begin());
+        while (!held.empty() && held.begin()->first < bound) {
+            Held& h = held.begin()->second;
+            if (!chunk) {
+                if (start == SegmentEnd::Gap) h.frame.lacked = start_gap;
+                h.frame.lacked.insert(h.frame.lacked.end(), ending_gap.begin(), ending_gap.end());
+                std::sort(h.frame.lacked.begin(), h.frame.lacked.end());
+                h.frame.lacked.erase(std::unique(h.frame.lacked.begin(), h.frame.lacked.end()), h.frame.lacked.end());
+            }
+            pass_on(h);
+            held.erase(held.begin());
         }
+    }
+
+    /// The frame leaves the stage with its input back (a copy where a window left still takes it).
+    void pass_on(Held& h) {
+        if (h.input) h.frame.input = h.input.use_count() == 1 ? std::move(*h.input) : *h.input;
+        h.input.reset();
+        ready.push_back(std::move(h.frame));
     }
 
     /// A frame a failed forward takes down: its record carries the error (the exception's exit code when it has one,
@@ -315,96 +361,60 @@ struct VideoWindowStage::Impl {
         if (on_failure) on_failure(f, e);
     }
 
-    /// Partial mode ends before its windows ran (a failed forward, a gap, a size change, a stop): every frame held
-    /// is abandoned (never published: its windows lack frames), or failed with `error`.
-    void abandon_partial(const std::exception* error) {
-        for (auto& [pos, h] : part_held) {
-            if (error) {
-                fail_frame(h.frame, *error);
-            } else {
-                h.frame.abandoned = true;
-            }
-            give_back_input(h);
-            ready.push_back(std::move(h.frame));
+    /// Every frame held leaves: failed with `error`, or (null) abandoned (never published: its windows were cut).
+    void drop_held(const std::exception* error) {
+        for (auto& [pos, h] : held) {
+            if (error) fail_frame(h.frame, *error);
+            else h.frame.abandoned = true;
+            pass_on(h);
         }
-        part_held.clear();
-        part_inputs.clear();
-        last_use.clear();
-        plan_windows.clear();
-        plan_inputs.clear();
-        reference.clear();
-        partial = false;
+        held.clear();
     }
-    void fail_partial(const std::exception& e) { abandon_partial(&e); }
 
-    /// Every frame held fails (a forward that failed): the segment ends there.
+    /// A forward failed: every frame held fails and the segment ends there; what follows starts afresh, as after a
+    /// gap of these frames.
     void fail_all(const std::exception& e) {
         std::vector<int> frames;
-        for (Held& h : held) {
-            fail_frame(h.frame, e);
-            frames.push_back(h.frame.frame);
-            give_back_input(h);
-            ready.push_back(std::move(h.frame));
-        }
+        for (const auto& [pos, h] : held) frames.push_back(h.frame.frame);
+        drop_held(&e);
         reset_segment();
-        start = SegmentEnd::Gap;  // what follows starts afresh, as after a gap of these frames
+        start = SegmentEnd::Gap;
         start_gap = frames;
     }
 
-    static void give_back_input(Held& h) {
-        if (!h.input) return;
-        h.frame.input = h.input.use_count() == 1 ? std::move(*h.input) : *h.input;  // a keyframe's stays shared
-        h.input.reset();
-    }
-
-    /// Runs `count` windows from next_window; `last`: they end the segment (every frame becomes ready). `gap_after`:
-    /// the failed frames a flush at a gap ends the segment at (the frames it finishes lack them).
-    void run(int count, bool last, const std::vector<int>& gap_after) {
-        std::vector<std::vector<const ModelInput*>> batch;
-        std::vector<std::vector<std::shared_ptr<ModelInput>>>
-            keep;  // every window's inputs, alive until the forward ends
-        for (int m = 0; m < count; ++m) {
-            const int k = next_window + m, b = k * t.stride();
-            std::vector<std::shared_ptr<ModelInput>> slots;
-            for (int j = 0; j < t.window; ++j)
-                slots.push_back(k > 0 && j < t.overlap
-                                    ? prev_slots[static_cast<size_t>(t.keyframes[static_cast<size_t>(j)])]
-                                    : raw(b + j));
-            prev_slots = slots;
-            batch.emplace_back();
-            for (const auto& s : slots) batch.back().push_back(s.get());
-            keep.push_back(std::move(slots));
+    void end_segment(SegmentEnd why, const std::vector<int>& gap) {
+        const bool had_frames = size > 0 && !chunk;
+        if (chunk) {
+            // The plan's frames all arrived: its windows ran as they did. Anything else cut them.
+            if (why == SegmentEnd::End) run_ready_windows();
+            if (why == SegmentEnd::SizeChange) {
+                // A whole render restarts its windows at a size change; the chunk's plan (windows counted from the
+                // shot's first frame, at one size) cannot: the frames it held fail, saying so.
+                const RenderError e(
+                    "not written: the model input size changes inside the video windows that make it "
+                    "(the plate's data window changes size; a chunk runs only its own windows, planned "
+                    "at one size): render this shot whole, without --chunk or --frames");
+                drop_held(&e);
+            } else {
+                drop_held(nullptr);  // what is still held (a stop, a gap) lacks its windows
+            }
+        } else if (why == SegmentEnd::Stop) {
+            drop_held(nullptr);  // every frame held lacks windows the stop never let run
+        } else if (size > 0) {
+            ending_gap = why == SegmentEnd::Gap ? gap : std::vector<int>();
+            close();
+            run_ready_windows();
+            ending_gap.clear();
         }
-        std::vector<std::vector<DepthImage>> out;
-        const auto t0 = std::chrono::steady_clock::now();
-        try {
-            out = checked_forward(batch);
-        } catch (const std::exception& e) {
-            fail_all(e);
-            return;
-        }
-        // Each frame's share of the forward time: the windows' time over their frames (a frame in two windows gets two).
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-                          (static_cast<double>(count) * t.window);
-        for (int m = 0; m < count; ++m)
-            for (int j = 0, b = (next_window + m) * t.stride(); j < t.window; ++j)
-                if (b + j >= first && b + j < n) at(b + j).frame.result.times.infer_ms += ms;
-        for (int m = 0; m < count; ++m) align(next_window + m, out[static_cast<size_t>(m)]);
-        windows += count;
-        next_window += count;
-        const int bound = last ? n : (next_window - 1) * t.stride() + t.window - t.crossfade;
-        for (int v = first; v < bound && v < n; ++v) at(v).done = true;
-        while (!held.empty() && held.front().done) {
-            Held& h = held.front();
-            if (start == SegmentEnd::Gap) h.frame.lacked = start_gap;
-            // Finished by a flush at a gap: its windows were tail-padded where an uninterrupted render had frames.
-            h.frame.lacked.insert(h.frame.lacked.end(), gap_after.begin(), gap_after.end());
-            std::sort(h.frame.lacked.begin(), h.frame.lacked.end());
-            h.frame.lacked.erase(std::unique(h.frame.lacked.begin(), h.frame.lacked.end()), h.frame.lacked.end());
-            give_back_input(h);
-            ready.push_back(std::move(h.frame));
-            held.pop_front();
-            ++first;
+        reset_segment();
+        // What the next segment starts after: consecutive failed frames add up to one gap.
+        if (why == SegmentEnd::Gap) {
+            if (had_frames || start != SegmentEnd::Gap) start_gap.clear();
+            start_gap.insert(start_gap.end(), gap.begin(), gap.end());
+            start = SegmentEnd::Gap;
+        } else {
+            start_gap.clear();
+            start = why;
         }
     }
 };
@@ -421,7 +431,7 @@ VideoWindowStage::VideoWindowStage(const TemporalWindowing& windowing, int windo
         throw ConfigError(e.what());
     }
     impl_->t = windowing;
-    impl_->per_forward = std::max(1, windows_per_forward);
+    impl_->per_forward = static_cast<size_t>(std::max(1, windows_per_forward));
     impl_->forward = std::move(forward);
     impl_->on_failure = std::move(on_failure);
 }
@@ -429,107 +439,28 @@ VideoWindowStage::VideoWindowStage(const TemporalWindowing& windowing, int windo
 VideoWindowStage::~VideoWindowStage() = default;
 
 int VideoWindowStage::context_frames() const { return impl_->t.window - 1; }
-int VideoWindowStage::max_held() const { return impl_->t.window + (impl_->per_forward - 1) * impl_->t.stride(); }
-int VideoWindowStage::windows_run() const { return impl_->windows; }
+int VideoWindowStage::max_held() const {
+    return impl_->t.window + static_cast<int>(impl_->per_forward - 1) * impl_->t.stride();
+}
+int VideoWindowStage::windows_run() const { return impl_->windows_run; }
 
 std::optional<std::vector<int>> VideoWindowStage::plan_partial(int shot_size, int first, int last) {
     Impl& s = *impl_;
     VideoWindowPlan plan = plan_video_windows(s.t, shot_size, first, last);
-    // Every window of the shot: the streaming path (a gap there marks frames and goes on, docs/video-models.md "Video models").
+    // Every window of the shot: the whole render (a gap there marks frames and goes on, docs/video-models.md).
     if ((first == 0 && last == shot_size - 1) || static_cast<int>(plan.windows.size()) == window_count(s.t, shot_size))
         return std::nullopt;
-    s.partial = true;
-    s.shot_n = shot_size;
-    s.plan_windows = plan.windows;
-    s.plan_inputs.clear();
-    s.last_use.clear();
-    for (size_t q = 0; q < plan.windows.size(); ++q) {
-        s.plan_inputs.push_back(window_inputs(s.t, plan.windows[q], shot_size));
-        for (int p : s.plan_inputs.back()) s.last_use[p] = q;
-    }
-    s.next_plan = 0;
-    s.last_run = -1;
-    s.reference.clear();
+    s.reset_segment();
+    s.chunk = true;
+    s.open = false;
+    s.size = shot_size;
+    for (int k : plan.windows) s.list(k, window_inputs(s.t, k, shot_size));
     return plan.positions;
 }
 
-void VideoWindowStage::push(FrameRecord frame) {
-    Impl& s = *impl_;
-    if (s.partial) {
-        Impl::Held h;
-        h.input = std::make_shared<ModelInput>(std::move(frame.input));
-        frame.input = ModelInput();
-        const int pos = frame.shot_pos;
-        h.frame = std::move(frame);
-        if (s.last_use.count(pos)) s.part_inputs[pos] = h.input;
-        s.part_held.emplace(pos, std::move(h));
-        s.run_partial(false);
-        return;
-    }
-    Impl::Held h;
-    h.input = std::make_shared<ModelInput>(std::move(frame.input));
-    frame.input = ModelInput();
-    h.frame = std::move(frame);
-    s.last_input = h.input;
-    s.held.push_back(std::move(h));
-    ++s.n;
-    // Run windows as soon as `per_forward` of them have all their frames.
-    while ((s.next_window + s.per_forward - 1) * s.t.stride() + s.t.window <= s.n) s.run(s.per_forward, false, {});
-}
+void VideoWindowStage::push(FrameRecord frame) { impl_->push(std::move(frame)); }
 
-void VideoWindowStage::end_segment(SegmentEnd why, const std::vector<int>& gap) {
-    Impl& s = *impl_;
-    if (s.partial) {
-        // The plan's frames all arrived: its windows ran as they did. Anything else cut them.
-        if (why == SegmentEnd::End) s.run_partial(false);
-        if (why == SegmentEnd::SizeChange) {
-            // A whole render restarts its windows at a size change; the chunk's plan (windows counted from the
-            // shot's first frame, at one size) cannot: the frames it held fail, saying so.
-            const RenderError e(
-                "not written: the model input size changes inside the video windows that make it "
-                "(the plate's data window changes size; a chunk runs only its own windows, planned "
-                "at one size): render this shot whole, without --chunk or --frames");
-            s.abandon_partial(&e);
-        } else {
-            s.abandon_partial(nullptr);  // what is still held (a stop, a gap) lacks its windows
-        }
-        s.reset_segment();
-        if (why == SegmentEnd::Gap) {
-            s.start = SegmentEnd::Gap;
-            s.start_gap = gap;
-        } else {
-            s.start_gap.clear();
-            s.start = why;
-        }
-        return;
-    }
-    const bool had_frames = s.n > 0;
-    if (why == SegmentEnd::Stop) {  // every frame held lacks windows the stop never let run
-        for (Impl::Held& h : s.held) {
-            h.frame.abandoned = true;
-            Impl::give_back_input(h);
-            s.ready.push_back(std::move(h.frame));
-        }
-        s.reset_segment();
-    } else {
-        // The segment's remaining windows: every b_k < n, the last ones tail-padded.
-        while (s.n > 0 && s.next_window * s.t.stride() < s.n) {
-            const int remaining = (s.n - s.next_window * s.t.stride() + s.t.stride() - 1) / s.t.stride();
-            const int count = std::min(remaining, s.per_forward);
-            s.run(count, count == remaining, why == SegmentEnd::Gap ? gap : std::vector<int>());
-        }
-        s.reset_segment();
-    }
-    // What the next segment starts after: consecutive failed frames add up to one gap.
-    if (why == SegmentEnd::Gap) {
-        if (had_frames || s.start != SegmentEnd::Gap) s.start_gap.clear();
-        s.start_gap.insert(s.start_gap.end(), gap.begin(), gap.end());
-        s.start = SegmentEnd::Gap;
-    } else {
-        s.start_gap.clear();
-        s.start = why;
-    }
-}
+void VideoWindowStage::end_segment(SegmentEnd why, const std::vector<int>& gap) { impl_->end_segment(why, gap); }
 
 std::vector<FrameRecord> VideoWindowStage::pop_ready() { return std::move(impl_->ready); }
 

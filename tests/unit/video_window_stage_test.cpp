@@ -617,3 +617,42 @@ TEST(VideoWindowPlan, TheDefaultChunkSizeKeepsTheWindowsWithinTheOverhead) {
     EXPECT_EQ(video_chunk_size(relative, 2000), 682) << "31 windows a chunk, 10 more each";
     EXPECT_EQ(video_chunk_size(relative, 40), 40);
 }
+
+// ---- One window machine (issue 42 §5): the whole render is the plan of every window, listed as frames arrive ----
+
+TEST(VideoWindowPlan, EveryWindowingFeedsItsListedInputsAndPassesEveryFrameOnceForAnyShotLength) {
+    // VDA's windowing and two others (a small one; one whose keyframes skip the first input, metric), every shot
+    // length from 1 to 3 windows and more, 1-3 windows a forward: each window is fed window_inputs (its inputs, the
+    // tail padded), each frame comes out once, in order, with its depth (the fake gives every window the same depth
+    // for a frame, so fits are the identity and cross-fades keep it), and no more frames are held than max_held().
+    TemporalWindowing small;
+    small.window = 8, small.overlap = 4, small.crossfade = 2, small.keyframes = {0, 3, 6, 7};
+    TemporalWindowing odd;
+    odd.window = 7, odd.overlap = 4, odd.crossfade = 2, odd.keyframes = {1, 2, 5, 6};
+    odd.align = TemporalWindowing::Align::None;
+    for (const TemporalWindowing& t : {vda(), small, odd})
+        for (int per_forward : {1, 2, 3})
+            for (int n = 1; n <= 3 * t.window + 5; ++n) {
+                Fake fake;
+                fake.out = [](int, int, int p) { return depth2(static_cast<float>(p), static_cast<float>(p) + 0.5f); };
+                int most = 0;
+                auto* stage = new VideoWindowStage(t, per_forward, fake.forward());
+                const int allowed = stage->max_held();
+                const auto out = run(*stage, n, SegmentEnd::End, &most);
+                const std::string what = "window " + std::to_string(t.window) + ", " + std::to_string(n) + " frames, " +
+                                         std::to_string(per_forward) + " a forward";
+                ASSERT_EQ(static_cast<int>(fake.windows.size()), window_count(t, n)) << what;
+                for (int k = 0; k < window_count(t, n); ++k)
+                    EXPECT_EQ(fake.windows.at(static_cast<size_t>(k)), window_inputs(t, k, n))
+                        << what << ", window " << k;
+                ASSERT_EQ(static_cast<int>(out.size()), n) << what;
+                for (int p = 0; p < n; ++p) {
+                    const FrameRecord& f = out.at(static_cast<size_t>(p));
+                    EXPECT_EQ(f.shot_pos, p) << what;
+                    EXPECT_FALSE(f.abandoned || f.failed()) << what;
+                    ASSERT_EQ(f.depth.data.size(), 2u) << what << ", frame " << p;
+                    EXPECT_NEAR(f.depth.data[0], p, 1e-3) << what << ", frame " << p;
+                }
+                EXPECT_LE(most, allowed) << what;
+            }
+}

@@ -90,6 +90,28 @@ struct DepthModel::Impl {
     /// them) and ModelError for an output that is not a depth image.
     ForwardOutput launch(torch::jit::Module& m, const torch::Tensor& batch, torch::Device dev, bool low_precision,
                          bool injected_oom);
+    // launch's steps, in order.
+    /// Counts the forward and the thread it runs on (stats()).
+    void count_forward();
+    /// `batch` on `dev`: on the upload stream when `streams` (the compute stream waits for it; the device copy is
+    /// kept in fo.keep), channels-last for a [N,3,H,W] batch when the model asked for it.
+    torch::Tensor to_device(const torch::Tensor& batch, torch::Device dev, bool streams, ForwardOutput& fo);
+    /// A CPU input shape: moved to the front of cpu_shapes, or added (a new one releases the free heap).
+    void note_cpu_shape(const torch::Tensor& x);
+    /// The module's forward of `x`: the cast module, autocast (CUDA) or fp32, as `low_precision` and load chose.
+    torch::jit::IValue run_module(torch::jit::Module& m, const torch::Tensor& x, torch::Device dev, bool low_precision);
+    /// The depth tensor of a forward's result (a tensor, or a tuple's first element); the contract's extra outputs
+    /// appended to `extras`. Throws ModelError naming the model for a result that is neither.
+    torch::Tensor split_outputs(torch::jit::IValue result, std::vector<torch::Tensor>& extras);
+    /// `out` checked against `batch` (check_model_output / check_clip_output; ModelError naming the model) and made
+    /// [N,H,W] ([B,T,H,W] clips flattened to their frames).
+    torch::Tensor checked_depth(torch::Tensor out, const torch::Tensor& batch);
+    /// [N,H,W] depth and k extras of its shape -> [N,1+k,H,W] float32 (infer() splits them). Throws ModelError for
+    /// an extra of another shape or not floating point.
+    torch::Tensor with_extras(const torch::Tensor& out, const std::vector<torch::Tensor>& extras,
+                              const torch::Tensor& batch) const;
+    /// fo.host: `out` itself on the CPU; on CUDA a page-locked copy made on the download stream (`done` marks it).
+    void to_host(const torch::Tensor& out, torch::Device dev, bool streams, ForwardOutput& fo);
     /// Waits for `out` and returns its host tensor (the CUDA download's event).
     torch::Tensor land(ForwardOutput& out);
     /// launch + land.

@@ -101,12 +101,7 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
                                                    bool low_precision, bool injected_oom) {
     if (injected_oom)
         throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, __LINE__}, "injected out of memory");
-    {
-        std::lock_guard<std::mutex> lock(stats_mutex);
-        forward_threads.insert(std::this_thread::get_id());
-        if (std::this_thread::get_id() == loader) stats.on_caller_thread = true;
-        ++stats.forwards;
-    }
+    count_forward();
     ForwardOutput fo;
     fo.launched = Clock::now();
     c10::InferenceMode guard;
@@ -118,6 +113,27 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
     // which only the optimizing executor's inlining stops calling). A process-wide flag, set around each call.
     torch::jit::GraphOptimizerEnabledGuard optimize(dev.is_cuda() || frozen);
     const bool streams = dev.is_cuda() && upload.has_value();
+    const torch::Tensor x = to_device(batch, dev, streams, fo);
+    if (!dev.is_cuda()) note_cpu_shape(x);
+    fo.low = low_precision && dev == device && (low || autocast);
+    std::vector<torch::Tensor> extras;
+    torch::Tensor out = split_outputs(run_module(m, x, dev, low_precision), extras);
+    out = checked_depth(out, batch);
+    if (!extras.empty()) out = with_extras(out, extras, batch);
+    out = out.to(torch::kFloat32);  // a half output converts on the device
+    to_host(out, dev, streams, fo);
+    return fo;
+}
+
+void DepthModel::Impl::count_forward() {
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    forward_threads.insert(std::this_thread::get_id());
+    if (std::this_thread::get_id() == loader) stats.on_caller_thread = true;
+    ++stats.forwards;
+}
+
+torch::Tensor DepthModel::Impl::to_device(const torch::Tensor& batch, torch::Device dev, bool streams,
+                                          ForwardOutput& fo) {
     torch::Tensor x;
     if (streams) {
         // Upload on its own stream, from page-locked memory (one DMA that does not block the host): it overlaps
@@ -135,29 +151,35 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
     }
     if (channels_last && dev == device && x.dim() == 4)
         x = x.contiguous(at::MemoryFormat::ChannelsLast);  // not a clip [B,T,3,H,W]
-    if (!dev.is_cuda()) {                                  // a CPU shape not among the last 8: release_free_heap
-        const auto seen = std::find_if(cpu_shapes.begin(), cpu_shapes.end(),
-                                       [&](const std::vector<int64_t>& s) { return x.sizes() == c10::IntArrayRef(s); });
-        if (seen != cpu_shapes.end()) {
-            std::rotate(cpu_shapes.begin(), seen, seen + 1);
-        } else {
-            if (!cpu_shapes.empty()) ++cpu_new_shapes, release_free_heap();
-            cpu_shapes.insert(cpu_shapes.begin(), x.sizes().vec());
-            if (cpu_shapes.size() > 8) cpu_shapes.pop_back();
-        }
+    return x;
+}
+
+void DepthModel::Impl::note_cpu_shape(const torch::Tensor& x) {
+    const auto seen = std::find_if(cpu_shapes.begin(), cpu_shapes.end(),
+                                   [&](const std::vector<int64_t>& s) { return x.sizes() == c10::IntArrayRef(s); });
+    if (seen != cpu_shapes.end()) {
+        std::rotate(cpu_shapes.begin(), seen, seen + 1);
+        return;
     }
-    torch::jit::IValue result;
-    fo.low = low_precision && dev == device && (low || autocast);
+    if (!cpu_shapes.empty()) ++cpu_new_shapes, release_free_heap();
+    cpu_shapes.insert(cpu_shapes.begin(), x.sizes().vec());
+    if (cpu_shapes.size() > 8) cpu_shapes.pop_back();
+}
+
+torch::jit::IValue DepthModel::Impl::run_module(torch::jit::Module& m, const torch::Tensor& x, torch::Device dev,
+                                                bool low_precision) {
     if (low_precision && low && dev == device) {
-        // The module cast to fp16/bf16 (load): the input is cast on the device, the output back to fp32 below.
+        // The module cast to fp16/bf16 (load): the input is cast on the device, the output back to fp32 later.
         // No autocast: its per-op casts doubled the kernels of a launch-bound forward (issue 31: fp16 28 ms a
         // frame against fp32's 17 on Depth Anything V2 Small).
-        result = low->forward({x.to(low_dtype)});
-    } else if (low_precision && autocast && dev.is_cuda()) {
+        return low->forward({x.to(low_dtype)});
+    }
+    if (low_precision && autocast && dev.is_cuda()) {
         // Autocast, for a module that cannot run cast (a float32 constant inside it): its weight-cast cache is
         // this thread's and kept for the job (the weights never change), so only the first forward pays for it.
         at::autocast::set_autocast_enabled(at::kCUDA, true);
         at::autocast::set_autocast_dtype(at::kCUDA, low_dtype);
+        torch::jit::IValue result;
         try {
             result = m.forward({x});
         } catch (...) {
@@ -165,13 +187,15 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
             throw;
         }
         at::autocast::set_autocast_enabled(at::kCUDA, false);
-    } else {
-        result = m.forward({x});
+        return result;
     }
+    return m.forward({x});
+}
+
+torch::Tensor DepthModel::Impl::split_outputs(torch::jit::IValue result, std::vector<torch::Tensor>& extras) {
     // A tuple (depth, confidence, ...): its first element is the depth (docs/models.md "Model contract"); the contract's
     // extra outputs (output.extra_outputs) are the elements after it, in order.
     const size_t n_extra = contract ? contract->extra_outputs.size() : 0;
-    std::vector<torch::Tensor> extras;
     if (n_extra > 0 && !result.isTuple())
         throw ModelError(path + ": the contract declares " + std::to_string(n_extra) +
                          " extra output(s) "
@@ -206,7 +230,10 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
     if (!result.isTensor())
         throw ModelError(path + ": model output is " + result.type()->annotation_str() +
                          ", not a tensor [N,1,H,W] or [N,H,W]");
-    torch::Tensor out = result.toTensor();
+    return result.toTensor();
+}
+
+torch::Tensor DepthModel::Impl::checked_depth(torch::Tensor out, const torch::Tensor& batch) {
     // Shape and dtype, before anything is allocated for the output (a conversion, the resize to the plate).
     ModelOutputCheck check;
     try {
@@ -224,26 +251,31 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
                     "said once per job)");
         told_transposed = true;
     }
-    if (batch.dim() == 5) out = out.flatten(0, 1);  // [B,T,H,W] -> [B*T,H,W], clip by clip
-    else if (out.dim() == 4) out = out.squeeze(1);
-    if (!extras.empty()) {  // [N,H,W] depth + k extras of its shape -> [N,1+k,H,W] (infer() splits them)
-        std::vector<torch::Tensor> planes{out.to(torch::kFloat32)};
-        for (size_t k = 0; k < extras.size(); ++k) {
-            torch::Tensor e = extras[k];
-            if (batch.dim() == 5 && e.dim() == 4) e = e.flatten(0, 1);  // a clip's [B,T,H,W] as its frames
-            else if (e.dim() == 4 && e.size(1) == 1) e = e.squeeze(1);
-            if (e.sizes() != out.sizes() || !e.is_floating_point())
-                throw ModelError(path + ": extra output '" + contract->extra_outputs[k].name + "' is " +
-                                 shape_text(extras[k].sizes().vec()) + " " + c10::toString(extras[k].scalar_type()) +
-                                 ", not floating point of the depth's shape " + shape_text(out.sizes().vec()));
-            planes.push_back(e.to(out.device(), torch::kFloat32));
-        }
-        out = torch::stack(planes, 1);
+    if (batch.dim() == 5) return out.flatten(0, 1);  // [B,T,H,W] -> [B*T,H,W], clip by clip
+    if (out.dim() == 4) return out.squeeze(1);
+    return out;
+}
+
+torch::Tensor DepthModel::Impl::with_extras(const torch::Tensor& out, const std::vector<torch::Tensor>& extras,
+                                            const torch::Tensor& batch) const {
+    std::vector<torch::Tensor> planes{out.to(torch::kFloat32)};
+    for (size_t k = 0; k < extras.size(); ++k) {
+        torch::Tensor e = extras[k];
+        if (batch.dim() == 5 && e.dim() == 4) e = e.flatten(0, 1);  // a clip's [B,T,H,W] as its frames
+        else if (e.dim() == 4 && e.size(1) == 1) e = e.squeeze(1);
+        if (e.sizes() != out.sizes() || !e.is_floating_point())
+            throw ModelError(path + ": extra output '" + contract->extra_outputs[k].name + "' is " +
+                             shape_text(extras[k].sizes().vec()) + " " + c10::toString(extras[k].scalar_type()) +
+                             ", not floating point of the depth's shape " + shape_text(out.sizes().vec()));
+        planes.push_back(e.to(out.device(), torch::kFloat32));
     }
-    out = out.to(torch::kFloat32);  // a half output converts on the device
+    return torch::stack(planes, 1);
+}
+
+void DepthModel::Impl::to_host(const torch::Tensor& out, torch::Device dev, bool streams, ForwardOutput& fo) {
     if (!dev.is_cuda()) {
         fo.host = out.contiguous();
-        return fo;
+        return;
     }
     // Back from the GPU into page-locked memory (about twice the bandwidth of pageable memory), on the download
     // stream once the forward is done, so that it overlaps the next batch's forward. `done` marks its end; a
@@ -264,7 +296,6 @@ DepthModel::ForwardOutput DepthModel::Impl::launch(torch::jit::Module& m, const 
         fo.done.emplace(c10::DeviceType::CUDA);
         fo.done->record(cuda.getStream(dev));
     }
-    return fo;
 }
 
 torch::Tensor DepthModel::Impl::land(ForwardOutput& fo) {

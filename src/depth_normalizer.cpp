@@ -104,10 +104,13 @@ size_t DepthNormalizer::apply(float* v, size_t n, const DepthRange* range) const
     return clamped;
 }
 
+bool DepthNormalizer::metres() const {
+    return kind_ == DepthConvention::Metric || (kind_ == DepthConvention::Raw && model_kind_ == DepthKind::MetricDepth);
+}
+
 std::string DepthNormalizer::units() const {
-    if (kind_ == DepthConvention::Metric) return "m";
-    if (kind_ == DepthConvention::Inverse) return model_kind_ == DepthKind::MetricDepth ? "1/m" : "";
-    if (kind_ == DepthConvention::Raw) return model_kind_ == DepthKind::MetricDepth ? "m" : "";
+    if (metres()) return "m";
+    if (kind_ == DepthConvention::Inverse && model_kind_ == DepthKind::MetricDepth) return "1/m";
     return "";
 }
 

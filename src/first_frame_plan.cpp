@@ -32,24 +32,24 @@ std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height) {
     return tile_grid(width, height, t.size, t.overlap);
 }
 
-std::string auto_kind(const JobContext& ctx, const PlateInfo& plate) {
-    return plate_kind(plate) + "; auto '" + ctx.color->auto_for(plate) + "'";
+AutoColorspaceKind auto_kind(const ColorTransform& color, const PlateInfo& plate) {
+    return {plate_kind(plate), color.auto_for(plate)};
 }
 
-void check_auto_kind(const JobContext& ctx, const PlateInfo& plate) {
-    if (ctx.job.input.colorspace != "auto" || ctx.first_kind.empty()) return;
-    if (const std::string kind = auto_kind(ctx, plate); kind != ctx.first_kind)
+void check_auto_kind(const JobContext& ctx, const FirstFramePlan& first, const PlateInfo& plate) {
+    if (ctx.job.input.colorspace != "auto") return;
+    if (const AutoColorspaceKind kind = auto_kind(*first.color, plate); kind != first.kind)
         throw InputError("frame " + std::to_string(plate.frame) + " (" + plate.path + ") is " + plate.format +
-                         " with " + kind + ", but frame " + std::to_string(ctx.first_frame) + " was " + ctx.first_kind +
-                         ": input.colorspace auto was decided from frame " + std::to_string(ctx.first_frame) + " ('" +
-                         ctx.color->from() +
+                         " with " + kind.text() + ", but frame " + std::to_string(first.frame) + " was " +
+                         first.kind.text() + ": input.colorspace auto was decided from frame " +
+                         std::to_string(first.frame) + " ('" + first.color->from() +
                          "') and would be wrong here. Re-export the frame like the others, or set "
                          "input.colorspace");
 }
 
-std::vector<ForwardShape> warmup_shapes(const JobContext& ctx) {
+std::vector<ForwardShape> warmup_shapes(const JobContext& ctx, const FirstFramePlan& first) {
     const JobConfig& job = ctx.job;
-    const ReformatPlan& fp = ctx.first_plan;
+    const ReformatPlan& fp = first.reformat;
     const int batch = std::max(1, job.model.batch);
     if (ctx.contract().multi_frame())  // the video windows: model.batch windows of W frames a forward
         return {ForwardShape{batch, ctx.contract().temporal.window, fp.input_width, fp.input_height}};
@@ -64,19 +64,20 @@ std::vector<ForwardShape> warmup_shapes(const JobContext& ctx) {
     return shapes;
 }
 
-void check_precision(JobContext& ctx, int frame) {
+std::optional<PrecisionCheck> check_precision(const JobContext& ctx, const FirstFramePlan& first) {
     const Precision asked = ctx.model->precision();
-    if (asked != Precision::Fp16 && asked != Precision::Bf16) return;
+    if (asked != Precision::Fp16 && asked != Precision::Bf16) return std::nullopt;
+    const int frame = first.frame;
     FrameRecord w(0, frame, 0);
     w.write = false;  // the global prediction's input only
     w.result.input_path = ctx.input.path(frame);
-    prepare(ctx, w);
+    prepare(ctx, first, w);
     if (w.failed()) {  // the render fails this frame itself and says why
         log_warning("model.precision ", option_name(asked), ": not checked against fp32 (frame ", frame,
                     " could not be "
                     "prepared: ",
                     w.result.message, ")");
-        return;
+        return std::nullopt;
     }
     PrecisionCheck check;
     try {
@@ -85,7 +86,6 @@ void check_precision(JobContext& ctx, int frame) {
         throw ModelError(e.what());
     }
     check.frame = frame;
-    ctx.precision_check = check;
     const double pct = check.error * 100, tol = check.tolerance * 100;
     if (check.in_force == Precision::Fp32 && !std::isfinite(pct))
         log_warning("model.precision ", option_name(asked), " (", check.how, "): on frame ", frame,
@@ -98,6 +98,7 @@ void check_precision(JobContext& ctx, int frame) {
     else
         log_info("model.precision ", option_name(asked), " (", check.how, "): frame ", frame, " within ", pct,
                  "% of the depth span of fp32 (99th percentile of the difference; tolerance ", tol, "%)");
+    return check;
 }
 
 /// Colour transform and reformat plan from the first frame's header, then a dry run of the model: a
@@ -107,7 +108,8 @@ namespace {
 /// A farm chunk or a --skip-existing run decides input.colorspace auto from its own first frame `frame`: it must
 /// decide as a render of the whole shot would, from the shot's first frame (when that is on disk and readable; else
 /// its own run says why). Throws InputError when the two frames are of different kinds.
-void check_auto_colorspace_matches_shot(const JobContext& ctx, int frame) {
+void check_auto_colorspace_matches_shot(const JobContext& ctx, const FirstFramePlan& first) {
+    const int frame = first.frame;
     const JobConfig& job = ctx.job;
     if (job.input.colorspace == "auto" && !ctx.shot.empty() && ctx.shot.front() != frame) {
         const int s = ctx.shot.front();
@@ -115,11 +117,12 @@ void check_auto_colorspace_matches_shot(const JobContext& ctx, int frame) {
         if (fs::is_regular_file(ctx.input.path(s))) try {
                 shot_first = probe_plate(ctx.input.path(s), s, job.input);
             } catch (const Error&) {}
-        if (const std::string kind = shot_first ? auto_kind(ctx, *shot_first) : "";
-            shot_first && kind != ctx.first_kind)
+        if (const std::optional<AutoColorspaceKind> kind =
+                shot_first ? std::optional<AutoColorspaceKind>(auto_kind(*first.color, *shot_first)) : std::nullopt;
+            kind && *kind != first.kind)
             throw InputError("frame " + std::to_string(s) + " (" + shot_first->path + "), the shot's first, is " +
-                             shot_first->format + " with " + kind + ", but frame " + std::to_string(frame) +
-                             ", this run's first, is " + ctx.first_kind +
+                             shot_first->format + " with " + kind->text() + ", but frame " + std::to_string(frame) +
+                             ", this run's first, is " + first.kind.text() +
                              ": input.colorspace auto is decided from one frame, so the chunks of this shot would "
                              "decide differently. Re-export the frames like the others, or set input.colorspace");
     }
@@ -128,20 +131,22 @@ void check_auto_colorspace_matches_shot(const JobContext& ctx, int frame) {
 /// The RGB passthrough (passthrough_color.h: the plate's colorspace -> scene_linear; nothing for depth only), the
 /// output's channels and pixel types said, and the checks of what the file will hold: a pass named like a plate
 /// channel passed through (ConfigError naming `first`, the first frame's path), DWA's loss on half colour.
-void plan_passthrough_and_channels(JobContext& ctx, const PlateInfo& plate, const std::string& first) {
+std::shared_ptr<const PassthroughColor> plan_passthrough_and_channels(const JobContext& ctx,
+                                                                      const ColorTransform& color,
+                                                                      const PlateInfo& plate,
+                                                                      const std::string& first) {
     const JobConfig& job = ctx.job;
     const bool rgb_out = job.output.channels != OutputChannels::Depth;
-    ctx.passthrough =
-        PassthroughColor::create(ctx.color->config_path(), ctx.color->from(),
-                                 rgb_out ? job.output.passthrough_colorspace : PassthroughColorspace::Plate);
+    std::shared_ptr<const PassthroughColor> passthrough = PassthroughColor::create(
+        color.config_path(), color.from(), rgb_out ? job.output.passthrough_colorspace : PassthroughColorspace::Plate);
     ExrWriteOptions options = job.output;
     std::string why;
-    options.pixel_type = ctx.passthrough->pixel_type(job.output.pixel_type, plate, &why);
+    options.pixel_type = passthrough->pixel_type(job.output.pixel_type, plate, &why);
     if (rgb_out) {
         log_info("passthrough R, G, B: ",
-                 ctx.passthrough->converts() ? "converted '" + ctx.passthrough->plate() + "' -> '" +
-                                                   ctx.passthrough->written() + "' (the config's scene_linear role)"
-                                             : "as the plate has them ('" + ctx.passthrough->written() + "')",
+                 passthrough->converts() ? "converted '" + passthrough->plate() + "' -> '" + passthrough->written() +
+                                               "' (the config's scene_linear role)"
+                                         : "as the plate has them ('" + passthrough->written() + "')",
                  "; ", why);
     }
     log_info(describe_output(plate, options));
@@ -164,6 +169,7 @@ void plan_passthrough_and_channels(JobContext& ctx, const PlateInfo& plate, cons
             "output.compression dwaa is lossy on the half R, G, B passthrough channels (OpenEXR's DWA "
             "quantizes half colour channels); depth.Z is float and stays lossless. Use zip, zips or piz "
             "for a bit-exact passthrough");
+    return passthrough;
 }
 
 /// A PixelAspectRatio outside 0.01-100 is treated as square pixels: said, naming `first`.
@@ -177,7 +183,7 @@ void warn_unbelievable_pixel_aspect(const JobConfig& job, const std::string& fir
 
 /// The forward passes before frame 1: the warm-up (model.warmup) at the shapes the job feeds, or one small probe; it is
 /// the dry run too. A RenderError of either is the model's: thrown as ModelError (exit 4).
-void dry_run_forward(JobContext& ctx) {
+void dry_run_forward(const JobContext& ctx, const FirstFramePlan& first) {
     const JobConfig& job = ctx.job;
     // The warm-up at the shapes the job feeds (model.warmup passes; on CUDA 3 by default: TorchScript's profiling
     // executor records the first forward of a shape and optimizes, fusers included, on the second, and cuDNN's
@@ -185,10 +191,10 @@ void dry_run_forward(JobContext& ctx) {
     // too. Without one, a fixed-size (traced) model is tried at its one size and any other at a small size (64 px
     // rounded up to its multiple), which catches a file that is not a depth model without paying for a full-size
     // forward (a full Depth Anything forward is seconds on a CPU).
-    const int warmup = job.model.warmup >= 0 ? job.model.warmup : (ctx.model->device_name() == "cpu" ? 0 : 3);
+    const int warmup = job.model.warmup >= 0 ? job.model.warmup : (ctx.model->on_cuda() ? 3 : 0);
     try {
         if (warmup > 0) {
-            const std::vector<ForwardShape> shapes = warmup_shapes(ctx);
+            const std::vector<ForwardShape> shapes = warmup_shapes(ctx, first);
             ctx.model->warm_up(shapes, warmup);
             std::string list;
             for (const ForwardShape& shape : shapes) list += (list.empty() ? "" : ", ") + shape.text();
@@ -198,10 +204,9 @@ void dry_run_forward(JobContext& ctx) {
             ModelInput probe;
             const int m = std::max(1, ctx.contract().multiple);
             const int small = (64 + m - 1) / m * m;
-            probe.width =
-                ctx.contract().fixed_size ? ctx.first_plan.input_width : std::min(small, ctx.first_plan.input_width);
-            probe.height =
-                ctx.contract().fixed_size ? ctx.first_plan.input_height : std::min(small, ctx.first_plan.input_height);
+            const ReformatPlan& fp = first.reformat;
+            probe.width = ctx.contract().fixed_size ? fp.input_width : std::min(small, fp.input_width);
+            probe.height = ctx.contract().fixed_size ? fp.input_height : std::min(small, fp.input_height);
             probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
             ctx.model->infer({&probe});
         }
@@ -211,9 +216,9 @@ void dry_run_forward(JobContext& ctx) {
 }
 
 /// The log lines of the reformat (plate -> model input -> depth back) and of the tiles, when the job has them.
-void log_reformat(const JobContext& ctx, const OIIO::ImageSpec& spec) {
+void log_reformat(const JobContext& ctx, const FirstFramePlan& first, const OIIO::ImageSpec& spec) {
     const JobConfig& job = ctx.job;
-    const ReformatPlan& fp = ctx.first_plan;
+    const ReformatPlan& fp = first.reformat;
     std::ostringstream aspect;
     if (fp.pixel_aspect != 1.0)
         aspect << " (pixel aspect " << fp.pixel_aspect << ": desqueezed for the model, written on the stored grid)";
@@ -236,28 +241,30 @@ void log_reformat(const JobContext& ctx, const OIIO::ImageSpec& spec) {
 
 }  // namespace
 
-void plan_from_first_frame(JobContext& ctx, int frame) {
+FirstFramePlan plan_from_first_frame(const JobContext& ctx, int frame) {
     const JobConfig& job = ctx.job;
-    const std::string first = ctx.input.path(frame);
-    const PlateInfo plate = probe_plate(first, frame, job.input);  // part/view, deep, channels: fails here
+    const std::string path = ctx.input.path(frame);
+    const PlateInfo plate = probe_plate(path, frame, job.input);  // part/view, deep, channels: fails here
     const OIIO::ImageSpec& spec = plate.file_spec;
-    ctx.first_frame = frame;
+    FirstFramePlan first;
+    first.frame = frame;
     log_info("plate ", plate.describe());
     // Never enlarged: said, not hidden, when the job asked for the size (the default on a small plate says nothing).
     if (ctx.preview && job.output.preview.size_given && job.output.preview.size > std::max(spec.width, spec.height))
         log_warning("output.preview.size ", job.output.preview.size, " is larger than the plate (", spec.width, "x",
                     spec.height, "): previews are written at the plate's size, ", std::max(spec.width, spec.height),
                     " px on the long side (they are never enlarged)");
-    ctx.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
-    ctx.first_kind = auto_kind(ctx, plate);
-    check_auto_colorspace_matches_shot(ctx, frame);
-    plan_passthrough_and_channels(ctx, plate, first);
-    warn_unbelievable_pixel_aspect(job, first, spec);
-    ctx.first_plan =
+    first.color = ColorTransform::create(job.color, job.input.colorspace, ctx.contract().colorspace, &plate);
+    first.kind = auto_kind(*first.color, plate);
+    check_auto_colorspace_matches_shot(ctx, first);
+    first.passthrough = plan_passthrough_and_channels(ctx, *first.color, plate, path);
+    warn_unbelievable_pixel_aspect(job, path, spec);
+    first.reformat =
         ReformatPlan::make(spec.width, spec.height, job.model.size, ctx.contract(), pixel_aspect(job, spec));
-    check_precision(ctx, frame);
-    dry_run_forward(ctx);
-    log_reformat(ctx, spec);
+    first.precision_check = check_precision(ctx, first);
+    dry_run_forward(ctx, first);
+    log_reformat(ctx, first, spec);
+    return first;
 }
 
 }  // namespace detail

@@ -22,7 +22,7 @@ namespace depthbatch::detail {
 // ---- per-frame stages ---------------------------------------------------------------------------
 
 /// read + colour + reformat. Never throws: failures are recorded in the FrameRecord.
-void prepare(const JobContext& ctx, FrameRecord& w) {
+void prepare(const JobContext& ctx, const FirstFramePlan& first, FrameRecord& w) {
     try {
         auto t0 = Clock::now();
         w.plate_identity = plate_identity(w.result.input_path);
@@ -30,10 +30,10 @@ void prepare(const JobContext& ctx, FrameRecord& w) {
         w.result.times.read_ms = ms_since(t0);
         // input.colorspace auto (and the reformat plan) were decided from one frame: a frame of another kind (a
         // float TIFF among 16-bit ones, a PNG named .exr) would be encoded by the wrong rule. Stop it here.
-        check_auto_kind(ctx, *w.plate);
+        check_auto_kind(ctx, first, *w.plate);
         t0 = Clock::now();
         OIIO::ImageBuf rgb = plate_rgb(*w.plate);
-        const PixelStats px = ctx.color->apply(rgb);  // NaN/Inf -> 0, OCIO, into 0-1; counted
+        const PixelStats px = first.color->apply(rgb);  // NaN/Inf -> 0, OCIO, into 0-1; counted
         w.result.nonfinite_pixels = px.nonfinite, w.result.out_of_range_pixels = px.out_of_range;
         w.result.times.color_ms = ms_since(t0);
         t0 = Clock::now();
@@ -190,8 +190,8 @@ PassPlanes compute_passes(const JobContext& ctx, const FrameRecord& w, const flo
 }  // namespace
 
 /// restore + depth convention + write.
-void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRange>& sequence_range,
-            const Metadata& job_meta) {
+void finish(const JobContext& ctx, const FirstFramePlan& first, FrameRecord& w,
+            const std::optional<DepthRange>& sequence_range, const Metadata& job_meta) {
     if (w.failed() || !w.write) return;
     try {
         auto t0 = Clock::now();
@@ -206,8 +206,8 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
         if (w.depth.negative)
             log_warning("frame ", w.result.frame, ": the model returned ", w.depth.negative,
                         " negative metric depth values (min ", w.depth.negative_min,
-                        " m); kept as they are, not clamped to 0 (depth.kind ", option_name(ctx.normalizer->kind()),
-                        ")");
+                        " m); kept as they are, not clamped to 0 (depth.convention ",
+                        option_name(ctx.normalizer->kind()), ")");
         OIIO::ImageBuf depth = w.plan.restore(w.depth, ctx.job.depth.upsample, w.guide ? &*w.guide : nullptr);
         std::vector<std::vector<float>> extras = restore_extras(ctx, w);
         w.depth = DepthImage();
@@ -248,14 +248,14 @@ void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRang
             w.plate->file_spec.attribute("PixelAspectRatio", static_cast<float>(*ctx.job.input.pixel_aspect));
         // The plate's own colour tags describe its RGB as read: wrong once the RGB is converted to scene_linear,
         // and claims without RGB at all (oiio:ColorSpace and depthbatch/colorspace_rgb say what is written).
-        if (ctx.job.output.channels == OutputChannels::Depth || ctx.passthrough->converts())
+        if (ctx.job.output.channels == OutputChannels::Depth || first.passthrough->converts())
             for (const char* tag : {"chromaticities", "colorInteropID", "oiio:ColorSpace"})
                 w.plate->file_spec.erase_attribute(tag);
         const PassPlanes passes = compute_passes(ctx, w, values, extras);
         ExrWriteOptions options = ctx.job.output;
-        options.pixel_type = ctx.passthrough->pixel_type(options.pixel_type, *w.plate);  // auto, for this plate
+        options.pixel_type = first.passthrough->pixel_type(options.pixel_type, *w.plate);  // auto, for this plate
         if (options.channels != OutputChannels::Depth)
-            ctx.passthrough->apply(*w.plate);  // to scene_linear (or nothing)
+            first.passthrough->apply(*w.plate);  // to scene_linear (or nothing)
         if (!w.result.rerender_reason.empty()) options.overwrite = OverwritePolicy::Overwrite;  // a stale output
         Publication out = ctx.guard.open(w.result.output_path, OutputRole::DepthFrame);
         write_depth_exr(out, *w.plate, depth, meta, options, passes.channels);

@@ -29,8 +29,6 @@ namespace fs = std::filesystem;
 namespace depthbatch {
 namespace {
 
-using job_text::name_of;
-using job_text::OptionNames;
 using job_text::Reader;
 
 void check_keys(const job_text::Tree& tree) {
@@ -107,7 +105,7 @@ void read_input(const Reader& r, JobConfig& job) {
     if (r.has("input.scene")) {
         const std::string scene = r.str("input.scene");
         bool known = false;
-        for (const auto& [value, name] : OptionNames<Scene>::table)
+        for (const auto& [value, name] : option_names(Scene{}))
             if (scene == name) job.input.scene = value, known = true;
         if (!known) r.fail("input.scene", "expected indoor, outdoor or unknown, not '" + printable(scene) + "'");
     }
@@ -204,8 +202,9 @@ void read_model(const Reader& r, JobConfig& job) {
     if (r.has("model.colorspace")) c.colorspace = r.str("model.colorspace");
     if (r.has("model.multiple")) c.multiple = r.integer("model.multiple", 1, 1024);
     if (r.has("model.kind")) {
-        const std::string k = r.choice("model.kind", {"metric_depth", "relative_inverse_depth", "relative_depth"}, "");
-        c.kind = parse_depth_kind(k);
+        DepthKind kind{};
+        r.option("model.kind", kind);
+        c.kind = kind;
     }
     if (r.has("model.units")) c.units = r.str("model.units");
     if (r.has("model.input_size")) {
@@ -407,22 +406,6 @@ JobConfig build(const job_text::Tree& tree) {
 }
 
 }  // namespace
-
-const char* option_name(OverwritePolicy v) { return name_of(v); }
-const char* option_name(Compression v) { return name_of(v); }
-const char* option_name(OutputChannels v) { return name_of(v); }
-const char* option_name(ExistingDepth v) { return name_of(v); }
-const char* option_name(PassthroughType v) { return name_of(v); }
-const char* option_name(PassthroughColorspace v) { return name_of(v); }
-const char* option_name(Precision v) { return name_of(v); }
-const char* option_name(HdrMode v) { return name_of(v); }
-const char* option_name(DepthConvention v) { return name_of(v); }
-const char* option_name(Normalization v) { return name_of(v); }
-const char* option_name(OnError v) { return name_of(v); }
-const char* option_name(DepthUpsample v) { return name_of(v); }
-const char* option_name(PassPixelType v) { return name_of(v); }
-const char* option_name(Scene v) { return name_of(v); }
-const char* option_name(ColormapName v) { return name_of(v); }
 
 std::vector<int> select_render_frames(const JobConfig::RenderSelection& render, const std::vector<int>& shot) {
     std::vector<int> frames = render.frames.empty() ? shot : render.frames;

@@ -1,5 +1,6 @@
-// depthbatch (internal) — what the parts of a job run share: the job's context (model, colour, normalizer, output
-// guard, built once and read-only while frames flow) and the phases' results (a frame travels in its own record:
+// depthbatch (internal) — what the parts of a job run share: the job's context (model, normalizer, passes, output
+// guard: opened once, const), the plan made from the first frame to render (colour, passthrough, processing size:
+// returned const by plan_from_first_frame) and the phases' results (a frame travels in its own record:
 // frame_record.h). The parts (one source file each), in the order a job runs them:
 //   job_plan.cpp      open the job, select and plan the frames, sequence statistics, job metadata; validate_job
 //   frame_stages.cpp  one frame's stages: prepare (read, colour, reformat), finish (restore, convention, write,
@@ -53,7 +54,9 @@ inline std::string list_some(const std::vector<std::string>& items, size_t most 
     return s.str();
 }
 
-/// Everything a job shares across frames; built once, read-only while the pipeline runs.
+/// What a job opens once, before any plate is read, and never changes (open_job): the frames, the model, the
+/// normalizer, the passes, the camera, the output guard. Const from open_job on (the model itself runs forwards:
+/// DepthModel's own thread rule, depth_model.h).
 struct JobContext {
     const JobConfig& job;
     FrameSequence input, output;
@@ -61,23 +64,40 @@ struct JobContext {
     int workers = 1;
     int torch_threads = 1;
     std::unique_ptr<DepthModel> model;
-    std::shared_ptr<const ColorTransform> color;
-    std::shared_ptr<const PassthroughColor> passthrough;  ///< the RGB passthrough's colour and pixel type
     std::optional<DepthNormalizer> normalizer;
-    ReformatPlan first_plan;
-    int first_frame = 0;                   ///< the frame the plate kind and colour were decided from
-    std::string first_kind;                ///< auto_kind() of that frame: every frame must match it
     std::string settings_sha256;           ///< of output_settings_text(job): what --skip-existing checks
     std::optional<FrameSequence> preview;  ///< output.preview's path pattern, when previews are written
     std::optional<Colormap> colormap;
-    OutputGuard guard;                              ///< every path the job writes (output/output_guard.h)
-    std::optional<ChanFile> chan;                   ///< camera.chan, read once
-    PassPlan passes;                                ///< output.passes, planned once (pass_plan.h)
-    Clock::time_point loaded;                       ///< when the model was loaded (JobReport::first_frame_s)
-    std::optional<PrecisionCheck> precision_check;  ///< fp16/bf16: the first frame against fp32 (check_precision)
+    OutputGuard guard;             ///< every path the job writes (output/output_guard.h)
+    std::optional<ChanFile> chan;  ///< camera.chan, read once
+    PassPlan passes;               ///< output.passes, planned once (pass_plan.h)
+    Clock::time_point loaded;      ///< when the model was loaded (JobReport::first_frame_s)
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }
+};
+
+/// What input.colorspace auto reads of a plate: its kind (plate_kind(): encoding, channels) and the colorspace the
+/// colour transform resolves it to. Two plates of one shot must read alike.
+struct AutoColorspaceKind {
+    std::string plate;       ///< plate_kind(), e.g. "float colour, channels R,G,B"
+    std::string colorspace;  ///< ColorTransform::auto_for(), e.g. "ACEScg"
+    bool operator==(const AutoColorspaceKind& o) const { return plate == o.plate && colorspace == o.colorspace; }
+    bool operator!=(const AutoColorspaceKind& o) const { return !(*this == o); }
+    /// "float colour, channels R,G,B; auto 'ACEScg'" (the log and messages).
+    std::string text() const { return plate + "; auto '" + colorspace + "'"; }
+};
+
+/// The plan made from the run's first frame to render (plan_from_first_frame): the colour, the passthrough, the
+/// processing size, the kind every plate must match and the precision check. Returned const; every stage that reads
+/// plates, the sequence statistics and the metadata take it beside the JobContext, so none can run without it.
+struct FirstFramePlan {
+    int frame = 0;                                        ///< the frame it was made from
+    std::shared_ptr<const ColorTransform> color;          ///< plate colorspace -> the model's
+    std::shared_ptr<const PassthroughColor> passthrough;  ///< the RGB passthrough's colour and pixel type
+    ReformatPlan reformat;                                ///< that frame's processing size
+    AutoColorspaceKind kind;                              ///< auto_kind() of that frame
+    std::optional<PrecisionCheck> precision_check;        ///< fp16/bf16: that frame against fp32 (check_precision)
 };
 
 /// Which of the requested frames to render: every plate frame exists, no output is the plate itself, and
@@ -110,30 +130,31 @@ struct SequenceRange {
 // ---- job_plan.cpp ---------------------------------------------------------------------------------------------
 
 /// Frames, model, colour, normalizer and the output guard: everything that can fail before a frame is read.
-std::unique_ptr<JobContext> open_job(const JobConfig& job);
+std::unique_ptr<const JobContext> open_job(const JobConfig& job);
 /// The pixel aspect the model's sizes are computed for (input.pixel_aspect, else the file's, else 1).
 double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec);
 /// model.tiles' grid for a plate (empty when tiles are off or one tile covers the plate).
 std::vector<TileRect> tiles_for(const JobConfig& job, int width, int height);
-/// Colour transform, plate kind and reformat plan from frame `frame`'s header, the precision check, then the warm-up
-/// at the job's shapes (or, without one, a dry run of the model at a small size).
-void plan_from_first_frame(JobContext& ctx, int frame);
+/// The plan from frame `frame`'s header: colour transform, plate kind, passthrough, reformat plan, the precision
+/// check; then the warm-up at the job's shapes (or, without one, a dry run of the model at a small size). Throws
+/// what those throw (InputError for a plate of another kind than the shot's first, ModelError for a model that
+/// cannot run).
+FirstFramePlan plan_from_first_frame(const JobContext& ctx, int frame);
 /// The shapes the job feeds its model (DepthModel::warm_up): model.batch inputs at the first frame's processing
 /// size; model.batch tiles (at most the tiles of a frame) at the tile size; a video model's model.batch windows.
-std::vector<ForwardShape> warmup_shapes(const JobContext& ctx);
-/// With fp16/bf16 in force, frame `frame` prepared as the pipeline does and run at both precisions
-/// (DepthModel::check_precision): logged, and kept in ctx.precision_check for the report. Throws ModelError for a
-/// forward that fails at fp32.
-void check_precision(JobContext& ctx, int frame);
+std::vector<ForwardShape> warmup_shapes(const JobContext& ctx, const FirstFramePlan& first);
+/// With fp16/bf16 in force, frame `first.frame` prepared as the pipeline does and run at both precisions
+/// (DepthModel::check_precision): logged and returned for the report; nullopt for fp32 or a frame that could not
+/// be prepared. Throws ModelError for a forward that fails at fp32.
+std::optional<PrecisionCheck> check_precision(const JobContext& ctx, const FirstFramePlan& first);
 
-/// What input.colorspace auto reads of a plate: plate_kind() and the colorspace ctx.color->auto_for() resolves it
-/// to, e.g. "float colour, channels R,G,B; auto 'ACEScg'".
-std::string auto_kind(const JobContext& ctx, const PlateInfo& plate);
-/// Under input.colorspace auto, throws InputError (exit 3) naming the frame when `plate` is not of ctx.first_kind
+/// What input.colorspace auto reads of `plate` through `color` (see AutoColorspaceKind).
+AutoColorspaceKind auto_kind(const ColorTransform& color, const PlateInfo& plate);
+/// Under input.colorspace auto, throws InputError (exit 3) naming the frame when `plate` is not of first.kind
 /// (a float TIFF among 16-bit ones, an EXR declaring ACEScg among untagged ones). Nothing otherwise.
-void check_auto_kind(const JobContext& ctx, const PlateInfo& plate);
-/// The job's sequence statistics (sidecar reused or computed).
-SequenceStats sequence_stats(const JobContext& ctx, bool recompute = false);
+void check_auto_kind(const JobContext& ctx, const FirstFramePlan& first, const PlateInfo& plate);
+/// The job's sequence statistics (sidecar reused or computed), its frames prepared by `first`'s plan.
+SequenceStats sequence_stats(const JobContext& ctx, const FirstFramePlan& first, bool recompute = false);
 /// Which of `frames` to render (see FrameSelection); throws for missing plates, existing or foreign outputs.
 FrameSelection select_frames(const JobContext& ctx, const std::vector<int>& frames);
 /// The output folders can be written (checked before any frame is read); `sweep`: remove stale temporaries.
@@ -153,17 +174,18 @@ struct OpenedRun {
         NothingToDo,  ///< every frame of the share is kept (or its plate is missing under on_error: continue)
         Planned,      ///< frames to render: the output folders checked, the first frame's plan made
     };
-    std::unique_ptr<JobContext> ctx;
-    std::vector<int> requested;  ///< this run's share of the job's frames (--frames/--range/--chunk)
-    FrameSelection selected;     ///< what to render, keep and report missing (empty for Stage::Empty)
+    std::unique_ptr<const JobContext> ctx;
+    std::optional<FirstFramePlan> first;  ///< Stage::Planned only
+    std::vector<int> requested;           ///< this run's share of the job's frames (--frames/--range/--chunk)
+    FrameSelection selected;              ///< what to render, keep and report missing (empty for Stage::Empty)
     Stage stage = Stage::Empty;
 };
 
-/// The phases, once: open the job (open_job: model, device, colour, normalizer, passes, output guard) -> this run's
+/// The phases, once: open the job (open_job: model, device, normalizer, passes, output guard) -> this run's
 /// frames -> every path the run writes through the output guard (preflight: exit 2 for one that would destroy a
 /// plate, the job, the model or another output) -> the frames to render (select_frames: existing outputs checked)
 /// -> the output folders (check_output_folders; `render`: stale temporaries swept) -> the plan from the first frame
-/// to render (plan_from_first_frame: colour, reformat, precision check, warm-up). Stops early at Stage::Empty or
+/// to render (plan_from_first_frame: colour, reformat, precision check, warm-up; OpenedRun::first). Stops early at Stage::Empty or
 /// Stage::NothingToDo. `phase` hears "loading model" and "checking outputs" as they start. Throws what those throw.
 OpenedRun open_run(const JobConfig& job, const std::function<void(const std::string&)>& phase, bool render);
 
@@ -186,17 +208,17 @@ std::vector<PlannedFrame> plan_frames(const JobContext& ctx, const FrameSelectio
 std::vector<int> check_context_plates(const JobContext& ctx, const std::vector<PlannedFrame>& plan,
                                       const std::vector<int>& own, std::vector<std::string>* messages = nullptr);
 /// The range depth.normalize: sequence uses.
-SequenceRange sequence_range(const JobContext& ctx);
+SequenceRange sequence_range(const JobContext& ctx, const FirstFramePlan& first);
 /// What every EXR of the job carries in its metadata; `stages`: the stage chain's entries.
-Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata stages);
+Metadata job_metadata(const JobContext& ctx, const FirstFramePlan& first, const SequenceRange& seq, Metadata stages);
 
 // ---- frame_stages.cpp -----------------------------------------------------------------------------------------
 
 /// read + colour + reformat (+ tiles). Never throws: failures are recorded in the record.
-void prepare(const JobContext& ctx, FrameRecord& w);
+void prepare(const JobContext& ctx, const FirstFramePlan& first, FrameRecord& w);
 /// restore + depth convention + write (+ preview). Never throws.
-void finish(const JobContext& ctx, FrameRecord& w, const std::optional<DepthRange>& sequence_range,
-            const Metadata& job_meta);
+void finish(const JobContext& ctx, const FirstFramePlan& first, FrameRecord& w,
+            const std::optional<DepthRange>& sequence_range, const Metadata& job_meta);
 
 // ---- frame_inference.cpp ---------------------------------------------------------------------------------------
 

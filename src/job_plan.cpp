@@ -54,7 +54,7 @@ std::string settings_fingerprint(const JobConfig& job, Precision precision) {
 }
 
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
-std::unique_ptr<JobContext> open_job(const JobConfig& job) {
+std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
     auto ctx = std::make_unique<JobContext>(job);
     ctx->shot = shot_frames(job.input);
     if (job.input.frames.empty()) {
@@ -142,17 +142,16 @@ std::unique_ptr<JobContext> open_job(const JobConfig& job) {
                           " px focal length; set the shot's camera: camera.focal (mm, with camera.haperture), "
                           "camera.fov (horizontal degrees) or camera.focal_px (plate pixels: focal_mm / haperture_mm x "
                           "plate width)");
-    ctx->passes = PassPlan(job.output.passes, contract, ctx->model->path(), ctx->normalizer->units(),
-                           option_name(ctx->normalizer->kind()), has_focal);
+    ctx->passes = PassPlan(job.output.passes, contract, ctx->model->path(), *ctx->normalizer, has_focal);
     return ctx;
 }
 
 // ---- sequence statistics ------------------------------------------------------------------------
 
-std::string processing_key(const JobContext& ctx) {
+std::string processing_key(const JobContext& ctx, const FirstFramePlan& first) {
     std::ostringstream s;
-    s << ctx.first_plan.input_width << "x" << ctx.first_plan.input_height << " " << ctx.color->from() << "->"
-      << ctx.color->to() << " " << option_name(ctx.job.model.precision);
+    s << first.reformat.input_width << "x" << first.reformat.input_height << " " << first.color->from() << "->"
+      << first.color->to() << " " << option_name(ctx.job.model.precision);
     // Every key the job table marks as feeding the statistics (job_keys.h: part, view, layer, colour, size...),
     // as a digest: a sidecar made from another layer or colour rule is not reused.
     s << "; settings " << sha256_text(stats_settings_text(ctx.job)).substr(0, 16);
@@ -160,13 +159,13 @@ std::string processing_key(const JobContext& ctx) {
 }
 
 /// The statistics `ctx` wants (identity only: no values) and its sidecar's path; shared by the render and validate.
-static std::pair<SequenceStats, std::string> wanted_sequence_stats(const JobContext& ctx) {
+static std::pair<SequenceStats, std::string> wanted_sequence_stats(const JobContext& ctx, const FirstFramePlan& first) {
     const JobConfig& job = ctx.job;
     SequenceStats want;
     want.model_sha256 = ctx.model->sha256();
     want.input_pattern = job.input.path;
     want.shot_frames = format_frame_spec(ctx.shot);
-    want.processing = processing_key(ctx);
+    want.processing = processing_key(ctx, first);
     want.percentile_low = job.depth.percentile_low;
     want.percentile_high = job.depth.percentile_high;
     // Under on_error: continue a missing plate fails its frame, not the job: sample the frames whose plates exist
@@ -199,16 +198,16 @@ static std::string stats_advice(const JobConfig& job) {
     return recompute_stats_advice(job.job_file, plain == path ? std::string() : path);
 }
 
-SequenceStats sequence_stats(const JobContext& ctx, bool recompute) {
+SequenceStats sequence_stats(const JobContext& ctx, const FirstFramePlan& first, bool recompute) {
     const JobConfig& job = ctx.job;
-    auto [want, path] = wanted_sequence_stats(ctx);
+    auto [want, path] = wanted_sequence_stats(ctx, first);
     log_debug("sequence statistics sidecar ", path, " (", ctx.shot.size(), " frames in the shot)");
     // The raw model output of one sampled frame: read, colour, reformat and infer, as the pipeline does.
-    const auto frame_values = [&ctx](int frame) {
+    const auto frame_values = [&ctx, &first](int frame) {
         FrameRecord w(0, frame, 0);
         w.write = false;
         w.result.input_path = ctx.input.path(frame);
-        prepare(ctx, w);
+        prepare(ctx, first, w);
         std::vector<FrameRecord*> one{&w};
         if (!w.failed()) infer(ctx, one);
         if (w.failed()) throw Error(w.result.status, "sequence statistics: " + w.result.message);
@@ -568,16 +567,16 @@ void check_chunk_sizes(const JobContext& ctx, const std::vector<PlannedFrame>& p
     }
 }
 
-SequenceRange sequence_range(const JobContext& ctx) {
+SequenceRange sequence_range(const JobContext& ctx, const FirstFramePlan& first) {
     SequenceRange r;
     if (!ctx.normalizer->needs_sequence_range()) return r;
-    r.stats = sequence_stats(ctx);
+    r.stats = sequence_stats(ctx, first);
     r.range = ctx.normalizer->range_from_percentiles(r.stats.low, r.stats.high);
     return r;
 }
 
 /// What every EXR of the job carries in its metadata (per-frame entries are added by finish()).
-Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata stages) {
+Metadata job_metadata(const JobContext& ctx, const FirstFramePlan& first, const SequenceRange& seq, Metadata stages) {
     const JobConfig& job = ctx.job;
     Metadata meta = {
         {exr_meta::kVersion, DEPTHBATCH_VERSION},
@@ -586,8 +585,8 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
         {exr_meta::kSettingsSha256, ctx.settings_sha256},
         {exr_meta::kModelOutputKind, depth_kind_name(ctx.contract().kind)},
         {exr_meta::kDevice, ctx.model->device_name()},
-        {exr_meta::kColorspaceIn, ctx.color->from()},
-        {exr_meta::kColorspaceModel, ctx.color->to()},
+        {exr_meta::kColorspaceIn, first.color->from()},
+        {exr_meta::kColorspaceModel, first.color->to()},
     };
     // The model's provenance from its contract: licence, checkpoint and its sha256, training domain (README).
     for (const char* key : {"license", "source", "source_sha256", "variant", "domain"})
@@ -597,8 +596,8 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     // What the written R, G, B are in (passthrough_color.h), ours and OIIO's name for it (oiio:ColorSpace, read by
     // OIIO-based tools; written through OpenEXR, write_depth_exr).
     if (job.output.channels != OutputChannels::Depth) {
-        meta.push_back({exr_meta::kColorspaceRgb, ctx.passthrough->written()});
-        meta.push_back({exr_meta::kOiioColorSpace, ctx.passthrough->written()});
+        meta.push_back({exr_meta::kColorspaceRgb, first.passthrough->written()});
+        meta.push_back({exr_meta::kOiioColorSpace, first.passthrough->written()});
     }
     if (seq.range) {
         meta.push_back({exr_meta::kStatsSampleFrames, format_frame_spec(seq.stats.sample_frames)});
@@ -608,7 +607,7 @@ Metadata job_metadata(const JobContext& ctx, const SequenceRange& seq, Metadata 
     }
     // The precision the depth was computed at, where it is not plain fp32 (a CUDA job asking tf32/fp16/bf16; fp16 or
     // bf16 that gave way to fp32 on the first frame says so).
-    if (ctx.model->precision() != Precision::Fp32 || ctx.precision_check) {
+    if (ctx.model->precision() != Precision::Fp32 || first.precision_check) {
         std::string p = option_name(ctx.model->precision());
         if (ctx.model->precision() != job.model.precision)
             p += std::string(" (") + option_name(job.model.precision) +
@@ -644,15 +643,15 @@ detail::OpenedRun detail::open_run(const JobConfig& job, const std::function<voi
         log_info("skipping ", run.selected.skipped.size(),
                  " frames whose output exists (complete, same settings and model)");
     check_output_folders(*run.ctx, run.selected.todo, render);
-    plan_from_first_frame(*run.ctx, run.selected.todo.front());
+    run.first = plan_from_first_frame(*run.ctx, run.selected.todo.front());
     run.stage = OpenedRun::Stage::Planned;
     return run;
 }
 
 SequenceStats job_sequence_stats(const JobConfig& job, bool recompute) {
-    auto ctx = open_job(job);
-    plan_from_first_frame(*ctx, ctx->shot.front());
-    return sequence_stats(*ctx, recompute);
+    const auto ctx = open_job(job);
+    const FirstFramePlan first = plan_from_first_frame(*ctx, ctx->shot.front());
+    return sequence_stats(*ctx, first, recompute);
 }
 
 ValidationResult validate_job(const JobConfig& job, bool deep) {
@@ -662,7 +661,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     };
     OpenedRun run = open_run(
         job, [](const std::string&) {}, false);
-    const std::unique_ptr<JobContext>& ctx = run.ctx;
+    const std::unique_ptr<const JobContext>& ctx = run.ctx;
     const ModelContract& c = ctx->contract();
     line("job", job.job_file.empty() ? "(built in code)" : job.job_file);
     line("model", ctx->model->path() + " (" + c.name + ", " + depth_kind_name(c.kind) + ", sha256 " +
@@ -684,6 +683,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
             (sel.skipped.empty() ? "" : ", " + std::to_string(sel.skipped.size()) + " kept (complete, same settings)") +
             (sel.rerender.empty() ? "" : ", " + std::to_string(sel.rerender.size()) + " to render again"));
     if (run.stage == OpenedRun::Stage::NothingToDo) return v;
+    const FirstFramePlan& first = *run.first;
     // Every plate of the run: there, its header readable, of the kind the first frame decided.
     std::vector<int> plates = sel.todo;
     if (job.depth.stabilize || c.multi_frame()) {
@@ -701,8 +701,9 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
         const std::string path = ctx->input.path(f);
         if (!fs::is_regular_file(path)) continue;  // missing plates: reported by select_frames above
         try {
-            if (deep) check_auto_kind(*ctx, read_plate(path, f, job.input));  // every pixel decoded, as the render
-            else check_auto_kind(*ctx, probe_plate(path, f, job.input));
+            if (deep)
+                check_auto_kind(*ctx, first, read_plate(path, f, job.input));  // every pixel decoded, as the render
+            else check_auto_kind(*ctx, first, probe_plate(path, f, job.input));
         } catch (const InputError& e) {
             // As the render: under on_error: stop the frame stops it (exit 3), under continue it fails alone (7).
             if (job.pipeline.on_error == OnError::Stop) throw;
@@ -710,9 +711,9 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
             v.exit_code = ExitCode::Partial;
         }
     }
-    line("plates", std::to_string(plates.size()) + (deep ? " decoded in full: " : " checked: ") + ctx->first_kind);
+    line("plates", std::to_string(plates.size()) + (deep ? " decoded in full: " : " checked: ") + first.kind.text());
     // One forward at the processing size (the dry run above used a small one).
-    const ReformatPlan& fp = ctx->first_plan;
+    const ReformatPlan& fp = first.reformat;
     ModelInput probe;
     probe.width = fp.input_width, probe.height = fp.input_height;
     probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
@@ -738,7 +739,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     if (!job.pipeline.summary.empty()) line("summary", job.pipeline.summary);
     if (job.depth.normalize == Normalization::Sequence) {
         // The render's identity check of an existing sidecar (its OutputExistsError, exit 6, for another job's).
-        const auto [want, path] = wanted_sequence_stats(*ctx);
+        const auto [want, path] = wanted_sequence_stats(*ctx, first);
         std::string state = " (computed by the render)";
         if (const auto have = read_sequence_stats(path)) {
             const std::string diff = have->mismatch(want);

@@ -1,6 +1,6 @@
 // depthbatch — reading a job's located tree (job_text.h), for job_config.cpp: typed access that names file:line and
-// key in every failure, path expansion, and the job-file spellings of the closed option sets (option_name() reads
-// them too). Internal to src/.
+// key in every failure, path expansion, and parsing the closed option sets by their spellings (option_names(), declared beside
+// each enum). Internal to src/.
 #pragma once
 
 #include "job_text.h"
@@ -16,43 +16,6 @@
 
 namespace depthbatch {
 namespace job_text {
-
-// The job-file spelling of every closed option set, one table each: parsing and option_name() read them.
-template <class E> struct OptionNames;
-#define DEPTHBATCH_OPTION_NAMES(E, ...) \
-    template <> struct OptionNames<E> { static constexpr std::pair<E, const char*> table[] = {__VA_ARGS__}; };
-DEPTHBATCH_OPTION_NAMES(OverwritePolicy, {OverwritePolicy::Error, "error"}, {OverwritePolicy::Skip, "skip"},
-                        {OverwritePolicy::Overwrite, "overwrite"})
-DEPTHBATCH_OPTION_NAMES(Compression, {Compression::Zip, "zip"}, {Compression::Zips, "zips"}, {Compression::Piz, "piz"},
-                        {Compression::Dwaa, "dwaa"}, {Compression::None, "none"})
-DEPTHBATCH_OPTION_NAMES(OutputChannels, {OutputChannels::Rgba, "rgba"}, {OutputChannels::Depth, "depth"},
-                        {OutputChannels::All, "all"})
-DEPTHBATCH_OPTION_NAMES(ExistingDepth, {ExistingDepth::Replace, "replace"}, {ExistingDepth::Rename, "rename"})
-DEPTHBATCH_OPTION_NAMES(PassthroughType, {PassthroughType::Auto, "auto"}, {PassthroughType::Keep, "keep"},
-                        {PassthroughType::Half, "half"}, {PassthroughType::Float, "float"})
-DEPTHBATCH_OPTION_NAMES(PassthroughColorspace, {PassthroughColorspace::SceneLinear, "scene_linear"},
-                        {PassthroughColorspace::Plate, "plate"})
-DEPTHBATCH_OPTION_NAMES(Precision, {Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Bf16, "bf16"},
-                        {Precision::Tf32, "tf32"})
-DEPTHBATCH_OPTION_NAMES(HdrMode, {HdrMode::Clamp, "clamp"}, {HdrMode::View, "view"})
-DEPTHBATCH_OPTION_NAMES(DepthConvention, {DepthConvention::Raw, "raw"}, {DepthConvention::Metric, "metric"},
-                        {DepthConvention::Inverse, "inverse"}, {DepthConvention::Normalized, "normalized"})
-DEPTHBATCH_OPTION_NAMES(Normalization, {Normalization::Raw, "raw"}, {Normalization::Frame, "frame"},
-                        {Normalization::Sequence, "sequence"}, {Normalization::Fixed, "fixed"})
-DEPTHBATCH_OPTION_NAMES(OnError, {OnError::Stop, "stop"}, {OnError::Continue, "continue"})
-DEPTHBATCH_OPTION_NAMES(DepthUpsample, {DepthUpsample::Bilinear, "bilinear"}, {DepthUpsample::Guided, "guided"},
-                        {DepthUpsample::EdgeHard, "edge_hard"})
-DEPTHBATCH_OPTION_NAMES(PassPixelType, {PassPixelType::Float, "float"}, {PassPixelType::Half, "half"})
-DEPTHBATCH_OPTION_NAMES(Scene, {Scene::Unknown, "unknown"}, {Scene::Indoor, "indoor"}, {Scene::Outdoor, "outdoor"})
-DEPTHBATCH_OPTION_NAMES(ColormapName, {ColormapName::Turbo, "turbo"}, {ColormapName::Viridis, "viridis"},
-                        {ColormapName::Inferno, "inferno"})
-#undef DEPTHBATCH_OPTION_NAMES
-
-template <class E> const char* name_of(E v) {
-    for (const auto& [value, name] : OptionNames<E>::table)
-        if (value == v) return name;
-    return "?";
-}
 
 // Typed, located access to the tree; every failure names file:line and key.
 class Reader {
@@ -80,7 +43,7 @@ public:
         if (!has(key)) return;
         const std::string s = str(key);
         std::set<std::string> allowed;
-        for (const auto& [v, name] : OptionNames<E>::table) {
+        for (const auto& [v, name] : option_names(E{})) {
             if (s == name) {
                 value = v;
                 return;

@@ -43,7 +43,7 @@ void record_frame(const JobContext& ctx, const FrameRecord& w, JobReport& report
                 : "",
             w.result.out_of_range_pixels
                 ? ", " + std::to_string(w.result.out_of_range_pixels) + " pixels outside 0-1 after colour (" +
-                      option_name(ctx.color->hdr()) + ")"
+                      option_name(ctx.job.color.hdr) + ")"
                 : "",
             w.result.depth_clamped ? ", " + std::to_string(w.result.depth_clamped) + " depth values clamped" : "");
     }

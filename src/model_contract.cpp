@@ -14,24 +14,15 @@
 
 namespace depthbatch {
 
-const char* depth_kind_name(DepthKind kind) {
-    switch (kind) {
-    case DepthKind::MetricDepth: return "metric_depth";
-    case DepthKind::RelativeInverseDepth: return "relative_inverse_depth";
-    case DepthKind::RelativeDepth: return "relative_depth";
-    }
-    return "";
-}
+const char* depth_kind_name(DepthKind kind) { return option_name(kind); }
 
 std::optional<DepthKind> parse_depth_kind(const std::string& name) {
-    for (DepthKind k : {DepthKind::MetricDepth, DepthKind::RelativeInverseDepth, DepthKind::RelativeDepth})
-        if (name == depth_kind_name(k)) return k;
+    for (const auto& [kind, spelling] : option_names(DepthKind{}))
+        if (name == spelling) return kind;
     return std::nullopt;
 }
 
-const char* align_name(TemporalWindowing::Align align) {
-    return align == TemporalWindowing::Align::None ? "none" : "scale_shift";
-}
+const char* align_name(TemporalWindowing::Align align) { return option_name(align); }
 
 namespace {
 
@@ -367,8 +358,10 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
         for (const json& k : keys)
             w.keyframes.push_back(integer_in(k, "temporal.keyframes", 0, kMaxContractFrames, origin));
         const std::string align = field<std::string>(t, "temporal", "align", origin);
-        if (align == "scale_shift") w.align = TemporalWindowing::Align::ScaleShift;
-        else if (align == "none") w.align = TemporalWindowing::Align::None;
+        const auto& spellings = option_names(TemporalWindowing::Align{});
+        const auto spelled =
+            std::find_if(spellings.begin(), spellings.end(), [&](const auto& s) { return align == s.second; });
+        if (spelled != spellings.end()) w.align = spelled->first;
         else
             throw ModelError(origin +
                              ": depthbatch.json field temporal.align must be \"scale_shift\" or \"none\", not " +

@@ -10,19 +10,21 @@
 namespace depthbatch {
 
 PassPlan::PassPlan(const std::vector<std::string>& passes, const ModelContract& contract, const std::string& model_path,
-                   const std::string& depth_units, const std::string& convention, bool has_focal) {
+                   const DepthNormalizer& depth, bool has_focal) {
     for (const std::string& p : passes) {
         PlannedPass planned;
         planned.name = p;
         if (is_geometric_pass(p)) {
-            if (depth_units != "m")
+            if (!depth.metres()) {
+                const std::string depth_units = depth.units();
                 throw ConfigError("output.passes: " + p + " needs depth in metres, and depth.Z here holds " +
                                   (depth_units.empty() ? std::string("values without units") : depth_units) +
                                   " (model kind " + depth_kind_name(contract.kind) + ", depth.convention " +
-                                  convention +
+                                  option_name(depth.kind()) +
                                   "). A metric model with depth.convention raw "
                                   "or metric gives metres; a relative model needs depth.convention: metric with "
                                   "depth.near and depth.far in metres and depth.normalize: frame or sequence");
+            }
             if (!has_focal)
                 throw ConfigError(
                     "output.passes: " + p +

@@ -7,6 +7,7 @@
 // compares pass names.
 #pragma once
 
+#include "depthbatch/depth_normalizer.h"
 #include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/model_contract.h"
 #include "depthbatch/passes.h"
@@ -30,14 +31,14 @@ struct PlannedPass {
 class PassPlan {
 public:
     PassPlan() = default;  ///< no passes
-    /// Plans `passes` (output.passes) for a model with `contract` (at `model_path`, named in errors). `depth_units`
-    /// is what depth.Z holds (DepthNormalizer::units(): "m" for metres); `has_focal`: the job states the camera's
-    /// focal length (camera.focal/fov/focal_px, or a .chan track with a field of view on every line).
-    /// Throws ConfigError naming output.passes: P or N when depth.Z is not in metres (with the model kind and
-    /// `convention` in the message) or without a focal length; a name that is neither P, N nor an extra output
+    /// Plans `passes` (output.passes) for a model with `contract` (at `model_path`, named in errors). `depth` is
+    /// what depth.Z holds (P and N need DepthNormalizer::metres()); `has_focal`: the job states the camera's focal
+    /// length (camera.focal/fov/focal_px, or a .chan track with a field of view on every line).
+    /// Throws ConfigError naming output.passes: P or N when depth.Z is not in metres (with the model kind and the
+    /// depth convention in the message) or without a focal length; a name that is neither P, N nor an extra output
     /// of the contract (listing the ones it declares).
     PassPlan(const std::vector<std::string>& passes, const ModelContract& contract, const std::string& model_path,
-             const std::string& depth_units, const std::string& convention, bool has_focal);
+             const DepthNormalizer& depth, bool has_focal);
 
     const std::vector<PlannedPass>& passes() const { return passes_; }
     bool empty() const { return passes_.empty(); }

@@ -59,12 +59,12 @@ using Records = std::vector<FrameRecord>;
 /// filled by prepare, owned by the stage chain while it is inside, written by finish, reported from.
 class FramePipeline {
 public:
-    FramePipeline(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,
-                  const Metadata& job_meta, StageChain& chain, JobObserver* observer, const std::atomic<bool>* cancel,
-                  JobReport& report)
-        : ctx_(ctx), plan_(plan), seq_(seq), job_meta_(job_meta), chain_(chain), observer_(observer), cancel_(cancel),
-          report_(report), stop_on_error_(ctx.job.pipeline.on_error == OnError::Stop), reach_(temporal_reach(ctx)),
-          identity_(ctx.shot.size()) {}
+    FramePipeline(const JobContext& ctx, const FirstFramePlan& first, const std::vector<PlannedFrame>& plan,
+                  const SequenceRange& seq, const Metadata& job_meta, StageChain& chain, JobObserver* observer,
+                  const std::atomic<bool>* cancel, JobReport& report)
+        : ctx_(ctx), first_(first), plan_(plan), seq_(seq), job_meta_(job_meta), chain_(chain), observer_(observer),
+          cancel_(cancel), report_(report), stop_on_error_(ctx.job.pipeline.on_error == OnError::Stop),
+          reach_(temporal_reach(ctx)), identity_(ctx.shot.size()) {}
 
     /// The source: the next model.batch planned frames' records; nullptr once the plan is done, or stopped.
     Records* take() {
@@ -85,7 +85,7 @@ public:
     /// read + colour + reformat, in parallel.
     void prepare_all(Records& b) {
         for (FrameRecord& f : b) {
-            prepare(ctx_, f);
+            prepare(ctx_, first_, f);
             if (f.failed() && stop_on_error_) stop_ = true;
         }
     }
@@ -106,7 +106,7 @@ public:
     /// restore + convention + write, in parallel; each frame in the report.
     void finish_all(Records& b) {
         for (FrameRecord& f : b) {
-            finish(ctx_, f, seq_.range, job_meta_);
+            finish(ctx_, first_, f, seq_.range, job_meta_);
             if (f.failed() && stop_on_error_) stop_ = true;
             f.result.seconds = std::chrono::duration<double>(Clock::now() - f.started).count();
             if (!f.write && !f.failed()) continue;  // warm-up frames are not reported
@@ -178,6 +178,7 @@ private:
     }
 
     const JobContext& ctx_;
+    const FirstFramePlan& first_;
     const std::vector<PlannedFrame>& plan_;
     const SequenceRange& seq_;
     const Metadata& job_meta_;
@@ -195,11 +196,11 @@ private:
     std::vector<std::optional<std::string>> identity_;  ///< each shot position's plate identity as read (serial step)
 };
 
-void render_frames(const JobContext& ctx, const std::vector<PlannedFrame>& plan, const SequenceRange& seq,
-                   const Metadata& job_meta, StageChain& chain, JobObserver* observer, const std::atomic<bool>* cancel,
-                   JobReport& report) {
+void render_frames(const JobContext& ctx, const FirstFramePlan& first, const std::vector<PlannedFrame>& plan,
+                   const SequenceRange& seq, const Metadata& job_meta, StageChain& chain, JobObserver* observer,
+                   const std::atomic<bool>* cancel, JobReport& report) {
     const size_t tokens = plan_tokens(ctx, plan, chain, report);
-    FramePipeline frames(ctx, plan, seq, job_meta, chain, observer, cancel, report);
+    FramePipeline frames(ctx, first, plan, seq, job_meta, chain, observer, cancel, report);
     tbb::task_arena arena(report.worker_threads);  // not ctx.workers: asking TBB for more prints a "TBB Warning"
     arena.execute([&] {
         using tbb::filter_mode;
@@ -239,7 +240,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     JobObserver& watch = observer ? *observer : quiet;
     OpenedRun run = open_run(
         job, [&watch](const std::string& phase) { watch.on_phase(phase); }, true);
-    const std::unique_ptr<JobContext>& ctx = run.ctx;
+    const std::unique_ptr<const JobContext>& ctx = run.ctx;
     JobReport report;
     report.job_file = job.job_file;
     report.device = ctx->model->device_name();
@@ -280,8 +281,9 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         close_report(report, *ctx, cancel, t_start);
         return report;
     }
+    const FirstFramePlan& first = *run.first;
     if (ctx->normalizer->needs_sequence_range()) watch.on_phase("sequence statistics");
-    const SequenceRange seq = sequence_range(*ctx);
+    const SequenceRange seq = sequence_range(*ctx, first);
     StageChain chain = make_stage_chain(*ctx);
     const std::vector<PlannedFrame> plan = plan_frames(*ctx, selected, chain);
     std::vector<std::string> context_lines;
@@ -293,7 +295,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report_missing();
     const auto t_render = Clock::now();
     const double busy_before = ctx->model->stats().busy_ms;
-    render_frames(*ctx, plan, seq, job_metadata(*ctx, seq, chain.metadata()), chain, &watch, cancel, report);
+    render_frames(*ctx, first, plan, seq, job_metadata(*ctx, first, seq, chain.metadata()), chain, &watch, cancel,
+                  report);
     report.render_s = std::chrono::duration<double>(Clock::now() - t_render).count();
     const InferenceStats stats = ctx->model->stats();
     report.infer_busy_ms = stats.busy_ms - busy_before;
@@ -302,7 +305,7 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.warmup_passes = stats.warmup_passes;
     report.warmup_ms = stats.warmup_ms;
     report.precision = option_name(ctx->model->precision());
-    if (const auto& check = ctx->precision_check) {
+    if (const auto& check = first.precision_check) {
         report.precision_error = check->error;
         report.precision_frame = check->frame;
         report.precision_how = check->how;

@@ -15,6 +15,7 @@
 // docs/colour.md "Plates and color" is the user-facing description.
 #pragma once
 
+#include "depthbatch/option_names.h"
 #include "depthbatch/plate.h"
 
 #include <OpenImageIO/imagebuf.h>
@@ -25,7 +26,10 @@
 namespace depthbatch {
 
 enum class HdrMode { Clamp, View };  ///< color.hdr
-const char* option_name(HdrMode v);  ///< the job-file spelling ("clamp")
+/// HdrMode's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<HdrMode, 2> option_names(HdrMode) {
+    return {{{HdrMode::Clamp, "clamp"}, {HdrMode::View, "view"}}};
+}
 
 /// The job's color section (JobConfig::Color).
 struct ColorSettings {

@@ -20,6 +20,7 @@
 #include "depthbatch/gpu_device.h"
 #include "depthbatch/model_contract.h"
 #include "depthbatch/model_data.h"
+#include "depthbatch/option_names.h"
 #include "depthbatch/reformat.h"
 
 #include <exception>
@@ -32,7 +33,11 @@
 namespace depthbatch {
 
 enum class Precision { Fp32, Fp16, Bf16, Tf32 };  ///< model.precision
-const char* option_name(Precision v);             ///< the job-file spelling ("fp16")
+/// Precision's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<Precision, 4> option_names(Precision) {
+    return {
+        {{Precision::Fp32, "fp32"}, {Precision::Fp16, "fp16"}, {Precision::Bf16, "bf16"}, {Precision::Tf32, "tf32"}}};
+}
 
 /// The job's model section (JobConfig::Model): what DepthModel::load takes.
 struct ModelSettings {
@@ -133,6 +138,8 @@ public:
     const std::string& sha256() const { return sha256_; }
     /// "cpu" or "cuda:N", and why it was picked (for the log).
     const std::string& device_name() const { return device_name_; }
+    /// True when the model runs on a CUDA device (gpu().index >= 0).
+    bool on_cuda() const { return gpu_.index >= 0; }
     const std::string& device_reason() const { return device_reason_; }
     /// The GPU behind device_name() (its CUDA index, driver name and UUID, CUDA_VISIBLE_DEVICES); index -1 on the
     /// CPU. describe_device (gpu_device.h) makes the log's line of it.

@@ -27,6 +27,7 @@
 
 #include "depthbatch/depth_upsample.h"
 #include "depthbatch/model_contract.h"
+#include "depthbatch/option_names.h"
 
 #include <cstddef>
 #include <optional>
@@ -38,8 +39,20 @@ namespace depthbatch {
 
 enum class DepthConvention { Raw, Metric, Inverse, Normalized };  ///< depth.convention: what depth.Z holds
 enum class Normalization { Raw, Frame, Sequence, Fixed };         ///< depth.normalize: where the range comes from
-const char* option_name(DepthConvention v);                       ///< the job-file spellings ("metric", "sequence")
-const char* option_name(Normalization v);
+/// DepthConvention's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<DepthConvention, 4> option_names(DepthConvention) {
+    return {{{DepthConvention::Raw, "raw"},
+             {DepthConvention::Metric, "metric"},
+             {DepthConvention::Inverse, "inverse"},
+             {DepthConvention::Normalized, "normalized"}}};
+}
+/// Normalization's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<Normalization, 4> option_names(Normalization) {
+    return {{{Normalization::Raw, "raw"},
+             {Normalization::Frame, "frame"},
+             {Normalization::Sequence, "sequence"},
+             {Normalization::Fixed, "fixed"}}};
+}
 
 /// The job's depth section (JobConfig::Depth): the written convention, its range, stabilization, upsampling.
 struct DepthSettings {
@@ -96,6 +109,8 @@ public:
     bool larger_is_nearer() const;
     /// Units of the written values: "m", "1/m", "" (normalized or relative).
     std::string units() const;
+    /// Whether the written values are metres: depth.convention metric, or raw of a metric model.
+    bool metres() const;
 
 private:
     DepthConvention kind_;

@@ -8,6 +8,8 @@
 // by OIIO (JPEG, PNG, TIFF by extension).
 #pragma once
 
+#include "depthbatch/option_names.h"
+
 #include <OpenImageIO/imagebuf.h>
 
 #include <array>
@@ -17,7 +19,10 @@
 namespace depthbatch {
 
 enum class ColormapName { Turbo, Viridis, Inferno };  ///< output.preview.colormap
-const char* option_name(ColormapName v);              ///< the job-file spelling, also the table's name ("turbo")
+/// ColormapName's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<ColormapName, 3> option_names(ColormapName) {
+    return {{{ColormapName::Turbo, "turbo"}, {ColormapName::Viridis, "viridis"}, {ColormapName::Inferno, "inferno"}}};
+}
 
 /// The job's output.preview (JobConfig::Output::Preview).
 struct PreviewSettings {

@@ -31,6 +31,8 @@
 // Guided and edge_hard enlarge only: a plate smaller than the model input, or model.size: plate, uses bilinear.
 #pragma once
 
+#include "depthbatch/option_names.h"
+
 #include <cstddef>
 #include <vector>
 
@@ -38,7 +40,12 @@ namespace depthbatch {
 
 /// depth.upsample
 enum class DepthUpsample { Bilinear, Guided, EdgeHard };
-const char* option_name(DepthUpsample v);  ///< the job-file spelling ("edge_hard")
+/// DepthUpsample's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<DepthUpsample, 3> option_names(DepthUpsample) {
+    return {{{DepthUpsample::Bilinear, "bilinear"},
+             {DepthUpsample::Guided, "guided"},
+             {DepthUpsample::EdgeHard, "edge_hard"}}};
+}
 
 /// The method and its parameters (job keys depth.upsample, depth.guided_radius, depth.guided_epsilon,
 /// depth.edge_threshold).

@@ -52,6 +52,7 @@
 
 #include "depthbatch/error.h"
 #include "depthbatch/log.h"
+#include "depthbatch/option_names.h"
 #include "depthbatch/job_keys.h"
 #include "depthbatch/job_config.h"
 #include "depthbatch/job_flags.h"

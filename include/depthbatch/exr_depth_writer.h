@@ -31,6 +31,7 @@
 #pragma once
 
 #include "depthbatch/depth_preview.h"
+#include "depthbatch/option_names.h"
 #include "depthbatch/passthrough_color.h"
 #include "depthbatch/plate.h"
 
@@ -49,11 +50,32 @@ enum class Compression { Zip, Zips, Piz, Dwaa, None };  ///< output.compression 
 enum class OutputChannels { Rgba, Depth, All };         ///< output.channels
 enum class ExistingDepth { Replace, Rename };           ///< output.existing_depth
 enum class PassPixelType { Float, Half };               ///< output.passes_type (P, N, mattes)
-const char* option_name(OverwritePolicy v);             ///< the job-file spellings ("skip", "zip", "rgba", ...)
-const char* option_name(Compression v);
-const char* option_name(OutputChannels v);
-const char* option_name(ExistingDepth v);
-const char* option_name(PassPixelType v);
+/// OverwritePolicy's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<OverwritePolicy, 3> option_names(OverwritePolicy) {
+    return {{{OverwritePolicy::Error, "error"},
+             {OverwritePolicy::Skip, "skip"},
+             {OverwritePolicy::Overwrite, "overwrite"}}};
+}
+/// Compression's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<Compression, 5> option_names(Compression) {
+    return {{{Compression::Zip, "zip"},
+             {Compression::Zips, "zips"},
+             {Compression::Piz, "piz"},
+             {Compression::Dwaa, "dwaa"},
+             {Compression::None, "none"}}};
+}
+/// OutputChannels's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<OutputChannels, 3> option_names(OutputChannels) {
+    return {{{OutputChannels::Rgba, "rgba"}, {OutputChannels::Depth, "depth"}, {OutputChannels::All, "all"}}};
+}
+/// ExistingDepth's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<ExistingDepth, 2> option_names(ExistingDepth) {
+    return {{{ExistingDepth::Replace, "replace"}, {ExistingDepth::Rename, "rename"}}};
+}
+/// PassPixelType's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<PassPixelType, 2> option_names(PassPixelType) {
+    return {{{PassPixelType::Float, "float"}, {PassPixelType::Half, "half"}}};
+}
 
 /// The job's output section (JobConfig::Output).
 struct OutputSettings {

@@ -33,6 +33,7 @@
 #include "depthbatch/exr_depth_writer.h"
 #include "depthbatch/gpu_device.h"
 #include "depthbatch/model_contract.h"
+#include "depthbatch/option_names.h"
 #include "depthbatch/plate.h"
 #include "depthbatch/reformat.h"
 
@@ -47,7 +48,10 @@ namespace depthbatch {
 // declared with the settings of its concept (below), with option_name(): the value's job-file spelling (for logs,
 // metadata and messages). The job's own: pipeline.on_error.
 enum class OnError { Stop, Continue };  ///< pipeline.on_error
-const char* option_name(OnError v);
+/// OnError's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<OnError, 2> option_names(OnError) {
+    return {{{OnError::Stop, "stop"}, {OnError::Continue, "continue"}}};
+}
 
 /// The job: one settings struct per concept, each declared in the header of the concept that reads it, so a
 /// lower header never needs the whole job: input (plate.h InputSettings), output (exr_depth_writer.h

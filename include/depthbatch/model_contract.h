@@ -12,6 +12,8 @@
 // is the contract's TemporalWindowing (video_window_stage.h).
 #pragma once
 
+#include "depthbatch/option_names.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -27,7 +29,13 @@ enum class DepthKind {
     RelativeDepth          ///< affine-invariant depth: larger = farther
 };
 
-/// "metric_depth", "relative_inverse_depth", "relative_depth".
+/// DepthKind's spellings, in the contract (output.kind) and the job (model.kind) alike.
+constexpr OptionNames<DepthKind, 3> option_names(DepthKind) {
+    return {{{DepthKind::MetricDepth, "metric_depth"},
+             {DepthKind::RelativeInverseDepth, "relative_inverse_depth"},
+             {DepthKind::RelativeDepth, "relative_depth"}}};
+}
+/// "metric_depth", "relative_inverse_depth", "relative_depth" (option_name).
 const char* depth_kind_name(DepthKind kind);
 /// Inverse of depth_kind_name; nullopt for an unknown name.
 std::optional<DepthKind> parse_depth_kind(const std::string& name);
@@ -64,7 +72,11 @@ struct TemporalWindowing {
     int align_frames() const { return overlap - crossfade; }  ///< outputs each later window is fitted on
 };
 
-/// "scale_shift", "none".
+/// TemporalWindowing::Align's spellings (contract temporal.align).
+constexpr OptionNames<TemporalWindowing::Align, 2> option_names(TemporalWindowing::Align) {
+    return {{{TemporalWindowing::Align::ScaleShift, "scale_shift"}, {TemporalWindowing::Align::None, "none"}}};
+}
+/// "scale_shift", "none" (option_name).
 const char* align_name(TemporalWindowing::Align align);
 
 /// An output a model gives besides depth (contract output.extra_outputs, tools/contract.py): the module's forward

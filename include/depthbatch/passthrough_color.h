@@ -20,6 +20,7 @@
 // at once (frame_stages.cpp: finish).
 #pragma once
 
+#include "depthbatch/option_names.h"
 #include "depthbatch/plate.h"
 
 #include <cstddef>
@@ -30,8 +31,17 @@ namespace depthbatch {
 
 enum class PassthroughType { Auto, Keep, Half, Float };   ///< output.pixel_type
 enum class PassthroughColorspace { SceneLinear, Plate };  ///< output.passthrough_colorspace
-const char* option_name(PassthroughType v);               ///< the job-file spellings ("auto", "plate")
-const char* option_name(PassthroughColorspace v);
+/// PassthroughType's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<PassthroughType, 4> option_names(PassthroughType) {
+    return {{{PassthroughType::Auto, "auto"},
+             {PassthroughType::Keep, "keep"},
+             {PassthroughType::Half, "half"},
+             {PassthroughType::Float, "float"}}};
+}
+/// PassthroughColorspace's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<PassthroughColorspace, 2> option_names(PassthroughColorspace) {
+    return {{{PassthroughColorspace::SceneLinear, "scene_linear"}, {PassthroughColorspace::Plate, "plate"}}};
+}
 
 class PassthroughColor {
 public:

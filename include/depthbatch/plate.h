@@ -18,6 +18,8 @@
 //   * deep files are refused ("deep images are not supported").
 #pragma once
 
+#include "depthbatch/option_names.h"
+
 #include <OpenImageIO/imagebuf.h>
 
 #include <optional>
@@ -27,7 +29,10 @@
 namespace depthbatch {
 
 enum class Scene { Unknown, Indoor, Outdoor };  ///< input.scene: what the plate shows
-const char* option_name(Scene v);               ///< the job-file spelling ("outdoor")
+/// Scene's job-file spellings (option_names.h: option_name() prints them).
+constexpr OptionNames<Scene, 3> option_names(Scene) {
+    return {{{Scene::Unknown, "unknown"}, {Scene::Indoor, "indoor"}, {Scene::Outdoor, "outdoor"}}};
+}
 
 /// The job's input section (JobConfig::Input): the plate and the shot.
 struct InputSettings {

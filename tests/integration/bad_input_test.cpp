@@ -611,7 +611,7 @@ TEST(BadInput, NegativeMetricDepthIsWarnedWithTheCountAndKept) {
     for (int f = 1001; f <= 1003; ++f)
         EXPECT_TRUE(contains(r.output, "frame " + std::to_string(f) +
                                            ": the model returned 576 negative metric depth values "
-                                           "(min -0.25 m); kept as they are, not clamped to 0 (depth.kind raw)"))
+                                           "(min -0.25 m); kept as they are, not clamped to 0 (depth.convention raw)"))
             << r.output;
     EXPECT_NEAR(depth_at(s.dir / "out/d.1002.exr", 3, 4), -0.25f, 1e-3f);
     // A positive model gives no such warning.

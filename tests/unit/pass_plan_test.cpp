@@ -22,12 +22,25 @@ ModelContract with_extras() {
     return c;
 }
 
+/// depth.Z in metres (raw of a metric model) and without units (normalized).
+DepthNormalizer metres() {
+    DepthSettings d;
+    d.convention = DepthConvention::Raw;
+    return DepthNormalizer(d, DepthKind::MetricDepth);
+}
+DepthNormalizer normalized() {
+    DepthSettings d;
+    d.convention = DepthConvention::Normalized;
+    d.normalize = Normalization::Frame;
+    return DepthNormalizer(d, DepthKind::MetricDepth);
+}
+
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 
 TEST(PassPlan, ChannelsFollowTheJobsOrderAndModelOutputsKeepTheirIndex) {
-    const PassPlan plan({"N", "conf", "P"}, with_extras(), "m.pt", "m", "raw", true);
+    const PassPlan plan({"N", "conf", "P"}, with_extras(), "m.pt", metres(), true);
     ASSERT_EQ(plan.passes().size(), 3u);
     EXPECT_EQ(plan.passes()[0].kind, PlannedPass::Kind::Normals);
     EXPECT_EQ(plan.passes()[1].kind, PlannedPass::Kind::ModelOutput);
@@ -40,25 +53,25 @@ TEST(PassPlan, ChannelsFollowTheJobsOrderAndModelOutputsKeepTheirIndex) {
               "N.X, N.Y, N.Z, depth.confidence, P.X, P.Y, P.Z half; camera focal 35 mm");
     EXPECT_EQ(PassPlan().describe("x", PassPixelType::Float), "");
 
-    const PassPlan extras_only({"sky"}, with_extras(), "m.pt", "", "normalized",
+    const PassPlan extras_only({"sky"}, with_extras(), "m.pt", normalized(),
                                false);  // needs neither metres nor a camera
     EXPECT_FALSE(extras_only.geometric());
     EXPECT_EQ(extras_only.describe("", PassPixelType::Float), "sky.A float");
 }
 
 TEST(PassPlan, RefusesWhatAPassCannotBeMadeFrom) {
-    std::string msg = expect_error<ConfigError>([] { PassPlan({"P"}, with_extras(), "m.pt", "", "normalized", true); },
-                                                "P, no metres");
+    std::string msg =
+        expect_error<ConfigError>([] { PassPlan({"P"}, with_extras(), "m.pt", normalized(), true); }, "P, no metres");
     EXPECT_TRUE(has(msg, "output.passes: P needs depth in metres, and depth.Z here holds values without units")) << msg;
     EXPECT_TRUE(has(msg, "depth.convention normalized")) << msg;
-    msg = expect_error<ConfigError>([] { PassPlan({"N"}, with_extras(), "m.pt", "m", "raw", false); }, "N, no focal");
+    msg = expect_error<ConfigError>([] { PassPlan({"N"}, with_extras(), "m.pt", metres(), false); }, "N, no focal");
     EXPECT_TRUE(has(msg, "output.passes: N needs the shot's camera")) << msg;
-    msg = expect_error<ConfigError>([] { PassPlan({"Z"}, with_extras(), "m.pt", "m", "raw", true); }, "unknown");
+    msg = expect_error<ConfigError>([] { PassPlan({"Z"}, with_extras(), "m.pt", metres(), true); }, "unknown");
     EXPECT_TRUE(has(msg,
                     "output.passes: 'Z' is not P or N, and m.pt declares no extra output of that name "
                     "(its contract's output.extra_outputs: sky (sky.A), conf (depth.confidence))"))
         << msg;
-    msg = expect_error<ConfigError>([] { PassPlan({"sky"}, ModelContract{}, "m.pt", "m", "raw", true); }, "no extras");
+    msg = expect_error<ConfigError>([] { PassPlan({"sky"}, ModelContract{}, "m.pt", metres(), true); }, "no extras");
     EXPECT_TRUE(has(msg, "output.extra_outputs: none)")) << msg;
 }
 

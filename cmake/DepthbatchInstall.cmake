@@ -9,11 +9,26 @@
 #   P/share/depthbatch/tools/review.py       the review sheet's script (`depthbatch review`; needs a Python with
 #                                            matplotlib, numpy, OpenEXR and PIL: $DEPTHBATCH_PYTHON)
 #   P/share/doc/depthbatch/                  README.md, docs/ and the licences (FastDepth's MIT notice, LibTorch's)
+#   P/include/depthbatch/                    the public headers (docs/code-map.md), for a program that embeds the
+#   P/lib/libdepthbatch_core.a               library: find_package(depthbatch CONFIG) with P and LibTorch on
+#   P/lib/cmake/depthbatch/                  CMAKE_PREFIX_PATH gives depthbatch::depthbatch (depthbatch.h, "A first
+#                                            program"; tests/integration/install_test.cpp builds it)
 #
 # The binary finds its data relative to itself (include/depthbatch/install_layout.h); nothing of the build or
 # source tree is needed at run time.
 
 install(TARGETS depthbatch RUNTIME DESTINATION bin)
+install(TARGETS depthbatch_core EXPORT depthbatchTargets ARCHIVE DESTINATION lib)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/depthbatch" DESTINATION include)
+install(EXPORT depthbatchTargets NAMESPACE depthbatch:: DESTINATION lib/cmake/depthbatch)
+include(CMakePackageConfigHelpers)
+configure_file("${PROJECT_SOURCE_DIR}/cmake/depthbatchConfig.cmake.in"
+               "${PROJECT_BINARY_DIR}/depthbatchConfig.cmake" @ONLY)
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/depthbatchConfigVersion.cmake"
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/depthbatchConfig.cmake" "${PROJECT_BINARY_DIR}/depthbatchConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/src/exr_deflate.dynlist"
+        DESTINATION lib/cmake/depthbatch)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/ocio/" DESTINATION share/depthbatch/ocio)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/deadline/" DESTINATION share/depthbatch/deadline)
 # review.py imports nothing else of tools/ and is run by its path (src/review.cpp): the one file is enough.

@@ -146,6 +146,7 @@ std::string write_review(const JobConfig& job, const std::string& out, const std
         }
     }
     nlohmann::json manifest = {{"title", fs::path(job.job_file).stem().string()},
+                               {"marker", output_marker::review},  // the sheet's own mark (output_roles.h)
                                {"colormap", option_name(job.output.preview.colormap)},
                                {"frames", nlohmann::json::array()}};
     for (int f : frames) {

@@ -5,7 +5,8 @@
 `depthbatch review JOB` (and `pipeline.review`) writes the manifest and runs this file by its path with a
 Python that has matplotlib, numpy, OpenEXR and PIL; it imports nothing else of tools/, so an installed prefix
 ships this one file (P/share/depthbatch/tools/review.py). The
-manifest: {"title", "colormap", "frames": [{"frame", "plate", "depth", "status", "reason"}]} (a path that is not
+manifest: {"title", "marker" (the mark its files carry: output_marker::review, src/output/output_roles.h),
+"colormap", "frames": [{"frame", "plate", "depth", "status", "reason"}]} (a path that is not
 UTF-8 is {"fs_hex": its bytes in hex}); status is
 "rendered" (the EXR exists), "failed", "skipped" or "missing", from the job's summaries when given. Everything
 is read from the files: depth.Z and the metadata depthbatch wrote (convention, units), so a sheet can be made
@@ -236,8 +237,8 @@ def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int
                      label=f"depth.Z{' (' + units + ')' if units else ''}; near at the "
                            f"{'top' if larger_is_nearer else 'bottom'}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    # "depthbatch review": the mark depthbatch's output guard looks for before it replaces a sheet.
-    fig.savefig(out, format="png", metadata={"Software": "depthbatch review"})
+    # The manifest's marker (output_marker::review): what depthbatch's output guard looks for before it replaces a sheet.
+    fig.savefig(out, format="png", metadata={"Software": m["marker"]})
     plt.close(fig)
 
     def row(f: Dict) -> str:
@@ -248,8 +249,8 @@ def main(manifest_path: Path, out: Path, out_html: Optional[Path] = None) -> int
     rows_html = "".join(row(f) for f in frames)
     png64 = base64.b64encode(out.read_bytes()).decode()
     page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="depthbatch review">
-<title>{html.escape(m['title'])}: depthbatch review</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="{html.escape(m['marker'])}">
+<title>{html.escape(m['title'])}: {html.escape(m['marker'])}</title>
 <style>body{{font-family:sans-serif;margin:1em}} img{{max-width:100%}} table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} tr.failed,tr.missing{{background:#fdd}}
 tr.skipped{{background:#efe}}</style></head>

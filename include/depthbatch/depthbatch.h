@@ -33,7 +33,9 @@
 // Where a header states a formula or constant, it names its source (a paper, a file format's specification,
 // Nuke's or OpenEXR's documentation, or the measurement that chose it).
 //
-// A first program (run_job.h has the same, with what each step throws):
+// A first program (run_job.h has the same, with what each step throws). Against an installed prefix P:
+// find_package(depthbatch CONFIG) with P and LibTorch on CMAKE_PREFIX_PATH, then link depthbatch::depthbatch
+// (README.md "Install for a studio"; tests/integration/install_test.cpp compiles exactly this):
 //
 //     #include "depthbatch/depthbatch.h"
 //     int main(int argc, char** argv) {

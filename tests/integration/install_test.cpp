@@ -182,3 +182,70 @@ TEST(Install, RelocatedPrefixMakesTheReviewSheetWithItsOwnScript) {
                 EXPECT_LT(e.last_write_time(), start) << e.path() << " was written by this test";
         }
 }
+
+// Issue 42 §2: the first program of include/depthbatch/depthbatch.h, as the header shows it, compiled against the
+// installed package alone: its headers from P/include (the checkout's include/ and src/ are on no include path), the
+// library and what it links from P/lib/cmake/depthbatch (find_package(depthbatch CONFIG), LibTorch through Torch_DIR).
+// It renders two frames of the bedroom plate, with exactly the CLI's depth.
+TEST(Install, TheFirstProgramOfDepthbatchHBuildsAgainstTheInstalledPackageAndRenders) {
+    TempDir t;
+    const fs::path prefix = t / "prefix";
+    const auto inst =
+        run_program(DEPTHBATCH_CMAKE_COMMAND, {"--install", DEPTHBATCH_BUILD_DIR, "--prefix", prefix.string()});
+    ASSERT_EQ(inst.exit_code, 0) << inst.output;
+    for (const char* f :
+         {"include/depthbatch/depthbatch.h", "lib/libdepthbatch_core.a", "lib/cmake/depthbatch/depthbatchConfig.cmake",
+          "lib/cmake/depthbatch/depthbatchTargets.cmake"})
+        EXPECT_TRUE(fs::exists(prefix / f)) << f << " is not installed";
+    EXPECT_EQ(list_dir(prefix / "include/depthbatch"), list_dir(DEPTHBATCH_SOURCE_DIR "/include/depthbatch"))
+        << "the public headers, and only they";
+
+    // The program, cut out of the header's comment ("A first program": the indented lines up to the next blank one).
+    std::istringstream header(read_bytes(DEPTHBATCH_SOURCE_DIR "/include/depthbatch/depthbatch.h"));
+    std::string program;
+    bool in = false;
+    for (std::string line; std::getline(header, line);) {
+        if (contains(line, "// A first program")) {
+            in = true;
+            continue;
+        }
+        if (!in) continue;
+        if (line == "//" && !program.empty()) break;
+        if (line.rfind("//     ", 0) == 0) program += line.substr(7) + "\n";
+    }
+    ASSERT_TRUE(contains(program, "depthbatch::run_job(job)")) << program;
+    const fs::path src = t / "first";
+    fs::create_directories(src);
+    write_file(src / "main.cpp", program);
+    write_file(src / "CMakeLists.txt",
+               "cmake_minimum_required(VERSION 3.18)\n"
+               "project(first LANGUAGES CXX)\n"
+               "find_package(depthbatch 0.3 REQUIRED CONFIG)\n"
+               "add_executable(first main.cpp)\n"
+               "target_link_libraries(first PRIVATE depthbatch::depthbatch)\n");
+    const auto configure = run_program(
+        DEPTHBATCH_CMAKE_COMMAND, {"-S", src.string(), "-B", (src / "build").string(), "-DCMAKE_BUILD_TYPE=Release",
+                                   "-DCMAKE_PREFIX_PATH=" + prefix.string(), "-DTorch_DIR=" DEPTHBATCH_TORCH_DIR});
+    ASSERT_EQ(configure.exit_code, 0) << configure.output;
+    const auto build = run_program(DEPTHBATCH_CMAKE_COMMAND, {"--build", (src / "build").string(), "--verbose"});
+    ASSERT_EQ(build.exit_code, 0) << build.output;
+    EXPECT_TRUE(contains(build.output, prefix.string() + "/include")) << build.output;
+    EXPECT_FALSE(contains(build.output, DEPTHBATCH_SOURCE_DIR "/include")) << "the checkout's headers are not used";
+    EXPECT_FALSE(contains(build.output, DEPTHBATCH_SOURCE_DIR "/src")) << "nor its internal ones";
+
+    // Its job: two frames of the bedroom plate, with the installed model and OCIO config (the program is not beside
+    // them, as depthbatch is).
+    const fs::path job = write_job(
+        t / "job.yaml", "input:\n  path: " + (samples_dir() / "plates/bedroom/bedroom.####.jpg").string() +
+                            "\n  frames: 1001-1002\n  scene: indoor\n"
+                            "output:\n  path: " +
+                            (t / "out/bedroom.####.exr").string() +
+                            "\nmodel:\n  path: " + (prefix / "share/depthbatch/models/fastdepth-nyu.pt").string() +
+                            "\ncolor:\n  config: " + (prefix / "share/depthbatch/ocio/config.ocio").string() + "\n");
+    const auto r = run_program(src / "build/first", {job.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(list_dir(t / "out"), (std::vector<std::string>{"bedroom.1001.exr", "bedroom.1002.exr"}));
+    const auto b = run_cli({job.string(), "--frames", "1002", "--output", (t / "ref/bedroom.####.exr").string()});
+    ASSERT_EQ(b.exit_code, 0) << b.output;
+    expect_same_depth(t / "out/bedroom.1002.exr", t / "ref/bedroom.1002.exr");
+}

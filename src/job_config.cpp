@@ -214,6 +214,7 @@ void read_model(const Reader& r, JobConfig& job) {
     }
     if (r.has("model.fixed_size")) c.fixed_size = r.boolean("model.fixed_size");
     r.option("model.precision", job.model.precision);
+    if (r.has("model.accept_license")) job.model.accept_license = r.str("model.accept_license");
     if (r.has("model.batch")) job.model.batch = r.integer("model.batch", 1, 256);
     if (r.has("model.warmup")) job.model.warmup = r.integer("model.warmup", 0, 100);
     if (r.has("model.freeze")) job.model.freeze = r.boolean("model.freeze");

@@ -209,6 +209,10 @@ std::vector<JobKey> make_table() {
            "a memory layout, not a computation", V(std::string(j.model.channels_last ? "true" : "false"))),
         np("model.threads", "0 (the pipeline decides)", "LibTorch intra-op threads", "2", kHow,
            V(std::to_string(j.model.threads))),
+        np("model.accept_license", "none",
+           "the licence of a non-commercial model (its contract's license, e.g. CC-BY-NC-4.0) this job accepts; "
+           "without it such a model is refused (exit 2)",
+           "CC-BY-NC-4.0", "permission to run the model, not a computation", V(j.model.accept_license)),
         // ---- color
         stats(px("color.config", "$OCIO, else the shipped one", "OCIO config path", "ocio/other.ocio", "color.config",
                  V(j.color.config))),

@@ -77,6 +77,7 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
     ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
 
     ctx->model = DepthModel::load(job.model);
+    check_model_license(ctx->contract(), ctx->model->path(), job.model.accept_license);
     ctx->loaded = Clock::now();
     ctx->settings_sha256 = settings_fingerprint(job, ctx->model->precision());
     const ModelContract& contract = ctx->contract();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -416,6 +417,28 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
     }
     validate_model_contract(c, origin);
     return c;
+}
+
+std::string contract_license(const ModelContract& contract) {
+    const auto it = contract.provenance.find("license");
+    return it == contract.provenance.end() ? std::string() : it->second;
+}
+
+bool is_non_commercial_license(const std::string& license) {
+    std::string upper;
+    for (unsigned char ch : license) upper += static_cast<char>(std::toupper(ch));
+    return upper.rfind("CC-BY-NC", 0) == 0 || upper.find("NONCOMMERCIAL") != std::string::npos ||
+           upper.find("NON-COMMERCIAL") != std::string::npos;
+}
+
+void check_model_license(const ModelContract& contract, const std::string& model_path, const std::string& accepted) {
+    const std::string license = contract_license(contract);
+    if (!is_non_commercial_license(license) || accepted == license) return;
+    throw ConfigError("model.path: " + model_path + " (" + contract.name + ") is licensed " + license +
+                      ", which forbids commercial use" +
+                      (accepted.empty() ? std::string() : " (model.accept_license names " + accepted + ")") +
+                      ": a job renders it only when it accepts that licence by name (model.accept_license: " + license +
+                      "); for work you are paid for, use a model whose licence allows it (docs/models.md)");
 }
 
 }  // namespace depthbatch

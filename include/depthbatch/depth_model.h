@@ -51,6 +51,9 @@ struct ModelSettings {
     bool freeze = false;
     bool channels_last = false;
     int threads = 0;  ///< LibTorch intra-op threads, 0 = pipeline decides
+    /// model.accept_license: the licence (as the model's contract names it) the job accepts for a model whose
+    /// licence forbids commercial use (check_model_license, model_contract.h); "" = none.
+    std::string accept_license;
     struct Tiles {
         int size = 0;     ///< tile edge in plate px; 0 = no tiles
         int overlap = 0;  ///< overlap between neighbouring tiles in plate px

@@ -201,4 +201,19 @@ ModelOutputCheck check_clip_output(const std::vector<int64_t>& out_sizes, const 
 /// "[1,3,48,64]".
 std::string shape_text(const std::vector<int64_t>& sizes);
 
+/// The licence a contract records (its provenance field "license": an SPDX identifier such as "MIT", "Apache-2.0",
+/// "CC-BY-NC-4.0", as tools/ exporters write it from the checkpoint's model card); "" when it records none.
+std::string contract_license(const ModelContract& contract);
+
+/// Whether a licence forbids commercial use: a Creative Commons NonCommercial licence (SPDX identifiers CC-BY-NC-*,
+/// CC-BY-NC-SA-*, CC-BY-NC-ND-*: https://spdx.org/licenses/), or a text that says non-commercial. Case-insensitive.
+/// Depth Anything V2 Base/Large, Video Depth Anything Base/Large and Depth Anything 3 Large/Giant/Nested are
+/// CC-BY-NC-4.0 (their model cards).
+bool is_non_commercial_license(const std::string& license);
+
+/// Refuses a model whose licence forbids commercial use (is_non_commercial_license) unless the job accepts that
+/// licence by name (`accepted`: job key model.accept_license): ConfigError (exit 2) naming the model at
+/// `model_path`, its licence and the key. Nothing for any other licence, or none recorded.
+void check_model_license(const ModelContract& contract, const std::string& model_path, const std::string& accepted);
+
 }  // namespace depthbatch

@@ -159,6 +159,34 @@ TEST(BadInput, ModelWhoseOutputIsNotAnImage) {
     }
 }
 
+// Issue 43 §6: a model whose licence forbids commercial use (its contract's license: CC-BY-NC-4.0, as Video Depth
+// Anything Large's or Depth Anything 3 Giant's) is refused by validate and the render alike, exit 2 naming the licence
+// and the key, with nothing written, unless the job accepts that very licence; every EXR then records it.
+TEST(BadInput, ANonCommercialModelRendersOnlyWhenTheJobAcceptsItsLicence) {
+    Scene s;
+    std::string contract = probe_contract();
+    contract.insert(contract.size() - 1, R"(, "license": "CC-BY-NC-4.0")");
+    write_probe_model(s.dir / "nc.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True)\n", contract);
+    const std::string job = s.job("", "nc.pt").string();
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{job}, std::vector<std::string>{"validate", job},
+          std::vector<std::string>{job, "--set", "model.accept_license=CC-BY-NC-SA-4.0"}}) {
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+        EXPECT_TRUE(contains(r.output, "nc.pt (probe) is licensed CC-BY-NC-4.0, which forbids commercial use"))
+            << r.output;
+        EXPECT_TRUE(contains(r.output, "model.accept_license: CC-BY-NC-4.0")) << r.output;
+        EXPECT_TRUE(s.outputs().empty());
+    }
+    const auto ok = run_cli({job, "--set", "model.accept_license=CC-BY-NC-4.0"});
+    ASSERT_EQ(ok.exit_code, 0) << ok.output;
+    EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
+    EXPECT_EQ(file_spec(s.dir / "out/d.1002.exr").get_string_attribute("depthbatch/model_license"), "CC-BY-NC-4.0");
+    // A licence that allows commercial use needs no word from the job.
+    write_p_mean(s.dir / "pmean.pt");
+    EXPECT_EQ(run_cli({s.job().string(), "--overwrite"}).exit_code, 0);
+}
+
 // Issue 13: a scripted model whose forward works only at the size it was written for (64x64: the dry run's
 // size passes) fails on the first real frame: a model error (exit 4) naming the model, the input shape and
 // the fixed-size hint, never "unexpected" with a TorchScript traceback, and no frame is written.

@@ -510,3 +510,29 @@ TEST(ModelContractErrors, ControlCharactersInItsStringsAreRefusedNamingTheField)
     EXPECT_EQ(parse_model_contract(with(R"("name": "fastdepth-nyu")", R"("name": "profondeur-é — v2")"), kOrigin).name,
               "profondeur-é — v2");
 }
+
+// Issue 43 §6: which licences forbid commercial use (SPDX's Creative Commons NonCommercial identifiers), and the
+// refusal that names the key.
+TEST(ModelContract, NonCommercialLicencesAreRefusedUnlessAcceptedByName) {
+    for (const char* nc : {"CC-BY-NC-4.0", "cc-by-nc-sa-4.0", "CC-BY-NC-ND-3.0", "research, non-commercial use only"})
+        EXPECT_TRUE(is_non_commercial_license(nc)) << nc;
+    for (const char* ok : {"MIT", "Apache-2.0", "CC-BY-4.0", "BSD-3-Clause", "CC0-1.0", ""})
+        EXPECT_FALSE(is_non_commercial_license(ok)) << ok;
+    ModelContract c;
+    c.name = "vda-large";
+    EXPECT_NO_THROW(check_model_license(c, "m.pt", ""));  // none recorded
+    c.provenance["license"] = "Apache-2.0";
+    EXPECT_NO_THROW(check_model_license(c, "m.pt", ""));
+    c.provenance["license"] = "CC-BY-NC-4.0";
+    EXPECT_NO_THROW(check_model_license(c, "m.pt", "CC-BY-NC-4.0"));
+    try {
+        check_model_license(c, "m.pt", "CC-BY-4.0");
+        ADD_FAILURE() << "not refused";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("model.path: m.pt (vda-large) is licensed CC-BY-NC-4.0"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("(model.accept_license names CC-BY-4.0)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("model.accept_license: CC-BY-NC-4.0"), std::string::npos) << e.what();
+    }
+}

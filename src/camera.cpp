@@ -4,9 +4,11 @@
 #include "depthbatch/error.h"
 #include "depthbatch/exr_metadata.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 namespace depthbatch {
@@ -79,6 +81,55 @@ std::array<double, 16> chan_camera_to_world(const ChanSample& s) {
     std::array<double, 16> t{1, 0, 0, s.translate[0], 0, 1, 0, s.translate[1], 0, 0, 1, s.translate[2], 0, 0, 0, 1};
     // Rotation order ZXY: the Z rotation applies first, then X, then Y.
     return mul(t, mul(rot(1, s.rotate_deg[1]), mul(rot(0, s.rotate_deg[0]), rot(2, s.rotate_deg[2]))));
+}
+
+ChanSample chan_sample_from_camera_to_world(const std::array<double, 16>& m, std::optional<double> vfov_deg) {
+    const auto r = [&m](int row, int col) { return m[static_cast<size_t>(row * 4 + col)]; };
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            double dot = 0;
+            for (int k = 0; k < 3; ++k) dot += r(k, i) * r(k, j);
+            if (std::abs(dot - (i == j ? 1.0 : 0.0)) > 1e-6)
+                throw std::invalid_argument("chan_sample_from_camera_to_world: the rotation is not orthonormal");
+        }
+    const double det = r(0, 0) * (r(1, 1) * r(2, 2) - r(1, 2) * r(2, 1)) -
+                       r(0, 1) * (r(1, 0) * r(2, 2) - r(1, 2) * r(2, 0)) +
+                       r(0, 2) * (r(1, 0) * r(2, 1) - r(1, 1) * r(2, 0));
+    if (std::abs(det - 1) > 1e-6)
+        throw std::invalid_argument("chan_sample_from_camera_to_world: the matrix mirrors (determinant -1)");
+    ChanSample s;
+    for (int k = 0; k < 3; ++k) s.translate[k] = r(k, 3);
+    const double degrees = 180.0 / kPi;
+    const double sx = std::clamp(-r(1, 2), -1.0, 1.0);
+    s.rotate_deg[0] = std::asin(sx) * degrees;
+    if (std::sqrt(r(1, 0) * r(1, 0) + r(1, 1) * r(1, 1)) >
+        1e-9) {  // cos(rx) > 0: R[1][0], R[1][1] are cos(rx) sin(rz), cos(rx) cos(rz)
+        s.rotate_deg[1] = std::atan2(r(0, 2), r(2, 2)) * degrees;
+        s.rotate_deg[2] = std::atan2(r(1, 0), r(1, 1)) * degrees;
+    } else {
+        s.rotate_deg[1] = std::atan2(-r(2, 0), r(0, 0)) * degrees;
+        s.rotate_deg[2] = 0;
+    }
+    s.vfov_deg = vfov_deg;
+    return s;
+}
+
+std::string chan_text(const ChanFile& file) {
+    std::ostringstream out;
+    out.precision(10);
+    const bool vfov = !file.empty() && file.begin()->second.vfov_deg.has_value();
+    for (const auto& [frame, s] : file) {
+        if (s.vfov_deg.has_value() != vfov)
+            throw std::invalid_argument(
+                "chan_text: frame " + std::to_string(frame) +
+                (vfov ? " has no vfov where the others do" : " has a vfov where the others do not"));
+        out << frame;
+        for (double v : s.translate) out << ' ' << v;
+        for (double v : s.rotate_deg) out << ' ' << v;
+        if (vfov) out << ' ' << *s.vfov_deg;
+        out << '\n';
+    }
+    return out.str();
 }
 
 double camera_focal_columns(const CameraSettings& camera, int display_width, std::optional<double> chan_vfov_deg) {

@@ -64,6 +64,20 @@ ChanFile read_chan_file(const std::string& path);
 /// Camera-to-world of a .chan sample (row-major 4x4; see the header comment for the orders).
 std::array<double, 16> chan_camera_to_world(const ChanSample& sample);
 
+/// The .chan sample of a camera-to-world transform `m` (row-major 4x4 whose upper 3x3 is a rotation: orthonormal,
+/// determinant +1; the last row 0 0 0 1), the inverse of chan_camera_to_world: translate = m's last column, and
+/// R = Ry(ry) Rx(rx) Rz(rz) solved for the angles: rx = asin(-R[1][2]) in [-90, 90], ry = atan2(R[0][2], R[2][2]),
+/// rz = atan2(R[1][0], R[1][1]); at rx = +-90 (gimbal lock: only ry - rz or ry + rz is defined) rz = 0 and ry takes
+/// the whole turn, atan2(-R[2][0], R[0][0]). chan_camera_to_world of the result equals `m` to rounding. `vfov_deg`
+/// is copied into the sample. Throws std::invalid_argument for a matrix whose 3x3 is not a rotation (1e-6).
+ChanSample chan_sample_from_camera_to_world(const std::array<double, 16>& m,
+                                            std::optional<double> vfov_deg = std::nullopt);
+
+/// A .chan file's text, as Nuke's Camera "import chan file" and read_chan_file read it: one line per frame in
+/// ascending order, `frame tx ty tz rx ry rz [vfov]` separated by spaces, each number with 10 significant digits
+/// (the vfov column on every line or on none: a file mixing them is refused with std::invalid_argument).
+std::string chan_text(const ChanFile& file);
+
 /// The windows of a plate frame (OIIO ImageSpec fields), in pixels.
 struct PlateWindows {
     int x = 0, y = 0, width = 0, height = 0;                      ///< data window: origin and size

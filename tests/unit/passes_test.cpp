@@ -12,6 +12,8 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <random>
+#include <stdexcept>
 #include <vector>
 
 using namespace depthbatch;
@@ -370,4 +372,46 @@ TEST(Passes, NoSurfaceGivesZerosAndALonePixelFacesTheCamera) {
     const Vec p = at(got.p, 5), n = at(got.n, 5);
     EXPECT_NEAR(angle_deg(n, -1.0 * p), 0, 1e-3);
     EXPECT_NEAR(norm(n), 1, 1e-6);
+}
+
+// Issue 43 §2 (the camera a solve writes): a camera-to-world transform back to Nuke's .chan angles (ZXY) and the
+// .chan text, over random rotations and the gimbal-lock poles: chan_camera_to_world of what comes back is the same
+// matrix, and read_chan_file reads the text back to the same samples.
+TEST(Camera, ACameraToWorldGoesBackToChanAnglesAndTextThatReadBack) {
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<double> angle(-180, 180), pitch(-90, 90), pos(-50, 50);
+    ChanFile file;
+    for (int i = 0; i < 500; ++i) {
+        ChanSample s;
+        s.translate[0] = pos(rng), s.translate[1] = pos(rng), s.translate[2] = pos(rng);
+        // Every 50th at a pole (rx = +-90), where only ry - rz (or ry + rz) is defined.
+        s.rotate_deg[0] = i % 50 == 0 ? (i % 100 == 0 ? 90 : -90) : pitch(rng);
+        s.rotate_deg[1] = angle(rng), s.rotate_deg[2] = angle(rng);
+        const auto m = chan_camera_to_world(s);
+        const ChanSample back = chan_sample_from_camera_to_world(m, 40.0 + i * 0.01);
+        const auto again = chan_camera_to_world(back);
+        for (size_t k = 0; k < 16; ++k) ASSERT_NEAR(again[k], m[k], 1e-9) << "sample " << i << ", element " << k;
+        EXPECT_LE(std::abs(back.rotate_deg[0]), 90.0);
+        file[1001 + i] = back;
+    }
+    TempDir dir;
+    std::ofstream(dir / "solved.chan") << chan_text(file);
+    const ChanFile read = read_chan_file((dir / "solved.chan").string());
+    ASSERT_EQ(read.size(), file.size());
+    for (const auto& [frame, s] : file) {
+        const ChanSample& r = read.at(frame);
+        for (int k = 0; k < 3; ++k) {
+            EXPECT_NEAR(r.translate[k], s.translate[k], 1e-7) << frame;
+            EXPECT_NEAR(r.rotate_deg[k], s.rotate_deg[k], 1e-7) << frame;
+        }
+        EXPECT_NEAR(*r.vfov_deg, *s.vfov_deg, 1e-8) << frame;
+    }
+    // Not a rotation: a mirror, a scale.
+    std::array<double, 16> mirror{-1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    EXPECT_THROW(chan_sample_from_camera_to_world(mirror), std::invalid_argument);
+    std::array<double, 16> scaled{2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1};
+    EXPECT_THROW(chan_sample_from_camera_to_world(scaled), std::invalid_argument);
+    // One vfov column for the whole file.
+    file.begin()->second.vfov_deg.reset();
+    EXPECT_THROW(chan_text(file), std::invalid_argument);
 }

@@ -132,6 +132,42 @@ std::string chan_text(const ChanFile& file) {
     return out.str();
 }
 
+std::string usd_camera_text(const std::map<int, UsdCameraFrame>& frames, double haperture_mm, double vaperture_mm,
+                            double fps) {
+    if (frames.empty()) throw std::invalid_argument("usd_camera_text: no frames");
+    if (!(haperture_mm > 0 && vaperture_mm > 0 && fps > 0))
+        throw std::invalid_argument("usd_camera_text: the apertures and fps must be > 0");
+    std::ostringstream u;
+    u.precision(17);
+    const auto tenths = [](double mm) { return mm / 100; };  // 1 mm = 1/100 of a tenth of a metre
+    u << "#usda 1.0\n(\n    defaultPrim = \"shot\"\n    doc = \"depthbatch camera\"\n    metersPerUnit = 1\n"
+      << "    upAxis = \"Y\"\n    startTimeCode = " << frames.begin()->first
+      << "\n    endTimeCode = " << frames.rbegin()->first << "\n    timeCodesPerSecond = " << fps
+      << "\n    framesPerSecond = " << fps << "\n)\n\ndef Xform \"shot\"\n{\n    def Camera \"camera\"\n    {\n";
+    u << "        float horizontalAperture = " << tenths(haperture_mm) << "\n";
+    u << "        float verticalAperture = " << tenths(vaperture_mm) << "\n";
+    u << "        token projection = \"perspective\"\n";
+    u << "        float focalLength.timeSamples = {\n";
+    for (const auto& [frame, f] : frames) {
+        if (!(f.focal_mm > 0))
+            throw std::invalid_argument("usd_camera_text: frame " + std::to_string(frame) + " has no focal length");
+        u << "            " << frame << ": " << tenths(f.focal_mm) << ",\n";
+    }
+    u << "        }\n        matrix4d xformOp:transform.timeSamples = {\n";
+    for (const auto& [frame, f] : frames) {
+        const auto& m = f.camera_to_world;
+        u << "            " << frame << ": (";
+        for (int row = 0; row < 4; ++row) {  // USD's row i: column i of the column-vector matrix
+            u << (row ? ", (" : "(");
+            for (int col = 0; col < 4; ++col) u << (col ? ", " : "") << m[static_cast<size_t>(col * 4 + row)];
+            u << ")";
+        }
+        u << "),\n";
+    }
+    u << "        }\n        uniform token[] xformOpOrder = [\"xformOp:transform\"]\n    }\n}\n";
+    return u.str();
+}
+
 double camera_focal_columns(const CameraSettings& camera, int display_width, std::optional<double> chan_vfov_deg) {
     if (chan_vfov_deg) {
         const double focal_mm = camera.vaperture_mm / (2 * std::tan(radians(*chan_vfov_deg) / 2));

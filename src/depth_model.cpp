@@ -218,7 +218,9 @@ std::unique_ptr<DepthModel> DepthModel::load(const ModelSettings& options) {
         throw ModelError(m->path_ +
                          ": the default model is missing. In a source checkout, scripts/setup prepares "
                          "it (README.md, first command); in an installed prefix, reinstall it "
-                         "(cmake --install); or set DEPTHBATCH_DEFAULT_MODEL to a prepared fastdepth-nyu.pt");
+                         "(cmake --install); a program that embeds the library looks for it beside itself "
+                         "(../share/depthbatch/models): set model.path; or set DEPTHBATCH_DEFAULT_MODEL to a "
+                         "prepared fastdepth-nyu.pt");
     check_model_file(m->path_);
 
     // Device first: a job asking for a GPU that is not there is a configuration problem.

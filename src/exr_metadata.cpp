@@ -11,6 +11,9 @@ const std::vector<MetadataKey>& metadata_keys() {
         {exr_meta::kModel, "the model's name (its contract's `name`, else the file's stem)"},
         {exr_meta::kModelSha256, "sha256 of the model file (`.pt`) as loaded"},
         {exr_meta::kModelLicense, "the contract's `license` (e.g. `MIT`, `CC-BY-NC-4.0`), when it states one"},
+        {exr_meta::kLicenseAccepted,
+         "the job's `model.accept_license`, when the model's licence forbids commercial use and the job accepted it "
+         "(the frame is for non-commercial use only)"},
         {exr_meta::kModelSource, "the contract's `source`: where the weights came from (package, checkpoint file)"},
         {exr_meta::kModelSourceSha256, "the contract's `source_sha256`: the checkpoint's sha256"},
         {exr_meta::kModelVariant, "the contract's `variant` (e.g. `vits`), when it states one"},

@@ -36,7 +36,9 @@ namespace detail {
 /// What --skip-existing compares (depthbatch/settings_sha256): the job's settings (output_settings_text) and the
 /// contents of the files they name whose changes change the frames: a camera.chan track, and an OCIO config in force
 /// (color.config, else $OCIO) whose contents differ from the shipped one (so a job on the shipped config keeps the
-/// fingerprint it had before configs were counted). A file that cannot be read adds nothing: it fails later, named.
+/// fingerprint it had before configs were counted). The shipped config's sha256 is the build's
+/// (DEPTHBATCH_SHIPPED_OCIO_SHA256, CMakeLists.txt), not the file found beside the running program: a program that
+/// embeds the library fingerprints as the CLI does. A file that cannot be read adds nothing: it fails later, named.
 std::string settings_fingerprint(const JobConfig& job, Precision precision) {
     std::string text = output_settings_text(job, precision);
     auto readable = [](const std::string& p) {
@@ -47,14 +49,22 @@ std::string settings_fingerprint(const JobConfig& job, Precision precision) {
         text += "camera.chan sha256 " + sha256_file(job.camera.chan) + "\n";
     const std::string config = ColorTransform::resolve_config_path(job.color.config);
     if (readable(config)) {
-        const std::string sha = sha256_file(config), shipped = find_data_file("ocio/config.ocio").string();
-        if (!readable(shipped) || sha256_file(shipped) != sha) text += "OCIO config sha256 " + sha + "\n";
+        if (const std::string sha = sha256_file(config); sha != DEPTHBATCH_SHIPPED_OCIO_SHA256)
+            text += "OCIO config sha256 " + sha + "\n";
     }
     return sha256_text(text);
 }
 
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
 std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
+    // load_job makes a job file's paths absolute (against the job file's folder); a path a program sets in code must
+    // be absolute too, else it would resolve against whatever folder the program runs in.
+    for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"input.path", job.input.path},
+                                    std::pair<const char*, const std::string&>{"output.path", job.output.path}})
+        if (!path.empty() && !fs::path(path).is_absolute())
+            throw ConfigError(std::string(key) + ": '" + path +
+                              "' is relative: load_job makes a job file's paths absolute, and a path set in code "
+                              "(JobConfig) must be absolute too");
     auto ctx = std::make_unique<JobContext>(job);
     ctx->shot = shot_frames(job.input);
     if (job.input.frames.empty()) {
@@ -78,6 +88,10 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
 
     ctx->model = DepthModel::load(job.model);
     check_model_license(ctx->contract(), ctx->model->path(), job.model.accept_license);
+    if (is_non_commercial_license(contract_license(ctx->contract())))
+        log_warning("model.accept_license ", job.model.accept_license, ": ", ctx->model->path(), " is licensed ",
+                    contract_license(ctx->contract()),
+                    ", accepted by this job: its frames are for non-commercial use only (their metadata says so)");
     ctx->loaded = Clock::now();
     ctx->settings_sha256 = settings_fingerprint(job, ctx->model->precision());
     const ModelContract& contract = ctx->contract();
@@ -615,6 +629,8 @@ Metadata job_metadata(const JobContext& ctx, const FirstFramePlan& first, const 
                  " asked: beyond the tolerance on the first frame)";
         meta.push_back({exr_meta::kPrecision, p});
     }
+    if (is_non_commercial_license(contract_license(ctx.contract())))
+        meta.push_back({exr_meta::kLicenseAccepted, job.model.accept_license});
     if (job.depth.stabilize) meta.push_back({exr_meta::kStabilizeWindow, std::to_string(job.depth.stabilize_window())});
     for (auto& kv : stages) meta.push_back(std::move(kv));
     if (const std::string camera = describe_camera(job.camera); !camera.empty())

@@ -424,16 +424,41 @@ std::string contract_license(const ModelContract& contract) {
     return it == contract.provenance.end() ? std::string() : it->second;
 }
 
+namespace {
+
+/// A licence name as compared: upper case, every run of spaces, tabs, underscores or hyphens one hyphen, none at the
+/// ends ("  cc by-nc 4.0 " -> "CC-BY-NC-4.0").
+std::string license_key(const std::string& license) {
+    std::string key;
+    for (unsigned char ch : license) {
+        const bool gap = std::isspace(ch) || ch == '_' || ch == '-';
+        if (gap) {
+            if (!key.empty() && key.back() != '-') key += '-';
+        } else {
+            key += static_cast<char>(std::toupper(ch));
+        }
+    }
+    if (!key.empty() && key.back() == '-') key.pop_back();
+    return key;
+}
+
+}  // namespace
+
 bool is_non_commercial_license(const std::string& license) {
-    std::string upper;
-    for (unsigned char ch : license) upper += static_cast<char>(std::toupper(ch));
-    return upper.rfind("CC-BY-NC", 0) == 0 || upper.find("NONCOMMERCIAL") != std::string::npos ||
-           upper.find("NON-COMMERCIAL") != std::string::npos;
+    const std::string key = "-" + license_key(license) + "-";
+    for (const char* mark :
+         {"-BY-NC-", "-NC-BY-", "NONCOMMERCIAL", "NON-COMMERCIAL", "NOT-FOR-COMMERCIAL", "NO-COMMERCIAL"})
+        if (key.find(mark) != std::string::npos) return true;
+    return false;
+}
+
+bool license_accepted(const std::string& license, const std::string& accepted) {
+    return !accepted.empty() && license_key(license) == license_key(accepted);
 }
 
 void check_model_license(const ModelContract& contract, const std::string& model_path, const std::string& accepted) {
     const std::string license = contract_license(contract);
-    if (!is_non_commercial_license(license) || accepted == license) return;
+    if (!is_non_commercial_license(license) || license_accepted(license, accepted)) return;
     throw ConfigError("model.path: " + model_path + " (" + contract.name + ") is licensed " + license +
                       ", which forbids commercial use" +
                       (accepted.empty() ? std::string() : " (model.accept_license names " + accepted + ")") +

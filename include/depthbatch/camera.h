@@ -78,6 +78,22 @@ ChanSample chan_sample_from_camera_to_world(const std::array<double, 16>& m,
 /// (the vfov column on every line or on none: a file mixing them is refused with std::invalid_argument).
 std::string chan_text(const ChanFile& file);
 
+/// One frame of a camera for USD: its pose and focal length.
+struct UsdCameraFrame {
+    std::array<double, 16> camera_to_world{};  ///< row-major 4x4, column vectors (as chan_camera_to_world), metres
+    double focal_mm = 0;                       ///< with the film back usd_camera_text is given
+};
+
+/// A .usda layer holding one animated UsdGeomCamera, /shot/camera, for Nuke 16's Camera4 and other DCCs: USD's
+/// camera looks down -Z with +Y up, as Nuke's classic camera (the header comment), so the pose is written as it is:
+/// xformOp:transform time samples, USD's row-vector matrices (the transpose of `camera_to_world`). The stage is in
+/// metres (metersPerUnit 1, upAxis Y: P passes are in metres); USD measures focalLength and the apertures in tenths
+/// of a scene unit (UsdGeomCamera, "Units of Measure for Camera Properties"), so millimetres are written / 100.
+/// Time codes are frame numbers (startTimeCode / endTimeCode the first and last, timeCodesPerSecond = `fps`). Numbers
+/// carry 17 significant digits. Throws std::invalid_argument for no frames, a focal or aperture <= 0, or fps <= 0.
+std::string usd_camera_text(const std::map<int, UsdCameraFrame>& frames, double haperture_mm, double vaperture_mm,
+                            double fps);
+
 /// The windows of a plate frame (OIIO ImageSpec fields), in pixels.
 struct PlateWindows {
     int x = 0, y = 0, width = 0, height = 0;                      ///< data window: origin and size

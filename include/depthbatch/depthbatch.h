@@ -49,6 +49,12 @@
 //         }
 //     }
 //
+// What the depthbatch command does for itself and such a program does not get: its data is found beside the
+// running program (install_layout.h: the default model, the shipped OCIO config, review.py), so a program elsewhere
+// names them (model.path, color.config; or DEPTHBATCH_DEFAULT_MODEL, $OCIO); a path set in code (JobConfig) must be
+// absolute, as load_job makes a job file's; OMP_WAIT_POLICY=PASSIVE is the command's own (apps/depthbatch/preinit.cpp),
+// set in the environment where wanted. Its settings fingerprint (--skip-existing) is the command's.
+//
 // The headers, one concept each, in the order a frame meets them (docs/code-map.md has the whole map):
 #pragma once
 

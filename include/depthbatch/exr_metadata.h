@@ -19,6 +19,7 @@ inline constexpr const char* kVersion = "depthbatch/version";
 inline constexpr const char* kModel = "depthbatch/model";
 inline constexpr const char* kModelSha256 = "depthbatch/model_sha256";
 inline constexpr const char* kModelLicense = "depthbatch/model_license";
+inline constexpr const char* kLicenseAccepted = "depthbatch/license_accepted";
 inline constexpr const char* kModelSource = "depthbatch/model_source";
 inline constexpr const char* kModelSourceSha256 = "depthbatch/model_source_sha256";
 inline constexpr const char* kModelVariant = "depthbatch/model_variant";

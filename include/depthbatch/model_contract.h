@@ -206,14 +206,19 @@ std::string shape_text(const std::vector<int64_t>& sizes);
 std::string contract_license(const ModelContract& contract);
 
 /// Whether a licence forbids commercial use: a Creative Commons NonCommercial licence (SPDX identifiers CC-BY-NC-*,
-/// CC-BY-NC-SA-*, CC-BY-NC-ND-*: https://spdx.org/licenses/), or a text that says non-commercial. Case-insensitive.
+/// CC-BY-NC-SA-*, CC-BY-NC-ND-*: https://spdx.org/licenses/; the deeds' "CC BY-NC 4.0"), or a text that says
+/// non-commercial, noncommercial or not for commercial use. Case, spaces, underscores and hyphens do not matter.
 /// Depth Anything V2 Base/Large, Video Depth Anything Base/Large and Depth Anything 3 Large/Giant/Nested are
 /// CC-BY-NC-4.0 (their model cards).
 bool is_non_commercial_license(const std::string& license);
 
+/// Whether `accepted` (job key model.accept_license) names `license`: the same name, whatever its case, spaces,
+/// underscores or hyphens (SPDX identifiers are case-insensitive; model cards write cc-by-nc-4.0). False when empty.
+bool license_accepted(const std::string& license, const std::string& accepted);
+
 /// Refuses a model whose licence forbids commercial use (is_non_commercial_license) unless the job accepts that
-/// licence by name (`accepted`: job key model.accept_license): ConfigError (exit 2) naming the model at
-/// `model_path`, its licence and the key. Nothing for any other licence, or none recorded.
+/// licence by name (license_accepted): ConfigError (exit 2) naming the model at `model_path`, its licence and the
+/// key. Nothing for any other licence, or none recorded.
 void check_model_license(const ModelContract& contract, const std::string& model_path, const std::string& accepted);
 
 }  // namespace depthbatch

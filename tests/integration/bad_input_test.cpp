@@ -181,7 +181,11 @@ TEST(BadInput, ANonCommercialModelRendersOnlyWhenTheJobAcceptsItsLicence) {
     const auto ok = run_cli({job, "--set", "model.accept_license=CC-BY-NC-4.0"});
     ASSERT_EQ(ok.exit_code, 0) << ok.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
+    EXPECT_TRUE(contains(ok.output, "its frames are for non-commercial use only")) << ok.output;
     EXPECT_EQ(file_spec(s.dir / "out/d.1002.exr").get_string_attribute("depthbatch/model_license"), "CC-BY-NC-4.0");
+    EXPECT_EQ(file_spec(s.dir / "out/d.1002.exr").get_string_attribute("depthbatch/license_accepted"), "CC-BY-NC-4.0");
+    // Accepted as a model card spells it.
+    EXPECT_EQ(run_cli({job, "--set", "model.accept_license=cc-by-nc-4.0", "--overwrite"}).exit_code, 0);
     // A licence that allows commercial use needs no word from the job.
     write_p_mean(s.dir / "pmean.pt");
     EXPECT_EQ(run_cli({s.job().string(), "--overwrite"}).exit_code, 0);

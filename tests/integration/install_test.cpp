@@ -90,6 +90,10 @@ TEST(Install, RelocatedPrefixRendersTheSampleJobOnItsOwn) {
                             (t / "ref/bedroom.####.exr").string()});
     ASSERT_EQ(b.exit_code, 0) << b.output;
     expect_same_depth(t / "out/bedroom.1002.exr", t / "ref/bedroom.1002.exr");
+    // The same settings fingerprint (what --skip-existing compares), though the program is not beside the shipped
+    // OCIO config as depthbatch is: a farm requeue of the CLI keeps the program's frames, and the reverse.
+    EXPECT_EQ(file_spec(t / "out/bedroom.1002.exr").get_string_attribute("depthbatch/settings_sha256"),
+              file_spec(t / "ref/bedroom.1002.exr").get_string_attribute("depthbatch/settings_sha256"));
 }
 
 TEST(Install, CheckoutReachedThroughASymbolicLinkRendersTheSampleJob) {

@@ -514,10 +514,18 @@ TEST(ModelContractErrors, ControlCharactersInItsStringsAreRefusedNamingTheField)
 // Issue 43 §6: which licences forbid commercial use (SPDX's Creative Commons NonCommercial identifiers), and the
 // refusal that names the key.
 TEST(ModelContract, NonCommercialLicencesAreRefusedUnlessAcceptedByName) {
-    for (const char* nc : {"CC-BY-NC-4.0", "cc-by-nc-sa-4.0", "CC-BY-NC-ND-3.0", "research, non-commercial use only"})
+    for (const char* nc :
+         {"CC-BY-NC-4.0", "cc-by-nc-sa-4.0", "CC-BY-NC-ND-3.0", "research, non-commercial use only", "  CC-BY-NC-4.0  ",
+          "CC BY-NC 4.0", "CC_BY_NC_4.0", "research use only, not for commercial use",
+          "Creative Commons Attribution-NonCommercial 4.0 International"})
         EXPECT_TRUE(is_non_commercial_license(nc)) << nc;
-    for (const char* ok : {"MIT", "Apache-2.0", "CC-BY-4.0", "BSD-3-Clause", "CC0-1.0", ""})
+    for (const char* ok : {"MIT", "Apache-2.0", "CC-BY-4.0", "CC BY 4.0", "BSD-3-Clause", "CC0-1.0", ""})
         EXPECT_FALSE(is_non_commercial_license(ok)) << ok;
+    // Named as a model card or SPDX writes it, whatever the case and the spaces.
+    EXPECT_TRUE(license_accepted("CC-BY-NC-4.0", "cc-by-nc-4.0"));
+    EXPECT_TRUE(license_accepted("  CC-BY-NC-4.0  ", "CC BY-NC 4.0"));
+    EXPECT_FALSE(license_accepted("CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"));
+    EXPECT_FALSE(license_accepted("CC-BY-NC-4.0", ""));
     ModelContract c;
     c.name = "vda-large";
     EXPECT_NO_THROW(check_model_license(c, "m.pt", ""));  // none recorded

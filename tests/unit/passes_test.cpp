@@ -8,10 +8,12 @@
 #include "support/test_support.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -414,4 +416,61 @@ TEST(Camera, ACameraToWorldGoesBackToChanAnglesAndTextThatReadBack) {
     // One vfov column for the whole file.
     file.begin()->second.vfov_deg.reset();
     EXPECT_THROW(chan_text(file), std::invalid_argument);
+}
+
+// Issue 43 §2: the camera as USD, read back by a real USD library (usd-core's pxr, tools/requirements.txt): the stage
+// is in metres with Y up, each frame's local-to-world is the camera-to-world written, and its field of view is the one
+// the focal and film back give (USD's tenths of a scene unit undone).
+TEST(Camera, AUsdCameraReadsBackWithItsPosesAndFieldOfViewThroughUsd) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> angle(-180, 180), pitch(-89, 89), pos(-20, 20), focal(18, 85);
+    std::map<int, UsdCameraFrame> frames;
+    for (int f = 1001; f <= 1012; ++f) {
+        ChanSample s;
+        for (int k = 0; k < 3; ++k) s.translate[k] = pos(rng);
+        s.rotate_deg[0] = pitch(rng), s.rotate_deg[1] = angle(rng), s.rotate_deg[2] = angle(rng);
+        frames[f] = {chan_camera_to_world(s), focal(rng)};
+    }
+    TempDir dir;
+    std::ofstream(dir / "camera.usda") << usd_camera_text(frames, kNukeHaperture_mm, kNukeVaperture_mm, 24);
+    const std::string script =
+        "import json, sys\n"
+        "from pxr import Usd, UsdGeom, Gf\n"
+        "stage = Usd.Stage.Open(sys.argv[1])\n"
+        "cam = UsdGeom.Camera.Get(stage, '/shot/camera')\n"
+        "out = {'mpu': UsdGeom.GetStageMetersPerUnit(stage), 'up': str(UsdGeom.GetStageUpAxis(stage)),\n"
+        "       'start': stage.GetStartTimeCode(), 'end': stage.GetEndTimeCode(), 'fps': "
+        "stage.GetTimeCodesPerSecond(),\n"
+        "       'frames': {}}\n"
+        "for t in range(int(stage.GetStartTimeCode()), int(stage.GetEndTimeCode()) + 1):\n"
+        "    m = cam.ComputeLocalToWorldTransform(Usd.TimeCode(t))\n"
+        "    g = cam.GetCamera(Usd.TimeCode(t))\n"
+        "    out['frames'][str(t)] = {'m': [[m[r][c] for c in range(4)] for r in range(4)],\n"
+        "        'hfov': g.GetFieldOfView(Gf.Camera.FOVHorizontal), 'vfov': g.GetFieldOfView(Gf.Camera.FOVVertical)}\n"
+        "print(json.dumps(out))\n";
+    std::ofstream(dir / "read.py") << script;
+    const auto r = run_python({(dir / "read.py").string(), (dir / "camera.usda").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    EXPECT_EQ(j.at("mpu").get<double>(), 1.0);
+    EXPECT_EQ(j.at("up").get<std::string>(), "Y");
+    EXPECT_EQ(j.at("start").get<double>(), 1001);
+    EXPECT_EQ(j.at("end").get<double>(), 1012);
+    EXPECT_EQ(j.at("fps").get<double>(), 24);
+    ASSERT_EQ(j.at("frames").size(), frames.size());
+    constexpr double kDeg = 180 / 3.14159265358979323846;
+    for (const auto& [frame, f] : frames) {
+        const auto& got = j.at("frames").at(std::to_string(frame));
+        // USD's row-vector matrix: element [r][c] is the column-vector matrix's [c][r].
+        for (int row = 0; row < 4; ++row)
+            for (int col = 0; col < 4; ++col)
+                EXPECT_NEAR(got.at("m").at(row).at(col).get<double>(), f.camera_to_world[col * 4 + row], 1e-9)
+                    << frame << " [" << row << "][" << col << "]";
+        EXPECT_NEAR(got.at("hfov").get<double>(), 2 * std::atan(kNukeHaperture_mm / 2 / f.focal_mm) * kDeg, 1e-4)
+            << frame;
+        EXPECT_NEAR(got.at("vfov").get<double>(), 2 * std::atan(kNukeVaperture_mm / 2 / f.focal_mm) * kDeg, 1e-4)
+            << frame;
+    }
+    EXPECT_THROW(usd_camera_text({}, 24, 18, 24), std::invalid_argument);
+    EXPECT_THROW(usd_camera_text(frames, 24, 18, 0), std::invalid_argument);
 }

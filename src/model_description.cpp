@@ -48,7 +48,11 @@ void describe_model(std::ostream& out, const DepthModel& model) {
                                          : "torch " + c.exported_torch)
             << "; running on LibTorch " << libtorch_version() << "\n";
     for (const auto& [k, v] : c.provenance)
-        out << k << std::string(k.size() < 13 ? 13 - k.size() : 1, ' ') << v << "\n";
+        out << k << std::string(k.size() < 13 ? 13 - k.size() : 1, ' ') << v
+            << (k == "license" && is_non_commercial_license(v)
+                    ? " (forbids commercial use: a job renders it only with model.accept_license: " + v + ")"
+                    : std::string())
+            << "\n";
 }
 
 void describe_model(std::ostream& out, const std::string& model_path) {

@@ -168,6 +168,11 @@ TEST(BadInput, ANonCommercialModelRendersOnlyWhenTheJobAcceptsItsLicence) {
     contract.insert(contract.size() - 1, R"(, "license": "CC-BY-NC-4.0")");
     write_probe_model(s.dir / "nc.pt", "def forward(self, x):\n    return x.mean(dim=1, keepdim=True)\n", contract);
     const std::string job = s.job("", "nc.pt").string();
+    const auto info = run_cli({"info", (s.dir / "nc.pt").string()});
+    EXPECT_TRUE(contains(info.output,
+                         "license      CC-BY-NC-4.0 (forbids commercial use: a job renders it only with "
+                         "model.accept_license: CC-BY-NC-4.0)"))
+        << info.output;
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{job}, std::vector<std::string>{"validate", job},
           std::vector<std::string>{job, "--set", "model.accept_license=CC-BY-NC-SA-4.0"}}) {

@@ -249,6 +249,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.model_name = ctx->contract().name;
     report.model_path = ctx->model->path();
     report.model_sha256 = ctx->model->sha256();
+    report.model_license = contract_license(ctx->contract());
+    if (is_non_commercial_license(report.model_license)) report.license_accepted = job.model.accept_license;
     report.settings_sha256 = ctx->settings_sha256;
     report.precision_asked = option_name(job.model.precision);
     report.precision = option_name(ctx->model->precision());

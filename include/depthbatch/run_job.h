@@ -53,9 +53,11 @@ struct JobReport {
     /// log; the frames whose windows read them are marked or not written, and the run exits Partial.
     std::vector<int> context_failed;
     std::string model_name, model_path, model_sha256, settings_sha256;
-    std::string error;    ///< the message of a failure that stopped the job before it rendered
-    double wall_s = 0;    ///< the whole job: model load, planning, statistics and rendering
-    double render_s = 0;  ///< the rendering pipeline alone (first frame read to last frame written)
+    std::string model_license;     ///< the contract's licence ("" when it records none)
+    std::string license_accepted;  ///< model.accept_license, when the licence forbids commercial use ("" otherwise)
+    std::string error;             ///< the message of a failure that stopped the job before it rendered
+    double wall_s = 0;             ///< the whole job: model load, planning, statistics and rendering
+    double render_s = 0;           ///< the rendering pipeline alone (first frame read to last frame written)
     /// Seconds from the model loaded (on its device) to the first frame written: planning, the precision check, the
     /// warm-up, statistics and the first frame's own way through the pipeline. -1 when no frame was written.
     double first_frame_s = -1;

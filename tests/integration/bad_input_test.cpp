@@ -183,12 +183,16 @@ TEST(BadInput, ANonCommercialModelRendersOnlyWhenTheJobAcceptsItsLicence) {
         EXPECT_TRUE(contains(r.output, "model.accept_license: CC-BY-NC-4.0")) << r.output;
         EXPECT_TRUE(s.outputs().empty());
     }
-    const auto ok = run_cli({job, "--set", "model.accept_license=CC-BY-NC-4.0"});
+    const auto ok =
+        run_cli({job, "--set", "model.accept_license=CC-BY-NC-4.0", "--summary", (s.dir / "sum.json").string()});
     ASSERT_EQ(ok.exit_code, 0) << ok.output;
     EXPECT_EQ(s.outputs(), (std::vector<std::string>{"d.1001.exr", "d.1002.exr", "d.1003.exr"}));
     EXPECT_TRUE(contains(ok.output, "its frames are for non-commercial use only")) << ok.output;
     EXPECT_EQ(file_spec(s.dir / "out/d.1002.exr").get_string_attribute("depthbatch/model_license"), "CC-BY-NC-4.0");
     EXPECT_EQ(file_spec(s.dir / "out/d.1002.exr").get_string_attribute("depthbatch/license_accepted"), "CC-BY-NC-4.0");
+    const auto summary = read_json(s.dir / "sum.json");
+    EXPECT_EQ(summary["model"]["license"], "CC-BY-NC-4.0");
+    EXPECT_EQ(summary["model"]["license_accepted"], "CC-BY-NC-4.0");
     // Accepted as a model card spells it.
     EXPECT_EQ(run_cli({job, "--set", "model.accept_license=cc-by-nc-4.0", "--overwrite"}).exit_code, 0);
     // A licence that allows commercial use needs no word from the job.

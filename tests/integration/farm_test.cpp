@@ -124,6 +124,8 @@ TEST(Farm, SummaryListsEveryFrameWithItsReason) {
     EXPECT_EQ(j["job"]["sha256"], depthbatch::sha256_file(job.string()));
     EXPECT_EQ(j["model"]["name"], "fastdepth-nyu");
     EXPECT_EQ(j["model"]["sha256"].get<std::string>().size(), 64u);
+    EXPECT_EQ(j["model"]["license"], "MIT") << "the default model's contract";
+    EXPECT_TRUE(j["model"]["license_accepted"].is_null());
     EXPECT_EQ(j["frames_requested"]["spec"], "1001-1005");
     EXPECT_EQ(j["rendered"], 3);
     EXPECT_EQ(j["skipped"], 1);

@@ -3,23 +3,7 @@
 # LibTorch: any LibTorch 2.x found through Torch_DIR / CMAKE_PREFIX_PATH (a CUDA LibTorch makes the same
 # code use CUDA). If none is given, the torch wheel of the tools/ venv is asked for its cmake prefix.
 
-# Drop include directories that do not exist from an imported target (Debian's OIIO names
-# /usr/include/opencv4 although OpenCV is not installed; Debian's OCIO config in /usr/share/cmake
-# computes its prefix as "/" and names /include).
-function(depthbatch_fix_includes target)
-  foreach(prop INTERFACE_INCLUDE_DIRECTORIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES)
-    get_target_property(dirs ${target} ${prop})
-    if(dirs)
-      set(kept "")
-      foreach(d IN LISTS dirs)
-        if(EXISTS "${d}" OR d MATCHES "^\\$<")
-          list(APPEND kept "${d}")
-        endif()
-      endforeach()
-      set_target_properties(${target} PROPERTIES ${prop} "${kept}")
-    endif()
-  endforeach()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/DepthbatchFixIncludes.cmake")
 
 if(NOT Torch_DIR AND NOT DEFINED ENV{Torch_DIR})
   find_package(Torch QUIET CONFIG)

@@ -28,6 +28,7 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/depthbatchConfigVersion.
                                  COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/depthbatchConfig.cmake" "${PROJECT_BINARY_DIR}/depthbatchConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/src/exr_deflate.dynlist"
+              "${PROJECT_SOURCE_DIR}/cmake/DepthbatchFixIncludes.cmake"
         DESTINATION lib/cmake/depthbatch)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/ocio/" DESTINATION share/depthbatch/ocio)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/configs/deadline/" DESTINATION share/depthbatch/deadline)

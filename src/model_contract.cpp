@@ -33,6 +33,15 @@ template <class Fail> void validate_temporal(const ModelContract& c, const Fail&
     if (c.frames < 1 || c.frames > kMaxContractFrames)
         fail("input.frames must be 1 to " + n(kMaxContractFrames) + ", not " + n(c.frames));
     const TemporalWindowing& t = c.temporal;
+    if (c.any_view()) {  // an any-view model: its views block instead of a temporal one
+        const ViewsContract& v = c.views;
+        if (t.window != 0) fail("temporal and views are both set: a model is a video model or an any-view one");
+        if (v.window < 2 || v.window > c.frames)
+            fail("views.window must be 2 to input.frames (" + n(c.frames) + "), not " + n(v.window));
+        if (v.overlap < 1 || v.overlap >= v.window)
+            fail("views.overlap must be 1 to views.window - 1 (" + n(v.window - 1) + "), not " + n(v.overlap));
+        return;
+    }
     if (c.frames == 1) {
         if (t.window != 0) fail("temporal is set but input.frames is 1 (a windowed model takes input.frames > 1)");
         return;
@@ -368,6 +377,20 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
                              ": depthbatch.json field temporal.align must be \"scale_shift\" or \"none\", not " +
                              brief(t["align"]));
     }
+    if (j.contains("views")) {
+        const json& v = section(j, "views", origin);
+        for (const char* key : {"window", "overlap"})
+            if (!v.contains(key)) throw ModelError(origin + ": depthbatch.json has no field views." + key);
+        c.views.window = integer_in(v["window"], "views.window", 2, kMaxContractFrames, origin);
+        c.views.overlap = integer_in(v["overlap"], "views.overlap", 1, kMaxContractFrames, origin);
+        c.views.pose = field<std::string>(v, "views", "pose", origin, std::string());
+        refuse_control_characters(c.views.pose, "views.pose", origin);
+        for (const auto& [key, want] :
+             {std::pair<const char*, const char*>{"extrinsics", "opencv_world_to_camera"}, {"intrinsics", "pixels"}})
+            if (v.contains(key) && field<std::string>(v, "views", key, origin) != want)
+                throw ModelError(origin + ": depthbatch.json field views." + key + " must be \"" + want +
+                                 "\" (the only convention depthbatch reads), not " + brief(v[key]));
+    }
     if (out.contains("extra_outputs") && !out["extra_outputs"].is_null()) {
         const json& extras = out["extra_outputs"];
         if (!extras.is_array() || extras.size() > 16)
@@ -405,7 +428,7 @@ ModelContract parse_model_contract(const std::string& text, const std::string& o
     }
     for (auto it = j.begin(); it != j.end(); ++it)
         if (it.key() != "input" && it.key() != "output" && it.key() != "format" && it.key() != "name" &&
-            it.key() != "temporal" && it.key() != "exported_by")
+            it.key() != "temporal" && it.key() != "views" && it.key() != "exported_by")
             c.provenance[it.key()] =
                 it->is_string() ? it->get<std::string>() : it->dump(-1, ' ', false, json::error_handler_t::replace);
     refuse_control_characters(c.name, "name", origin);

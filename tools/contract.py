@@ -29,6 +29,11 @@ Fields (JSON):
   Ranges the C++ side enforces (exit 4 naming the field): input.size sides 1-16384 px, input.multiple 1-1024.
   temporal        multi-frame models only: how depthbatch windows a shot (window, overlap, keyframes,
                   crossfade, align "scale_shift" | "none"; docs/video-models.md "Video models")
+  views           multi-view models (the alternative to temporal; tools/depth_anything_3_views.py): the module takes
+                  [B,S,3,H,W] and returns (depth, confidence, extrinsics [B,S,3,4], intrinsics [B,S,3,3]). Fields:
+                  window (views per forward), overlap (views shared by consecutive windows), pose "ray_map" |
+                  "camera_head" (+ pose_note), extrinsics "opencv_world_to_camera", intrinsics "pixels",
+                  first_view_is_world, reference_view. Passed to make_contract as a keyword (a top-level block).
   source, source_sha256, license, variant, domain: provenance, copied into every rendered EXR's metadata as
                   depthbatch/model_<key>; domain "indoor" (trained on rooms only) makes depthbatch warn once per job
   exported_by     {"torch": "2.13.0+cpu"}: the torch that wrote the file (torch.__version__), added by

@@ -3,6 +3,8 @@
   depth-anything-v2   official .pth or Hugging Face (-hf) .safetensors -> scripted module + depthbatch.json
   video-depth-anything  official Video Depth Anything .pth (relative or --metric) -> multi-frame module + json
   depth-anything-3    DA3MONO-LARGE / DA3METRIC-LARGE model.safetensors -> scripted module + depthbatch.json
+  depth-anything-3-views  DA3-SMALL / DA3-BASE (any-view) model.safetensors -> multi-view module (depth, confidence,
+                      extrinsics, intrinsics for up to 32 views) + depthbatch.json with a "views" block
   nuke-style-trace    a test model traced at one size, without depthbatch.json (what artists make for Nuke)
 
 Every scripted export is reloaded and compared with the in-memory module (tools/contract.save_scripted).
@@ -84,6 +86,17 @@ def _parser() -> argparse.ArgumentParser:
     v3.add_argument("--source", default=None, help="provenance text for the contract")
     v3.add_argument("--net", default="vitl", choices=["vitl", "vitb", "vits"], help=argparse.SUPPRESS)  # tests only
 
+    vv = sub.add_parser("depth-anything-3-views",
+                        help="Depth Anything 3 any-view models: depth, confidence and cameras for a set of views")
+    vv.add_argument("--model", required=True, choices=["small", "base"],
+                    help="small = DA3-SMALL, base = DA3-BASE (both Apache-2.0)")
+    vv.add_argument("--checkpoint", required=True, help="the model's model.safetensors (or a .pth state dict)")
+    vv.add_argument("--out", required=True, help="output TorchScript file (.pt)")
+    vv.add_argument("--source", default=None, help="provenance text for the contract")
+    vv.add_argument("--net", default=None, choices=["vits", "vitb"], help=argparse.SUPPRESS)  # tests only
+    vv.add_argument("--size", default=None, nargs=2, type=_positive, metavar=("H", "W"),
+                    help=argparse.SUPPRESS)  # tests only: the contract's input.size
+
     nk = sub.add_parser("nuke-style-trace", help="test model traced at one fixed size, no depthbatch.json")
     nk.add_argument("--out", required=True)
     nk.add_argument("--size", required=True, nargs=2, type=_positive, metavar=("H", "W"))
@@ -107,6 +120,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             from tools.depth_anything_3 import export
             contract = export(args.checkpoint, args.out, args.model, sky=args.sky, source=args.source, net=args.net,
                               sky_matte=args.sky_matte)
+        elif args.command == "depth-anything-3-views":
+            from tools.depth_anything_3_views import DEFAULT_SIZE_HW, export
+            contract = export(args.checkpoint, args.out, args.model, source=args.source, net=args.net,
+                              size_hw=tuple(args.size) if args.size else DEFAULT_SIZE_HW)
         else:
             from tools.nuke_style import make
             make(args.out, tuple(args.size), inner=args.inner, seed=args.seed)

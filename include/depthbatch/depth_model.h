@@ -193,6 +193,15 @@ public:
     /// and as infer() otherwise.
     std::vector<std::vector<DepthImage>> infer_clips(const std::vector<std::vector<const ModelInput*>>& clips) const;
 
+    /// An any-view model's forward over one window of S views ([1,S,3,H,W] -> a tuple: depth [1,S,H',W'], the
+    /// contract's extra outputs [1,S,H',W'] each, extrinsics [1,S,3,4], intrinsics [1,S,3,3]; model_contract.h
+    /// ViewsContract), S = 2 .. contract().frames, every view of one size. fp32 on the model's device, whatever
+    /// model.precision says (a camera is not worth a half-precision risk). Returns one ViewOutput per view, in order.
+    /// Throws RenderError for a model without a views block or views of different sizes, ModelError naming the model
+    /// and the shapes for an output that is not that tuple (or holds non-finite values), as infer() for a failed
+    /// forward.
+    std::vector<ViewOutput> infer_views(const std::vector<const ModelInput*>& views) const;
+
     /// infer() without waiting: the batch is staged (copied) at once, on the calling thread, so the inputs may go
     /// as soon as submit() returns; the forward runs on the inference thread after what was submitted before.
     /// On CUDA, the thread launches it and may launch the next batch before this one's result is back.

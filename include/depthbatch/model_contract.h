@@ -10,6 +10,9 @@
 // A multi-frame (video) model (input.frames > 1, with a `temporal` block, docs/video-models.md "Video models"): input
 // [B,T,3,H,W], output [B,T,H',W'] (check_clip_output), T = 1 .. frames; the windowing it is run with over a shot
 // is the contract's TemporalWindowing (video_window_stage.h).
+// An any-view model (Depth Anything 3 any-view: a `views` block, docs/camera-solve.md) takes a set of S views
+// [B,S,3,H,W] (S = 1 .. frames) and returns (depth [B,S,H,W], extra outputs..., extrinsics [B,S,3,4], intrinsics
+// [B,S,3,3]): the camera of each view beside its depth. It solves a shot's camera (camera_solve.h); it does not render.
 #pragma once
 
 #include "depthbatch/option_names.h"
@@ -79,6 +82,19 @@ constexpr OptionNames<TemporalWindowing::Align, 2> option_names(TemporalWindowin
 /// "scale_shift", "none" (option_name).
 const char* align_name(TemporalWindowing::Align align);
 
+/// How an any-view model is run over a shot to solve its camera (depthbatch.json "views"; tools/depth_anything_3_views.py
+/// and tools/camera_oracle.py write it): windows of `window` views, consecutive windows sharing `overlap` frames,
+/// whose depth and cameras chain the windows into one path (camera_solve.h). Each window's cameras come in that
+/// window's own gauge (world frame and scale): extrinsics OpenCV world-to-camera (x right, y down, z forward),
+/// intrinsics in the pixels of the input the model saw. Invariants (validate_model_contract): 2 <= window <=
+/// input.frames, 1 <= overlap < window.
+struct ViewsContract {
+    int window = 0;    ///< views a forward sees by default (0: not an any-view model)
+    int overlap = 0;   ///< frames shared by consecutive windows
+    std::string pose;  ///< how the model gives the camera: "ray_map", "camera_head", "oracle" (provenance only)
+    int stride() const { return window - overlap; }
+};
+
 /// An output a model gives besides depth (contract output.extra_outputs, tools/contract.py): the module's forward
 /// returns a tuple (depth, extra_1, ..., extra_k), each [N,1,H',W'] or [N,H',W'] of the depth's shape. Written as
 /// one EXR channel when a job lists its name in output.passes (restored to the plate bilinearly, float32 or half).
@@ -117,7 +133,11 @@ struct ModelContract {
     /// multi-frame model ([B,T,3,H,W] -> [B,T,H,W], T = 1 .. frames), which must carry `temporal`.
     int frames = 1;
     TemporalWindowing temporal;  ///< the "temporal" block (window 0 = none: a single-frame model)
-    bool multi_frame() const { return frames > 1; }
+    /// views: an any-view model's camera solve (window 0 = not one). Such a model has input.frames > 1 and no
+    /// temporal block; it is not a video model (multi_frame() is false).
+    ViewsContract views;
+    bool multi_frame() const { return frames > 1 && !any_view(); }
+    bool any_view() const { return views.window > 0; }
 };
 
 /// Limits of the contract's numbers (a larger value is refused rather than allocated).
@@ -134,7 +154,8 @@ constexpr int kMaxContractFrames = 1024;    ///< input.frames: 1 .. 1024
 /// 1..16384 or not a multiple, unknown kind, metric depth without units "m", max_scale outside 1..64,
 /// reference_focal_px < 0), input.frames outside 1..1024, a temporal block that breaks TemporalWindowing's
 /// invariants (temporal.window, temporal.overlap, temporal.keyframes, temporal.crossfade, temporal.align named), a
-/// multi-frame model without one or a single-frame model with one, align scale_shift on a metric model,
+/// multi-frame model without one (or a views block) or a single-frame model with one, a views block that breaks
+/// ViewsContract's invariants or comes with a temporal block, align scale_shift on a metric model,
 /// output.extra_outputs not a list of {name, channel} with valid, unique names and channels, exported_by not an object
 /// or exported_by.torch not a string of 1-64 printable ASCII characters, a control character (C0, DEL, C1) in name,
 /// input.colorspace, output.units or a provenance key or text (they reach the log and the EXR metadata; the error

@@ -2,6 +2,7 @@
 // the reformat plan (reformat.h) and the sequence stages (sequence_stage.h) all depend on these, not on each other.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -27,6 +28,18 @@ struct DepthImage {
     /// The contract's extra outputs (output.extra_outputs), in its order: width x height values each, on the
     /// depth's grid; empty for a model without them.
     std::vector<std::vector<float>> extra;
+};
+
+/// What an any-view model (model_contract.h ViewsContract) gives for one view of a window: its depth (the model's
+/// units, larger = farther; `extra` holds the contract's extra outputs, e.g. confidence) and its camera in the
+/// window's own gauge: `world_to_camera` the OpenCV 3x4 [R|t] (x right, y down, z forward; row-major), `intrinsics`
+/// the 3x3 K (row-major) in the pixels of the model's input (width x height of `depth` when the model keeps its input
+/// size).
+struct ViewOutput {
+    DepthImage depth;
+    std::array<double, 12> world_to_camera{};
+    std::array<double, 9> intrinsics{};
+    int input_width = 0, input_height = 0;  ///< the model input the intrinsics are in (px)
 };
 
 }  // namespace depthbatch

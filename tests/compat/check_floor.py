@@ -85,6 +85,14 @@ def make_depth_anything_3(work: Path) -> Path:
     return out
 
 
+def make_depth_anything_3_views(work: Path) -> Path:
+    from tools.depth_anything_3_views import DepthAnything3Views
+    ckpt = seeded_checkpoint(lambda: DepthAnything3Views("vits"), work / "da3-views-vits.pth")
+    out = work / "da3-views-vits.pt"   # DA3-SMALL any-view: (depth, confidence, extrinsics, intrinsics)
+    export_cli(["depth-anything-3-views", "--model", "small", "--checkpoint", str(ckpt), "--out", str(out)])
+    return out
+
+
 def make_nuke_style(work: Path) -> Path:
     out = work / "nuke-style.pt"
     export_cli(["nuke-style-trace", "--out", str(out), "--size", "56", "84", "--inner", "tiny"])
@@ -161,6 +169,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("depth-anything-v2 vits (seeded)", make_depth_anything_v2, (1, 3, 70, 98)),
         ("video-depth-anything vits (seeded)", make_video_depth_anything, (1, 3, 3, 28, 42)),
         ("depth-anything-3 vits+sky (seeded)", make_depth_anything_3, (1, 3, 70, 98)),
+        ("depth-anything-3-views small (seeded)", make_depth_anything_3_views, (1, 3, 3, 42, 70)),
         ("nuke-style-trace tiny", make_nuke_style, (1, 3, 56, 84)),
         ("bench/conv_model.py", make_bench_conv, (1, 3, 32, 48)),
         ("bench/heavy_model.py conv stack", make_bench_heavy, (1, 3, 56, 84)),

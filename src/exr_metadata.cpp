@@ -55,6 +55,12 @@ const std::vector<MetadataKey>& metadata_keys() {
         {exr_meta::kProcessingFocalPx,
          "focal-dependent metric models (DA3 metric): the focal at the processing size, fx and fy each scaled and "
          "averaged"},
+        {exr_meta::kCameraSolve,
+         "`camera.solve` in force: `estimated: solved from the plate by MODEL (sha256 ...): focal F px, motion M, "
+         "metres from SOURCE; CHAN` (the focal and the camera are the solve's estimate, not a track)"},
+        {exr_meta::kCameraConsistency,
+         "`camera.solve` in force: the solve's consistency figure, the median relative error of each frame's depth "
+         "reprojected into the next frame against that frame's depth (0.01 = 1%; docs/camera-solve.md)"},
         {exr_meta::kCamera, "the `camera:` section as used (focal, apertures or fov, `.chan` file)"},
         {exr_meta::kColorspaceRgb,
          "what the written R, G, B are in: the config's scene_linear colorspace, or the plate's "

@@ -193,6 +193,14 @@ void dry_run_forward(const JobContext& ctx, const FirstFramePlan& first) {
     // forward (a full Depth Anything forward is seconds on a CPU).
     const int warmup = job.model.warmup >= 0 ? job.model.warmup : (ctx.model->on_cuda() ? 3 : 0);
     try {
+        if (ctx.contract().any_view()) {  // a camera solve: two small views, once (infer_views)
+            ModelInput probe;
+            const int m = std::max(1, ctx.contract().multiple);
+            probe.width = probe.height = (64 + m - 1) / m * m;
+            probe.chw.assign(static_cast<size_t>(3) * probe.width * probe.height, 0.5f);
+            ctx.model->infer_views({&probe, &probe});
+            return;
+        }
         if (warmup > 0) {
             const std::vector<ForwardShape> shapes = warmup_shapes(ctx, first);
             ctx.model->warm_up(shapes, warmup);

@@ -342,6 +342,26 @@ void read_camera(const Reader& r, JobConfig& job) {
                               "): set one of "
                               "camera.focal (mm), camera.fov (degrees) or camera.focal_px (plate pixels)");
     if (r.has("camera.chan")) c.chan = r.path("camera.chan");
+    // camera.solve: an any-view model's path, or {model, window, overlap, zoom, distance, distance_frame, ...}.
+    if (!r.has("camera.solve")) return;
+    CameraSolveSettings& solve = job.camera_solve;
+    const auto key = [&r](const char* nested) { return r.sub("camera.solve", nested); };
+    if (r.has(key("model"))) solve.model = r.path(key("model"));
+    if (r.has(key("window"))) solve.window = r.integer(key("window"), 2, kMaxContractFrames);
+    if (r.has(key("overlap"))) solve.overlap = r.integer(key("overlap"), 1, kMaxContractFrames - 1);
+    if (r.has(key("zoom"))) solve.zoom = r.boolean(key("zoom"));
+    if (r.has(key("distance"))) solve.distance_m = positive(key("distance"), "metres");
+    if (r.has(key("distance_frame"))) solve.distance_frame = r.integer(key("distance_frame"), -999999999, 999999999);
+    if (r.has(key("metric_model"))) solve.metric_model = r.path(key("metric_model"));
+    if (r.has(key("chan"))) solve.chan = r.path(key("chan"));
+    if (solve.model.empty())
+        r.fail("camera.solve", "has no model: name the any-view model that solves the camera (camera.solve.model)");
+    if (solve.window > 0 && solve.overlap >= solve.window)
+        r.fail(key("overlap"), "must be less than camera.solve.window (" + std::to_string(solve.window) + ")");
+    if (solve.distance_frame && !solve.distance_m)
+        r.fail(key("distance_frame"), "needs camera.solve.distance (the median depth at that frame, metres)");
+    if (solve.distance_m && !solve.metric_model.empty())
+        r.fail(key("distance"), "and camera.solve.metric_model both give the scale: set one of them");
 }
 
 /// pipeline.*: threads, frames in flight, the JSON report.

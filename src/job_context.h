@@ -71,7 +71,11 @@ struct JobContext {
     OutputGuard guard;             ///< every path the job writes (output/output_guard.h)
     std::optional<ChanFile> chan;  ///< camera.chan, read once
     PassPlan passes;               ///< output.passes, planned once (pass_plan.h)
-    Clock::time_point loaded;      ///< when the model was loaded (JobReport::first_frame_s)
+    /// camera.solve in force for this render (the solved .chan is `chan`): what the metadata and the summary say of
+    /// it (camera_solve_run.cpp); empty when the render does not use a solved camera.
+    std::string camera_solve_note;
+    std::optional<double> camera_consistency;  ///< the solve's consistency figure at k = 1 (median relative error)
+    Clock::time_point loaded;                  ///< when the model was loaded (JobReport::first_frame_s)
 
     explicit JobContext(const JobConfig& j) : job(j), input(j.input.path), output(j.output.path) {}
     const ModelContract& contract() const { return model->contract(); }
@@ -129,8 +133,30 @@ struct SequenceRange {
 
 // ---- job_plan.cpp ---------------------------------------------------------------------------------------------
 
-/// Frames, model, colour, normalizer and the output guard: everything that can fail before a frame is read.
-std::unique_ptr<const JobContext> open_job(const JobConfig& job);
+/// What a job is opened for: a render, its validation (nothing is computed: a camera solve that is due is said, not
+/// run), or the camera solve itself (the model is camera.solve.model, an any-view model).
+enum class JobUse { Render, Validate, CameraSolve };
+/// Frames, model, colour and the output guard: everything that can fail before a frame is read. For a render that
+/// uses a camera (passes, a focal-dependent model) and states none, the camera solved from the plate
+/// (camera.solve: solved first when missing or out of date, job_camera_solve). Throws ConfigError for an any-view
+/// model named as model.path (it solves cameras; it does not render), or a camera.solve.model that is not one.
+std::unique_ptr<const JobContext> open_job(const JobConfig& job, JobUse use = JobUse::Render);
+
+// ---- camera_solve_run.cpp -----------------------------------------------------------------------------------
+
+/// The files of a job's camera solve: the .chan (camera.solve.chan, else default_camera_solve_path), its .usda and
+/// its report (.json) beside it; all empty without camera.solve.
+struct CameraSolveFiles {
+    std::string chan, usda, report;
+};
+CameraSolveFiles camera_solve_files(const JobConfig& job);
+/// For open_job: the solved camera a render uses (camera.solve set, the camera used, none stated by camera.*): up to
+/// date or solved now (JobUse::Render), or only said to be due (JobUse::Validate: nullopt then, and
+/// ctx.camera_solve_note says so). Returns the .chan path; sets ctx.camera_solve_note and ctx.camera_consistency from
+/// its report. Throws what the solve throws.
+std::optional<std::string> solved_camera_for_render(JobContext& ctx, JobUse use);
+/// The solve itself, written to `files` (job_camera_solve when it is due).
+CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files);
 /// The pixel aspect the model's sizes are computed for (input.pixel_aspect, else the file's, else 1).
 double pixel_aspect(const JobConfig& job, const OIIO::ImageSpec& spec);
 /// model.tiles' grid for a plate (empty when tiles are off or one tile covers the plate).

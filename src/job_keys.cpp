@@ -81,6 +81,13 @@ bool has_chan(const JobConfig& j) { return !j.camera.chan.empty(); }
 bool has_passes(const JobConfig& j) { return !j.output.passes.empty(); }
 bool has_haperture(const JobConfig& j) { return has_camera_focal(j) || j.camera.haperture_mm != kNukeHaperture_mm; }
 bool has_vaperture(const JobConfig& j) { return has_chan(j) || j.camera.vaperture_mm != kNukeVaperture_mm; }
+bool has_solve(const JobConfig& j) { return j.camera_solve.enabled(); }
+std::string solve_line(const JobConfig& j) {
+    const CameraSolveSettings& c = j.camera_solve;
+    return c.model + "," + std::to_string(c.window) + "," + std::to_string(c.overlap) + "," +
+           (c.zoom ? "zoom" : "prime") + "," + opt(c.distance_m) + "," +
+           (c.distance_frame ? std::to_string(*c.distance_frame) : "-") + "," + c.metric_model;
+}
 bool has_passes_type(const JobConfig& j) { return has_passes(j) || j.output.passes_type != PassPixelType::Float; }
 std::string passes_text(const std::vector<std::string>& passes) {
     std::string s;
@@ -281,6 +288,36 @@ std::vector<JobKey> make_table() {
         when(has_chan, px("camera.chan", "none",
                           "Nuke .chan file (frame tx ty tz rx ry rz [vfov]): per-frame camera, world-space passes",
                           "cam/shot.chan", "camera.chan", V(j.camera.chan))),
+        // ---- camera.solve (camera_solve.h, docs/camera-solve.md): one fingerprint line, only when set
+        scalar("model",
+               when(has_solve, px("camera.solve", "none",
+                                  "the camera solved from the plate: an any-view model's path (its model), or "
+                                  "{model, window, overlap, zoom, distance, distance_frame, metric_model, chan}",
+                                  "models/da3-small-views.pt", "camera.solve", V(solve_line(j))))),
+        when(has_solve,
+             px("camera.solve.model", "none",
+                "an any-view model (Depth Anything 3 any-view) that solves the shot's camera from its plate; "
+                "renders use it where camera.* states no focal length and no .chan",
+                "models/da3-small-views.pt", "camera.solve", V(solve_line(j)))),
+        when(has_solve, px("camera.solve.window", "the model's views.window", "frames a forward of the solve sees",
+                           "16", "camera.solve", V(solve_line(j)))),
+        when(has_solve, px("camera.solve.overlap", "the model's views.overlap",
+                           "frames consecutive windows share (their depth chains the windows)", "4", "camera.solve",
+                           V(solve_line(j)))),
+        when(has_solve, px("camera.solve.zoom", "false",
+                           "true: a focal length per frame (the lens zooms); false: one for the shot, the median",
+                           "true", "camera.solve", V(solve_line(j)))),
+        when(has_solve, px("camera.solve.distance", "none",
+                           "metres: the median scene depth at camera.solve.distance_frame (sets the scale)", "4.5",
+                           "camera.solve", V(solve_line(j)))),
+        when(has_solve, px("camera.solve.distance_frame", "the shot's first frame",
+                           "the frame camera.solve.distance is measured at", "1001", "camera.solve", V(solve_line(j)))),
+        when(has_solve, px("camera.solve.metric_model", "none",
+                           "a metric model (DA3METRIC-LARGE) run at the solved focal length: sets the scale",
+                           "models/da3-metric-large.pt", "camera.solve", V(solve_line(j)))),
+        np("camera.solve.chan", "beside the output (NAME.camera.chan)",
+           "the solved camera's .chan; its .usda and .json report are written beside it", "cam/solved.chan", kWhere,
+           V(j.camera_solve.chan)),
         // ---- pipeline
         np("pipeline.frames_in_flight", "2 x threads", "frames held at once (bounds memory)", "4", kHow,
            V(std::to_string(j.pipeline.frames_in_flight))),

@@ -26,6 +26,12 @@ std::vector<std::string> stats_paths(const JobConfig& job) {
     if (job.depth.normalize != Normalization::Sequence) return {};
     return {job.depth.stats_file.empty() ? default_stats_path(job.output.path) : job.depth.stats_file};
 }
+std::vector<std::string> camera_solve_paths(const JobConfig& job) {  // the .chan, its .usda and report
+    if (!job.camera_solve.enabled()) return {};
+    const std::string chan =
+        job.camera_solve.chan.empty() ? default_camera_solve_path(job.output.path) : job.camera_solve.chan;
+    return {chan, camera_solve_usda_path(chan), camera_solve_report_path(chan)};
+}
 std::vector<std::string> review_sheet_paths(const JobConfig& job) {  // the PNG and its page
     if (job.pipeline.review.empty()) return {};
     return {job.pipeline.review, fs::path(job.pipeline.review).replace_extension(".html").string()};
@@ -43,6 +49,7 @@ constexpr JobPathsRow kJobPaths[] = {
     {OutputRole::StatsSidecar, stats_paths},
     {OutputRole::ReviewSheet, review_sheet_paths},
     {OutputRole::FarmFile, no_paths},  // submit --out: the command's flag, never a job key
+    {OutputRole::CameraSolve, camera_solve_paths},
 };
 
 }  // namespace

@@ -56,7 +56,7 @@ std::string settings_fingerprint(const JobConfig& job, Precision precision) {
 }
 
 /// Frames, model, colour and a dry run: everything that can fail before a frame is read.
-std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
+std::unique_ptr<const JobContext> open_job(const JobConfig& job, JobUse use) {
     // load_job makes a job file's paths absolute (against the job file's folder); a path a program sets in code must
     // be absolute too, else it would resolve against whatever folder the program runs in.
     for (const auto& [key, path] : {std::pair<const char*, const std::string&>{"input.path", job.input.path},
@@ -87,6 +87,14 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
     ctx->torch_threads = set_torch_threads(job.model.threads > 0 ? job.model.threads : ctx->workers);
 
     ctx->model = DepthModel::load(job.model);
+    if (use == JobUse::CameraSolve && !ctx->contract().any_view())
+        throw ConfigError("camera.solve.model " + ctx->model->path() + " (" + ctx->contract().name +
+                          ") is not an any-view model: its depthbatch.json has no views block (a model that gives "
+                          "each view's camera: tools/export.py depth-anything-3-views)");
+    if (use != JobUse::CameraSolve && ctx->contract().any_view())
+        throw ConfigError("model.path " + ctx->model->path() + " (" + ctx->contract().name +
+                          ") is an any-view model: it solves a shot's camera (name it in camera.solve.model), it does "
+                          "not render depth frames");
     check_model_license(ctx->contract(), ctx->model->path(), job.model.accept_license);
     if (is_non_commercial_license(contract_license(ctx->contract())))
         log_warning("model.accept_license ", job.model.accept_license, ": ", ctx->model->path(), " is licensed ",
@@ -131,7 +139,14 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
         check_video_model_job(contract, ctx->model->path(),
                               {job.model.tiles.size > 0, job.depth.normalize == Normalization::Sequence,
                                job.output.passes, job.model.batch});
-    if (!job.camera.chan.empty()) {
+    std::optional<std::string> solved;
+    if (use != JobUse::CameraSolve) solved = solved_camera_for_render(*ctx, use);
+    if (solved) {
+        ctx->chan = read_chan_file(*solved);
+        // The solved camera's contents change the frames as a .chan's do (settings_fingerprint): a new solve (a
+        // re-delivered plate, other solve settings) renders the frames that use it again under --skip-existing.
+        ctx->settings_sha256 = sha256_text(ctx->settings_sha256 + "\ncamera.solve chan sha256 " + sha256_file(*solved));
+    } else if (!job.camera.chan.empty()) {
         ctx->chan = read_chan_file(job.camera.chan);
         // The track's contents are settings (settings_fingerprint): a re-delivered .chan renders again under
         // --skip-existing.
@@ -149,7 +164,9 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job) {
     }
     const bool chan_fov = ctx->chan && std::all_of(ctx->chan->begin(), ctx->chan->end(),
                                                    [](const auto& kv) { return kv.second.vfov_deg.has_value(); });
-    const bool has_focal = job.camera.has_focal() || chan_fov;
+    // Under validate a solve that is due gives the focal when the render runs.
+    const bool solve_due = use == JobUse::Validate && !solved && !ctx->camera_solve_note.empty();
+    const bool has_focal = job.camera.has_focal() || chan_fov || solve_due;
     if (contract.reference_focal_px > 0 && !has_focal)
         throw ConfigError("camera.focal_px (older name depth.focal_px): " + ctx->model->path() +
                           " outputs metric depth for a " +
@@ -635,6 +652,9 @@ Metadata job_metadata(const JobContext& ctx, const FirstFramePlan& first, const 
     for (auto& kv : stages) meta.push_back(std::move(kv));
     if (const std::string camera = describe_camera(job.camera); !camera.empty())
         meta.push_back({exr_meta::kCamera, camera});
+    if (!ctx.camera_solve_note.empty()) meta.push_back({exr_meta::kCameraSolve, ctx.camera_solve_note});
+    if (ctx.camera_consistency)
+        meta.push_back({exr_meta::kCameraConsistency, metadata_number(*ctx.camera_consistency)});
     return meta;
 }
 
@@ -648,7 +668,7 @@ detail::OpenedRun detail::open_run(const JobConfig& job, const std::function<voi
                                    bool render) {
     OpenedRun run;
     phase("loading model");
-    run.ctx = open_job(job);
+    run.ctx = open_job(job, render ? JobUse::Render : JobUse::Validate);
     run.requested = select_render_frames(job.render, run.ctx->shot);
     run.ctx->guard.preflight(run.requested);
     if (run.requested.empty()) return run;

@@ -179,6 +179,11 @@ void write_summary_json(const JobReport& r, Publication& pub) {
           {"sha256", r.model_sha256},
           {"license", r.model_license.empty() ? json(nullptr) : json(r.model_license)},
           {"license_accepted", r.license_accepted.empty() ? json(nullptr) : json(r.license_accepted)}}},
+        {"camera_solve",
+         r.camera_solve.empty()
+             ? json(nullptr)
+             : json{{"note", r.camera_solve},
+                    {"consistency", r.camera_consistency ? json(*r.camera_consistency) : json(nullptr)}}},
         {"device", r.device},
         {"device_info",
          {{"index", r.gpu.index >= 0 ? json(r.gpu.index) : json(nullptr)},

@@ -252,6 +252,8 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
     report.model_license = contract_license(ctx->contract());
     if (is_non_commercial_license(report.model_license)) report.license_accepted = job.model.accept_license;
     report.settings_sha256 = ctx->settings_sha256;
+    report.camera_solve = ctx->camera_solve_note;
+    report.camera_consistency = ctx->camera_consistency;
     report.precision_asked = option_name(job.model.precision);
     report.precision = option_name(ctx->model->precision());
     report.requested = run.requested;

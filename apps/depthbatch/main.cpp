@@ -112,8 +112,11 @@ struct Cli {
     JobFlags flags, validate_flags;
     SubmitFlags submit_flags;
     std::vector<std::string> stats_sets, review_summaries, review_sets;
-    bool quiet = false, verbose = false, validate_deep = false, stats_overwrite = false;
-    CLI::App *stats = nullptr, *submit = nullptr, *review = nullptr, *validate = nullptr, *info = nullptr;
+    bool quiet = false, verbose = false, validate_deep = false, stats_overwrite = false, solve_overwrite = false;
+    std::string solve_job;
+    std::vector<std::string> solve_sets;
+    CLI::App *solve = nullptr, *stats = nullptr, *submit = nullptr, *review = nullptr, *validate = nullptr,
+             *info = nullptr;
 };
 
 /// The flags that pick and override what a run of a job does, bound to `f`: the render's (an option group of the
@@ -197,6 +200,13 @@ void add_flags(CLI::App& app, Cli& c) {
     c.stats->add_flag("--overwrite", c.stats_overwrite,
                       "Recompute the sidecar and replace it, whatever it holds (a "
                       "sample plate re-delivered); then render with --skip-existing");
+    c.solve = app.add_subcommand("solve",
+                                 "Solve the shot's camera from its plate (camera.solve: an any-view model) and write "
+                                 "the .chan, .usda and report; once, before farm chunks run (docs/camera-solve.md)");
+    c.solve->add_option("job", c.solve_job, "Job file")->required();
+    c.solve->add_option("--set", c.solve_sets, "Override any job key (repeatable)")->allow_extra_args(false);
+    c.solve->add_flag("--overwrite", c.solve_overwrite,
+                      "Solve again and replace the files, whatever they hold; then render with --skip-existing");
     c.submit = app.add_subcommand("submit",
                                   "Put a job on a render farm: write the engine's job files and, for "
                                   "Slurm, submit them (docs/farm.md \"On the farm\")");
@@ -291,6 +301,12 @@ static int run_command(int argc, char** argv) {
     try {
         refuse_empty_values(app);
         if (*c.info) return describe_model(std::cout, c.info_model), 0;
+        if (*c.solve) {
+            const CameraSolveRun r = job_camera_solve(load_job(c.solve_job, c.solve_sets), c.solve_overwrite);
+            std::cout << "camera " << r.chan << " (" << r.summary << ")\nusd    " << r.usda << "\nreport " << r.report
+                      << "\n";
+            return 0;
+        }
         if (*c.stats) return run_stats(c.stats_job, c.stats_sets, std::cout, c.stats_overwrite), 0;
         if (*c.submit) return run_submit(c.submit_flags, std::cout);
         if (*c.validate) {

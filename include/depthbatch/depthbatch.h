@@ -86,6 +86,7 @@
 #include "depthbatch/depth_normalizer.h"
 #include "depthbatch/sequence_stats.h"
 #include "depthbatch/camera.h"
+#include "depthbatch/camera_solve.h"
 #include "depthbatch/passes.h"
 #include "depthbatch/exr_metadata.h"
 #include "depthbatch/exr_depth_writer.h"

@@ -48,6 +48,8 @@ inline constexpr const char* kTemporalContext = "depthbatch/temporal_context";
 inline constexpr const char* kFocalPx = "depthbatch/focal_px";
 inline constexpr const char* kProcessingFocalPx = "depthbatch/processing_focal_px";
 inline constexpr const char* kCamera = "depthbatch/camera";
+inline constexpr const char* kCameraSolve = "depthbatch/camera_solve";
+inline constexpr const char* kCameraConsistency = "depthbatch/camera_consistency";
 inline constexpr const char* kColorspaceRgb = "depthbatch/colorspace_rgb";
 inline constexpr const char* kOiioColorSpace =
     "oiio:ColorSpace";  ///< OIIO's name for the RGB's colorspace (written by OpenEXR: exr_depth_writer.h)

@@ -13,7 +13,7 @@
 // Relative paths resolve against the job file's folder; paths given on the command line (--output,
 // --set) resolve against the current folder.
 // Path keys (input.path, output.path, output.preview(.path), model.path, color.config, depth.stats_file,
-// camera.chan, pipeline.summary/report, pipeline.review), in the file and through --set alike, expand first: a leading `~`
+// camera.chan, camera.solve.model/metric_model/chan, pipeline.summary/report, pipeline.review), in the file and through --set alike, expand first: a leading `~`
 // (alone or before '/') is $HOME, and `$NAME` / `${NAME}` (NAME = [A-Za-z_][A-Za-z0-9_]*) is that environment
 // variable (SHOW, SEQ, SHOT...), in one pass. The frame token is never a variable: `$F` followed by digits or
 // by a character that cannot continue a name stays (`$F4`, `$F.exr`; `$FOO` is FOO, `${F}` is F). `$$` is a
@@ -26,6 +26,7 @@
 #pragma once
 
 #include "depthbatch/camera.h"
+#include "depthbatch/camera_solve.h"
 #include "depthbatch/color_transform.h"
 #include "depthbatch/depth_model.h"
 #include "depthbatch/depth_normalizer.h"
@@ -75,6 +76,8 @@ struct JobConfig {
 
     /// camera.*: the shot's camera (camera.h); camera.focal_px's older name is depth.focal_px.
     CameraSettings camera;
+    /// camera.solve.*: the camera solved from the plate (camera_solve.h), used where camera.* states none.
+    CameraSolveSettings camera_solve;
 
     struct Pipeline {
         int frames_in_flight = 0;  ///< 0 = 2 x worker threads

@@ -30,6 +30,7 @@
 #include "depthbatch/sequence_stats.h"
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,11 @@ struct JobReport {
     std::string model_name, model_path, model_sha256, settings_sha256;
     std::string model_license;     ///< the contract's licence ("" when it records none)
     std::string license_accepted;  ///< model.accept_license, when the licence forbids commercial use ("" otherwise)
-    std::string error;             ///< the message of a failure that stopped the job before it rendered
-    double wall_s = 0;             ///< the whole job: model load, planning, statistics and rendering
-    double render_s = 0;           ///< the rendering pipeline alone (first frame read to last frame written)
+    std::string camera_solve;      ///< the solved camera in force (exr depthbatch/camera_solve; "" = none)
+    std::optional<double> camera_consistency;  ///< its consistency figure (depthbatch/camera_consistency)
+    std::string error;                         ///< the message of a failure that stopped the job before it rendered
+    double wall_s = 0;                         ///< the whole job: model load, planning, statistics and rendering
+    double render_s = 0;  ///< the rendering pipeline alone (first frame read to last frame written)
     /// Seconds from the model loaded (on its device) to the first frame written: planning, the precision check, the
     /// warm-up, statistics and the first frame's own way through the pipeline. -1 when no frame was written.
     double first_frame_s = -1;
@@ -121,6 +124,22 @@ int abandon_frames_in_flight();
 /// calls this alone. Throws like run_job; OutputExistsError for a sidecar made for another job. `recompute`
 /// (`depthbatch stats --overwrite`): computed and written whatever sidecar exists.
 SequenceStats job_sequence_stats(const JobConfig& job, bool recompute = false);
+
+/// What job_camera_solve did.
+struct CameraSolveRun {
+    std::string chan, usda, report;  ///< the solve's files (camera.solve.chan and beside it)
+    bool reused = false;             ///< they were up to date: nothing was solved
+    std::string summary;             ///< "focal 1234 px (35.1 mm, spread 0.4%), moving, metres, consistency 1.2%"
+};
+
+/// The camera of `job`'s plate (camera.solve, camera_solve.h; docs/camera-solve.md): its files when they are up to
+/// date (their report records every input: the models' sha256, the solve settings, the colour rule, the apertures,
+/// every plate's identity), else solved over the whole shot and written through the job's output guard (the .chan,
+/// then the .usda, then the report). `depthbatch solve` calls this alone; a render whose camera is the solved one
+/// calls it first. `recompute` (`depthbatch solve --overwrite`): solved whatever exists. Throws ConfigError (exit 2)
+/// without camera.solve.model or for a model that is not an any-view model, InputError (exit 3) for missing plates
+/// (the whole shot is solved), ModelError (exit 4) for a forward that fails, and what run_job throws otherwise.
+CameraSolveRun job_camera_solve(const JobConfig& job, bool recompute = false);
 
 /// What `depthbatch validate JOB` (or a render with --dry-run) found without rendering anything.
 struct ValidationResult {

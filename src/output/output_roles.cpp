@@ -1,5 +1,7 @@
 #include "output_roles.h"
 
+#include "depthbatch/sha256.h"
+
 #include <OpenImageIO/imageio.h>
 
 #include <algorithm>
@@ -75,6 +77,20 @@ bool farm_listed(const std::string& path) {
     return farm_manifest(p.parent_path()).count(p.filename().string()) > 0;
 }
 
+/// A camera solve's files: the report by its "what"; the .usda by its layer doc (camera.h usd_camera_text); the .chan,
+/// which holds numbers only, by the report beside it naming its sha256 (chan_sha256).
+bool camera_solve_marked(const std::string& path) {
+    const std::string ext = lower_extension(path);
+    const auto report_marked = [](const std::string& p) {
+        return head_of(p, 1 << 20).find(std::string("\"what\": \"") + output_marker::camera_solve) != std::string::npos;
+    };
+    if (ext == ".json") return report_marked(path);
+    if (ext == ".usda") return head_of(path, 4096).find("doc = \"depthbatch camera\"") != std::string::npos;
+    const std::string report = fs::path(path).replace_extension(".json").string();
+    return report_marked(report) &&
+           head_of(report, 1 << 20).find("\"chan_sha256\": \"" + sha256_file(path) + "\"") != std::string::npos;
+}
+
 }  // namespace
 
 const std::vector<OutputRoleRow>& output_roles() {
@@ -87,6 +103,7 @@ const std::vector<OutputRoleRow>& output_roles() {
         {OutputRole::StatsSidecar, "sequence statistics sidecar", "depth.stats_file", false, P::OwnKind, stats_marked},
         {OutputRole::ReviewSheet, "review sheet", "pipeline.review", false, P::OwnKind, review_marked},
         {OutputRole::FarmFile, "farm file", "submit --out", false, P::OwnKind, farm_listed},
+        {OutputRole::CameraSolve, "camera solve", "camera.solve.chan", false, P::OwnKind, camera_solve_marked},
     };
     return rows;
 }

@@ -25,6 +25,7 @@ enum class OutputRole {
     StatsSidecar,  ///< depth.stats_file: JSON, "what": "depthbatch sequence statistics..."
     ReviewSheet,   ///< pipeline.review / review --out: PNG (Software "depthbatch review") + HTML (generator meta)
     FarmFile,      ///< submit --out: listed in the folder's .depthbatch-submit manifest
+    CameraSolve,   ///< camera.solve.chan: the .chan, .usda and report (JSON "what": "depthbatch camera solve...")
 };
 
 /// Whether a role's file may replace an existing one.
@@ -64,6 +65,8 @@ inline constexpr const char* review = "depthbatch review";
 inline constexpr const char* summary_schema = "depthbatch-summary/";
 inline constexpr const char* stats = "depthbatch sequence statistics";
 inline constexpr const char* farm_manifest = ".depthbatch-submit";
+inline constexpr const char* camera_solve = "depthbatch camera solve";  ///< the report's "what"; the .usda's doc
+                                                                        ///< is "depthbatch camera"
 }  // namespace output_marker
 
 /// Whether the existing file at `path` is of `role`'s kind (so that writing `role` there may replace it). An

@@ -154,6 +154,11 @@ std::string settings_text_before_the_table(const JobConfig& job) {
         s << "camera.vaperture=" << cam.vaperture_mm << "\n";
     if (cam.fov_deg) s << "camera.fov=" << opt(cam.fov_deg) << "\n";
     if (!cam.chan.empty()) s << "camera.chan=" << cam.chan << "\n";
+    const CameraSolveSettings& solve = job.camera_solve;  // issue 43: a line only when a job solves its camera
+    if (solve.enabled())
+        s << "camera.solve=" << solve.model << "," << solve.window << "," << solve.overlap << ","
+          << (solve.zoom ? "zoom" : "prime") << "," << opt(solve.distance_m) << ","
+          << (solve.distance_frame ? std::to_string(*solve.distance_frame) : "-") << "," << solve.metric_model << "\n";
     return s.str() + "model.precision=" + option_name(job.model.precision) + "\n";
 }
 
@@ -194,11 +199,18 @@ TEST(JobConfigKeys, EveryKeyIsFingerprintedOrSaysWhyNot) {
 // the pixels changes the fingerprint, any other leaves it as it is. The job reads the same from YAML and TOML,
 // and the key was read at all (its value shows in job_settings_text).
 TEST(JobConfigKeys, EachKeyChangesTheFingerprintIffItChangesThePixels) {
-    const JobConfig base = yaml_job(kBaseJob);
-    const std::string base_fp = output_settings_text(base), base_all = job_settings_text(base);
     for (const JobKey& k : job_keys()) {
         SCOPED_TRACE(std::string(k.key) + "=" + k.example);
-        const Keys job = set(kBaseJob, k.key, k.example);
+        // A key that only means something beside another is compared with a base that has that other one:
+        // camera.solve's keys need its model, camera.solve.distance_frame its distance.
+        Keys with = kBaseJob;
+        const std::string name = k.key;
+        if (name.rfind("camera.solve.", 0) == 0 && name != "camera.solve.model")
+            with = set(with, "camera.solve.model", "models/v.pt");
+        if (name == "camera.solve.distance_frame") with = set(with, "camera.solve.distance", "4");
+        const JobConfig base = yaml_job(with);
+        const std::string base_fp = output_settings_text(base), base_all = job_settings_text(base);
+        const Keys job = set(with, k.key, k.example);
         JobConfig y, t;
         try {
             y = yaml_job(job);

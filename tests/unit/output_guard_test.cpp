@@ -245,7 +245,7 @@ TEST(OutputGuard, FarmFilesReplaceOnlyWhatAnEarlierSubmitWrote) {
 // order, each with a name, a key and a marker; the guard's paths of a job are the rows' paths.
 TEST(OutputRoles, OneRowPerRoleAndTheGuardRegistersEveryRowsPaths) {
     const auto& rows = output_roles();
-    ASSERT_EQ(rows.size(), 6u);
+    ASSERT_EQ(rows.size(), 7u);
     std::set<std::string> names;
     for (size_t i = 0; i < rows.size(); ++i) {
         EXPECT_EQ(static_cast<size_t>(rows[i].role), i) << rows[i].name;

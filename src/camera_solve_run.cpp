@@ -1,0 +1,458 @@
+// A job's camera solve (camera_solve.h; docs/camera-solve.md): the plates read, coloured and reformatted as a render
+// does, the any-view model run over windows, the windows chained, the scale set, and the .chan, .usda and report
+// written through the job's output guard. Also what a render asks of it: the solved camera, up to date.
+#include "job_context.h"
+#include "job_outputs.h"
+
+#include "depthbatch/camera.h"
+#include "depthbatch/camera_solve.h"
+#include "depthbatch/color_transform.h"
+#include "depthbatch/error.h"
+#include "depthbatch/log.h"
+#include "depthbatch/sha256.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace depthbatch {
+namespace detail {
+namespace {
+
+constexpr const char* kReportWhat = "depthbatch camera solve";
+constexpr double kUsdFps = 24;  ///< USD's timeCodesPerSecond: time codes are frame numbers, the rate is a label
+constexpr int kMetricSampleFrames = 8;
+
+std::string number(double v) {
+    std::ostringstream s;
+    s.precision(17);
+    s << v;
+    return s.str();
+}
+
+std::string sha_or_none(const std::string& path) {
+    std::error_code ec;
+    return !path.empty() && fs::is_regular_file(path, ec) ? sha256_file(path) : std::string("none");
+}
+
+/// Everything a solve reads, one line each: its identity is their digest. A re-delivered plate of any frame, another
+/// model file, other solve settings or another colour rule make another solve.
+std::vector<std::string> solve_inputs(const JobConfig& job, const std::vector<int>& shot) {
+    const CameraSolveSettings& s = job.camera_solve;
+    std::vector<std::string> lines = {
+        "model sha256 " + sha_or_none(s.model),
+        "metric_model sha256 " + (s.metric_model.empty() ? std::string("none") : sha_or_none(s.metric_model)),
+        "window " + std::to_string(s.window) + " overlap " + std::to_string(s.overlap) + (s.zoom ? " zoom" : " prime"),
+        "distance " + (s.distance_m ? number(*s.distance_m) : std::string("-")) + " at " +
+            (s.distance_frame ? std::to_string(*s.distance_frame) : std::string("first")),
+        "apertures " + number(job.camera.haperture_mm) + " " + number(job.camera.vaperture_mm),
+        "input " + job.input.path + " colorspace " + job.input.colorspace + " part " + job.input.part + " view " +
+            job.input.view + " layer " + job.input.layer + " pixel_aspect " +
+            (job.input.pixel_aspect ? number(*job.input.pixel_aspect) : std::string("auto")),
+        "OCIO config sha256 " + sha_or_none(ColorTransform::resolve_config_path(job.color.config)),
+        "shot " + format_frame_spec(shot),
+    };
+    const FrameSequence plates(job.input.path);
+    for (int f : shot) lines.push_back("plate " + std::to_string(f) + " " + plate_identity(plates.path(f)));
+    return lines;
+}
+
+std::string inputs_sha256(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const std::string& l : lines) text += l + "\n";
+    return sha256_text(text);
+}
+
+std::optional<nlohmann::json> read_report(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    try {
+        nlohmann::json j = nlohmann::json::parse(in);
+        if (j.is_object() && j.value("what", std::string()).rfind(kReportWhat, 0) == 0) return j;
+    } catch (const nlohmann::json::exception&) {}
+    return std::nullopt;
+}
+
+/// "" when the files at `files` are the solve of `identity`; else why not.
+std::string why_stale(const CameraSolveFiles& files, const std::string& identity) {
+    const auto report = read_report(files.report);
+    if (!report) return fs::exists(files.report) ? files.report + " is not a camera solve report" : "not solved yet";
+    if (report->value("inputs_sha256", std::string()) != identity)
+        return "its inputs changed since (a plate, the model, the solve settings or the colour rule)";
+    if (sha_or_none(files.chan) != report->value("chan_sha256", std::string()))
+        return files.chan + " is missing or is not the one the report names";
+    if (!fs::is_regular_file(files.usda)) return files.usda + " is missing";
+    return "";
+}
+
+/// The job a solve opens: the plates as the job reads them, the any-view model, nothing else rendered.
+JobConfig solve_job(const JobConfig& job) {
+    JobConfig v = job;
+    v.model = ModelSettings{};
+    v.model.path = job.camera_solve.model;
+    v.model.device = job.model.device;
+    v.model.threads = job.model.threads;
+    v.model.accept_license = job.model.accept_license;
+    v.depth = DepthSettings{};
+    v.output.passes.clear();
+    v.output.preview.path.clear();
+    v.camera = CameraSettings{};
+    v.camera.haperture_mm = job.camera.haperture_mm, v.camera.vaperture_mm = job.camera.vaperture_mm;
+    return v;
+}
+
+/// A frame prepared (read, colour, reformat) as the render prepares it; Error naming the frame when it fails.
+FrameRecord prepared(const JobContext& ctx, const FirstFramePlan& first, int frame) {
+    FrameRecord w(0, frame, 0);
+    w.write = false;
+    w.result.input_path = ctx.input.path(frame);
+    prepare(ctx, first, w);
+    if (w.failed())
+        throw Error(w.result.status, "camera solve: frame " + std::to_string(frame) + ": " + w.result.message);
+    return w;
+}
+
+/// The scale from a metric model (camera.solve.metric_model) run at the solved focal length: the ratio of its median
+/// depth to the path's, per sample frame, their median.
+double metric_scale(const JobConfig& job, const CameraPath& path, std::string& source) {
+    JobConfig m = job;
+    m.model = ModelSettings{};
+    m.model.path = job.camera_solve.metric_model;
+    m.model.device = job.model.device;
+    m.model.threads = job.model.threads;
+    m.model.accept_license = job.model.accept_license;
+    m.camera = CameraSettings{};
+    m.camera.focal_px = path.focal_columns;
+    m.camera_solve = CameraSolveSettings{};
+    m.depth = DepthSettings{};
+    m.output.passes.clear();
+    m.output.preview.path.clear();
+    const auto ctx = open_job(m, JobUse::Validate);
+    if (ctx->contract().kind != DepthKind::MetricDepth)
+        throw ConfigError("camera.solve.metric_model " + ctx->model->path() + " (" + ctx->contract().name + ") gives " +
+                          depth_kind_name(ctx->contract().kind) + ", not metric depth");
+    std::vector<int> frames;
+    for (const auto& [f, s] : path.frames) frames.push_back(f);
+    std::vector<int> sample;
+    const size_t n = std::min<size_t>(kMetricSampleFrames, frames.size());
+    for (size_t i = 0; i < n; ++i) sample.push_back(frames[n > 1 ? i * (frames.size() - 1) / (n - 1) : 0]);
+    const FirstFramePlan first = plan_from_first_frame(*ctx, sample.front());
+    std::vector<double> ratios;
+    for (int f : sample) {
+        FrameRecord w = prepared(*ctx, first, f);
+        std::vector<FrameRecord*> one{&w};
+        infer(*ctx, one);
+        if (w.failed())
+            throw Error(w.result.status,
+                        "camera solve: metric model, frame " + std::to_string(f) + ": " + w.result.message);
+        std::vector<float> d;
+        for (float v : w.depth.data)
+            if (v > 0 && std::isfinite(v)) d.push_back(v);
+        if (d.empty() || !(path.frames.at(f).median_depth > 0)) continue;
+        std::nth_element(d.begin(), d.begin() + static_cast<long>(d.size() / 2), d.end());
+        ratios.push_back(d[d.size() / 2] / path.frames.at(f).median_depth);
+    }
+    if (ratios.empty())
+        throw RenderError("camera.solve.metric_model " + ctx->model->path() + ": no positive depth on frames " +
+                          format_frame_spec(sample));
+    std::nth_element(ratios.begin(), ratios.begin() + static_cast<long>(ratios.size() / 2), ratios.end());
+    source = "camera.solve.metric_model " + ctx->contract().name + " at the solved focal, median of frames " +
+             format_frame_spec(sample);
+    return ratios[ratios.size() / 2];
+}
+
+nlohmann::ordered_json report_json(const CameraPath& path, const JobContext& ctx, const CameraSolveFiles& files,
+                                   const std::vector<std::string>& inputs, const std::string& chan_sha, int window,
+                                   int overlap, int windows, double display_width) {
+    const JobConfig& job = ctx.job;
+    const double mm = path.focal_columns * job.camera.haperture_mm / display_width;
+    using json = nlohmann::ordered_json;
+    json overlaps = json::array();
+    for (const OverlapResidual& o : path.overlaps)
+        overlaps.push_back({{"window", o.window},
+                            {"first_frame", o.first_frame},
+                            {"shared_frames", o.shared},
+                            {"points", o.points},
+                            {"point_error", o.point_error},
+                            {"rotation_deg", o.rotation_deg},
+                            {"centre_error", o.centre_error},
+                            {"scale", o.scale}});
+    json consistency = json::array();
+    for (const Consistency& c : path.consistency)
+        consistency.push_back({{"k", c.k}, {"median_error", c.median_error}, {"samples", c.samples}});
+    json frames = json::object();
+    for (const auto& [f, s] : path.frames)
+        frames[std::to_string(f)] = {{"focal_columns", s.focal_columns},
+                                     {"model_focal_columns", s.model_focal_columns},
+                                     {"baseline", s.baseline},
+                                     {"median_depth", s.median_depth},
+                                     {"window", s.window}};
+    const std::string pinned_note =
+        path.focal_pinned()
+            ? "pinned by the camera's own motion (parallax between the frames of each window)"
+            : std::string("not pinned: the shot is ") + camera_motion_name(path.motion) +
+                  (path.motion == CameraMotion::Moving ? " but most frames have too short a baseline" : "") +
+                  ", so nothing in the plate measures the focal length; it is the model's reading of single pictures. "
+                  "Check it against the lens sheet and set camera.focal if you know it";
+    return {
+        {"what", std::string(kReportWhat) + ": the camera solved from the plate by an any-view model (estimated)"},
+        {"format", 1},
+        {"inputs_sha256", inputs_sha256(inputs)},
+        {"chan", files.chan},
+        {"chan_sha256", chan_sha},
+        {"usda", files.usda},
+        {"model",
+         {{"path", ctx.model->path()},
+          {"name", ctx.contract().name},
+          {"sha256", ctx.model->sha256()},
+          {"pose", ctx.contract().views.pose},
+          {"license", contract_license(ctx.contract())}}},
+        {"frames", format_frame_spec(ctx.shot)},
+        {"window", window},
+        {"overlap", overlap},
+        {"windows", windows},
+        {"focal",
+         {{"columns", path.focal_columns},
+          {"mm", mm},
+          {"haperture_mm", job.camera.haperture_mm},
+          {"spread", path.focal_spread},
+          {"p05_columns", path.focal_low},
+          {"p95_columns", path.focal_high},
+          {"zoom", path.zoom},
+          {"pinned", path.focal_pinned()},
+          {"note", pinned_note}}},
+        {"motion", camera_motion_name(path.motion)},
+        {"travel", path.travel},
+        {"turn_deg", path.turn_deg},
+        {"path_length", path.path_length},
+        {"short_baseline_frames", format_frame_spec(path.short_baseline)},
+        {"scale", path.scale_source.empty() ? json(nullptr)
+                                            : json{{"metres_per_unit", path.scale}, {"source", path.scale_source}}},
+        {"units", path.scale_source.empty() ? "the model's (no scale: set camera.solve.distance or "
+                                              "camera.solve.metric_model for metres)"
+                                            : "metres"},
+        {"overlaps", overlaps},
+        {"consistency", consistency},
+        {"per_frame", frames},
+        {"inputs", inputs},
+    };
+}
+
+void write_text(const OutputGuard& guard, const std::string& path, const std::string& text) {
+    Publication out = guard.open(path, OutputRole::CameraSolve);
+    {
+        std::ofstream f(out.temp_path(), std::ios::binary);
+        f << text;
+        if (!f) throw RenderError(path + ": cannot write the camera solve");
+    }
+    out.publish(true);
+}
+
+}  // namespace
+
+CameraSolveFiles camera_solve_files(const JobConfig& job) {
+    if (!job.camera_solve.enabled()) return {};
+    const std::string chan =
+        job.camera_solve.chan.empty() ? default_camera_solve_path(job.output.path) : job.camera_solve.chan;
+    return {chan, camera_solve_usda_path(chan), camera_solve_report_path(chan)};
+}
+
+/// The solve itself (job_camera_solve when it is due).
+CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
+    const JobConfig v = solve_job(job);
+    const auto ctx = open_job(v, JobUse::CameraSolve);
+    const std::vector<int>& shot = ctx->shot;
+    std::vector<int> missing;
+    for (int f : shot)
+        if (!fs::is_regular_file(ctx->input.path(f))) missing.push_back(f);
+    if (!missing.empty())
+        throw InputError("camera solve: plates " + format_frame_spec(missing) + " of the shot (" +
+                         format_frame_spec(shot) + ") are missing: the camera is solved over the whole shot");
+    const std::vector<std::string> inputs = solve_inputs(job, shot);
+    const ViewsContract& views = ctx->contract().views;
+    const int window =
+        std::min(job.camera_solve.window > 0 ? job.camera_solve.window : views.window, ctx->contract().frames);
+    const int overlap = job.camera_solve.overlap > 0 ? job.camera_solve.overlap : std::min(views.overlap, window - 1);
+    std::vector<std::pair<int, int>> plan;
+    try {
+        plan = solve_windows(static_cast<int>(shot.size()), window, overlap);
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(std::string("camera.solve: ") + e.what());
+    }
+    int confidence = -1;
+    for (size_t i = 0; i < ctx->contract().extra_outputs.size(); ++i)
+        if (ctx->contract().extra_outputs[i].name == "confidence") confidence = static_cast<int>(i);
+    const FirstFramePlan first = plan_from_first_frame(*ctx, shot.front());
+    log_info("camera solve: ", shot.size(), " frames in ", plan.size(), " windows of ", window, " (overlap ", overlap,
+             ") with ", ctx->contract().name);
+    CameraPathBuilder builder(job.camera_solve.zoom);
+    std::map<int, FrameRecord> held;  // the frames the next window shares
+    double display_width = 0;
+    for (size_t k = 0; k < plan.size(); ++k) {
+        std::map<int, FrameRecord> here;
+        for (int p = plan[k].first; p < plan[k].second; ++p) {
+            const int f = shot[static_cast<size_t>(p)];
+            auto it = held.find(f);
+            here.emplace(f, it != held.end() ? std::move(it->second) : prepared(*ctx, first, f));
+        }
+        std::vector<const ModelInput*> inputs_of;
+        for (const auto& [f, w] : here) inputs_of.push_back(&w.input);
+        std::vector<ViewOutput> out;
+        try {
+            out = ctx->model->infer_views(inputs_of);
+        } catch (const RenderError& e) {
+            throw ModelError(e.what());
+        }
+        std::vector<SolveView> views_of;
+        size_t i = 0;
+        for (const auto& [f, w] : here) {
+            SolveView s;
+            s.frame = f;
+            s.view = std::move(out[i++]);
+            s.columns_per_px = static_cast<double>(w.plan.plate_width) / w.plan.scaled_width;
+            s.rows_per_px = static_cast<double>(w.plan.plate_height) / w.plan.scaled_height;
+            s.pixel_aspect = w.plan.pixel_aspect;
+            s.confidence = confidence;
+            views_of.push_back(std::move(s));
+        }
+        try {
+            builder.add_window(std::move(views_of));
+        } catch (const std::invalid_argument& e) {
+            throw RenderError(std::string("camera solve: ") + e.what());
+        }
+        log_info("camera solve: window ", k + 1, "/", plan.size(), " (frames ",
+                 shot[static_cast<size_t>(plan[k].first)], "-", shot[static_cast<size_t>(plan[k].second - 1)], ")");
+        held.clear();
+        if (k + 1 < plan.size())
+            for (int p = plan[k + 1].first; p < plan[k].second; ++p) {
+                const int f = shot[static_cast<size_t>(p)];
+                held.emplace(f, std::move(here.at(f)));
+            }
+    }
+    {
+        const PlateInfo plate = probe_plate(ctx->input.path(shot.front()), shot.front(), job.input);
+        display_width = plate.file_spec.full_width;
+    }
+    CameraPath path = builder.finish();
+    if (job.camera_solve.distance_m) {
+        const int at = job.camera_solve.distance_frame.value_or(shot.front());
+        const auto f = path.frames.find(at);
+        if (f == path.frames.end())
+            throw ConfigError("camera.solve.distance_frame " + std::to_string(at) + " is not a frame of the shot (" +
+                              format_frame_spec(shot) + ")");
+        if (!(f->second.median_depth > 0))
+            throw RenderError("camera.solve.distance: frame " + std::to_string(at) +
+                              " has no confident depth to measure");
+        path.scale_to(*job.camera_solve.distance_m / f->second.median_depth,
+                      "camera.solve.distance " + number(*job.camera_solve.distance_m) +
+                          " m: the median depth at frame " + std::to_string(at));
+    } else if (!job.camera_solve.metric_model.empty()) {
+        std::string source;
+        const double k = metric_scale(job, path, source);
+        path.scale_to(k, source);
+    } else {
+        log_warning(
+            "camera solve: no scale (camera.solve.distance or camera.solve.metric_model): the camera and the "
+            "world-space passes are in the model's units, not metres");
+    }
+    // The files: the .chan first (an existing one is replaced only while the old report still names it), the .usda,
+    // then the report that names them.
+    ChanFile chan;
+    std::map<int, UsdCameraFrame> usd;
+    for (const auto& [f, s] : path.frames) {
+        const double focal_mm = s.focal_columns * job.camera.haperture_mm / display_width;
+        const double vfov = 2 * std::atan(job.camera.vaperture_mm / (2 * focal_mm)) * 180 / 3.14159265358979323846;
+        chan[f] = chan_sample_from_camera_to_world(s.camera_to_world, vfov);
+        usd[f] = UsdCameraFrame{s.camera_to_world, focal_mm};
+    }
+    const std::string chan_text_now = chan_text(chan);
+    write_text(ctx->guard, files.chan, chan_text_now);
+    write_text(ctx->guard, files.usda, usd_camera_text(usd, job.camera.haperture_mm, job.camera.vaperture_mm, kUsdFps));
+    const nlohmann::ordered_json report = report_json(path, *ctx, files, inputs, sha256_text(chan_text_now), window,
+                                                      overlap, static_cast<int>(plan.size()), display_width);
+    write_text(ctx->guard, files.report, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    CameraSolveRun run;
+    run.chan = files.chan, run.usda = files.usda, run.report = files.report;
+    std::ostringstream s;
+    s << "focal " << std::lround(path.focal_columns) << " px ("
+      << number(std::round(report["focal"]["mm"].get<double>() * 100) / 100) << " mm, spread "
+      << std::round(path.focal_spread * 1000) / 10 << "%" << (path.focal_pinned() ? "" : ", not pinned") << "), "
+      << camera_motion_name(path.motion) << ", " << (path.scale_source.empty() ? std::string("model units") : "metres")
+      << ", consistency "
+      << (path.consistency.empty() ? 0.0 : std::round(path.consistency[0].median_error * 10000) / 100) << "%";
+    run.summary = s.str();
+    log_info("camera solve: ", run.summary, "; wrote ", files.chan, ", ", files.usda, ", ", files.report);
+    return run;
+}
+
+std::optional<std::string> solved_camera_for_render(JobContext& ctx, JobUse use) {
+    const JobConfig& job = ctx.job;
+    if (!job.camera_solve.enabled()) return std::nullopt;
+    const bool used = ctx.contract().reference_focal_px > 0 || !job.output.passes.empty();
+    if (!job.camera.chan.empty() || job.camera.has_focal()) {
+        log_info("camera.solve: the job's own camera (", describe_camera(job.camera),
+                 ") is used; the solved camera is not (a stated camera always wins)");
+        return std::nullopt;
+    }
+    if (!used) {
+        log_info("camera.solve: nothing this render writes uses a camera (no output.passes, no focal-dependent model)");
+        return std::nullopt;
+    }
+    const CameraSolveFiles files = camera_solve_files(job);
+    const std::string why = why_stale(files, inputs_sha256(solve_inputs(job, ctx.shot)));
+    if (!why.empty()) {
+        if (use == JobUse::Validate) {
+            ctx.camera_solve_note = "due: " + why;
+            log_info("camera.solve: the camera will be solved before the render (", why, ")");
+            return std::nullopt;
+        }
+        log_info("camera.solve: solving the camera first (", why, ")");
+        solve_now(job, files);
+    }
+    const auto report = read_report(files.report);
+    if (!report) throw RenderError(files.report + ": the camera solve report cannot be read");
+    const auto& focal = (*report)["focal"];
+    std::ostringstream note;
+    note << "estimated: solved from the plate by " << (*report)["model"].value("name", std::string()) << " (sha256 "
+         << (*report)["model"].value("sha256", std::string()).substr(0, 12) << "): focal "
+         << number(focal.value("columns", 0.0)) << " px"
+         << (focal.value("pinned", false) ? "" : " (not pinned by parallax)") << ", motion "
+         << report->value("motion", std::string()) << ", "
+         << ((*report)["scale"].is_null() ? std::string("model units")
+                                          : "metres from " + (*report)["scale"].value("source", std::string()))
+         << "; " << files.chan;
+    ctx.camera_solve_note = note.str();
+    const auto& c = (*report)["consistency"];
+    if (c.is_array() && !c.empty()) ctx.camera_consistency = c[0].value("median_error", 0.0);
+    log_info("camera.solve: using ", files.chan, " (", ctx.camera_solve_note, ")");
+    return files.chan;
+}
+
+}  // namespace detail
+
+CameraSolveRun job_camera_solve(const JobConfig& job, bool recompute) {
+    if (!job.camera_solve.enabled())
+        throw ConfigError(job.job_file + ": camera.solve.model is not set (the any-view model that solves the camera)");
+    const detail::CameraSolveFiles files = detail::camera_solve_files(job);
+    if (!recompute) {
+        const std::string why =
+            detail::why_stale(files, detail::inputs_sha256(detail::solve_inputs(job, shot_frames(job.input))));
+        if (why.empty()) {
+            CameraSolveRun run;
+            run.chan = files.chan, run.usda = files.usda, run.report = files.report;
+            run.reused = true;
+            run.summary = "up to date";
+            log_info("camera solve: ", files.chan, " is up to date (its report's inputs match the job)");
+            return run;
+        }
+        log_info("camera solve: ", why);
+    }
+    return detail::solve_now(job, files);
+}
+
+}  // namespace depthbatch

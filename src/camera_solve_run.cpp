@@ -393,14 +393,14 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
 std::optional<std::string> solved_camera_for_render(JobContext& ctx, JobUse use) {
     const JobConfig& job = ctx.job;
     if (!job.camera_solve.enabled()) return std::nullopt;
-    const bool used = ctx.contract().reference_focal_px > 0 || !job.output.passes.empty();
-    if (!job.camera.chan.empty() || job.camera.has_focal()) {
-        log_info("camera.solve: the job's own camera (", describe_camera(job.camera),
-                 ") is used; the solved camera is not (a stated camera always wins)");
-        return std::nullopt;
-    }
-    if (!used) {
-        log_info("camera.solve: nothing this render writes uses a camera (no output.passes, no focal-dependent model)");
+    if (!camera_solve_in_force(job, ctx.contract().reference_focal_px > 0)) {
+        if (!job.camera.chan.empty() || job.camera.has_focal())
+            log_info("camera.solve: the job's own camera (", describe_camera(job.camera),
+                     ") is used; the solved camera is not (a stated camera always wins)");
+        else
+            log_info(
+                "camera.solve: nothing this render writes uses a camera (no output.passes, no focal-dependent "
+                "model)");
         return std::nullopt;
     }
     const CameraSolveFiles files = camera_solve_files(job);
@@ -434,6 +434,11 @@ std::optional<std::string> solved_camera_for_render(JobContext& ctx, JobUse use)
 }
 
 }  // namespace detail
+
+bool camera_solve_in_force(const JobConfig& job, bool focal_dependent) {
+    return job.camera_solve.enabled() && job.camera.chan.empty() && !job.camera.has_focal() &&
+           (focal_dependent || !job.output.passes.empty());
+}
 
 CameraSolveRun job_camera_solve(const JobConfig& job, bool recompute) {
     if (!job.camera_solve.enabled())

@@ -1,6 +1,8 @@
 // depthbatch — `depthbatch submit` from its flags: see farm_command.h.
 #include "depthbatch/farm_command.h"
 
+#include "farm/farm_engines.h"
+
 #include "depthbatch/error.h"
 #include "depthbatch/frame_sequence.h"
 #include "depthbatch/install_layout.h"
@@ -45,7 +47,8 @@ int run_submit(const SubmitFlags& f, std::ostream& out) {
     if (!plan.note.empty()) log_warning(plan.note);
     const auto files = farm_job_files(plan, o);
     log_info(farm_engine_name(o.engine), ": ", plan.frames.size(), " frames (", format_frame_spec(plan.frames), ") in ",
-             describe_chunks(plan, o.engine), plan.needs_stats ? ", after one sequence statistics task" : "");
+             describe_chunks(plan, o.engine),
+             plan.needs_first_task() ? ", after one " + farm::first_task(plan, o).title + " task" : std::string());
     if (f.dry_run) {
         for (const auto& [name, text] : files)
             out << "# ---- " << (fs::path(o.out_dir) / name).string() << "\n" << text;
@@ -55,7 +58,7 @@ int run_submit(const SubmitFlags& f, std::ostream& out) {
     for (const std::string& p : write_farm_files(job, files, o)) out << "wrote " << p << "\n";
     if (o.engine != FarmEngine::Slurm) return 0;
     const auto [stats_id, array_id] = slurm_submit(plan, o);
-    if (!stats_id.empty()) out << "submitted sequence statistics job " << stats_id << "\n";
+    if (!stats_id.empty()) out << "submitted " << farm::first_task(plan, o).title << " job " << stats_id << "\n";
     out << "submitted array job " << array_id << " (tasks 1-" << plan.chunks << ")"
         << (stats_id.empty() ? "" : ", starting after job " + stats_id + " succeeds") << "\n"
         << "logs:    " << o.out_dir << "/logs/" << plan.safe_name << "." << array_id << "_<task>.log\n"

@@ -1,4 +1,5 @@
 #include "depthbatch/farm_submit.h"
+#include "depthbatch/run_job.h"
 #include "depthbatch/depth_model.h"
 #include "depthbatch/video_window_stage.h"
 
@@ -51,6 +52,21 @@ std::vector<std::string> stats_words(const FarmPlan& plan, const SubmitOptions& 
     const auto sets = set_args(plan, o);
     words.insert(words.end(), sets.begin(), sets.end());
     return words;
+}
+
+FirstTask first_task(const FarmPlan& plan, const SubmitOptions& o) {
+    FirstTask t;
+    if (plan.needs_stats) {
+        t.title = plan.needs_solve ? "camera solve and sequence statistics" : "sequence statistics";
+        t.name = "SequenceStatistics", t.stem = "stats", t.verb = "stats";
+        t.words = stats_words(plan, o);
+    } else {
+        t.title = "camera solve", t.name = "CameraSolve", t.stem = "solve", t.verb = "solve";
+        t.words = {o.executable, "solve", o.job_path};
+        const auto sets = set_args(plan, o);
+        t.words.insert(t.words.end(), sets.begin(), sets.end());
+    }
+    return t;
 }
 
 std::string comment(const std::string& text) { return printable(text); }
@@ -116,6 +132,12 @@ FarmPlan plan_farm_job(const JobConfig& job, const SubmitOptions& o) {
     plan.frames = shot_frames(job.input);
     if (plan.frames.empty()) throw InputError("no frames on disk match input.path '" + job.input.path + "'");
     plan.needs_stats = job.depth.normalize == Normalization::Sequence;
+    bool focal_dependent = false;  // the model's metres need the camera (DA3 metric)
+    if (job.camera_solve.enabled() && job.model.path != "default") try {
+            const auto c = DepthModel::embedded_contract(job.model.path);
+            focal_dependent = c && c->reference_focal_px > 0;
+        } catch (const Error&) {}
+    plan.needs_solve = camera_solve_in_force(job, focal_dependent);
     const long n = static_cast<long>(plan.frames.size());
     plan.chunk_size = static_cast<int>(std::min<long>(o.chunk_size, n));
     plan.chunks = static_cast<int>((n + plan.chunk_size - 1) / plan.chunk_size);

@@ -65,14 +65,18 @@ struct SubmitOptions {
 
 /// How a job is cut for the farm.
 struct FarmPlan {
-    std::string name;                    ///< the job file's stem, as it is (for messages)
-    std::string safe_name;               ///< farm_safe_name(name): the job's name on the farm, its log files
-    std::vector<int> frames;             ///< the shot's frames (input.frames, else what is on disk)
-    std::string output_path;             ///< the job's output.path pattern (Deadline's output folder)
-    int chunk_size = 0;                  ///< frames per chunk after any Slurm limit (what each task renders on
-                                         ///< an engine: task_frame_counts)
-    int chunks = 0;                      ///< N in --chunk I/N: ceil(frames / chunk_size)
-    bool needs_stats = false;            ///< depth.normalize: sequence
+    std::string name;          ///< the job file's stem, as it is (for messages)
+    std::string safe_name;     ///< farm_safe_name(name): the job's name on the farm, its log files
+    std::vector<int> frames;   ///< the shot's frames (input.frames, else what is on disk)
+    std::string output_path;   ///< the job's output.path pattern (Deadline's output folder)
+    int chunk_size = 0;        ///< frames per chunk after any Slurm limit (what each task renders on
+                               ///< an engine: task_frame_counts)
+    int chunks = 0;            ///< N in --chunk I/N: ceil(frames / chunk_size)
+    bool needs_stats = false;  ///< depth.normalize: sequence
+    bool needs_solve = false;  ///< the render's camera is solved from the plate (camera.solve in force)
+    /// A task runs before the chunks: the statistics (whose run solves the camera first when it is due: open_job)
+    /// or, without statistics, the camera solve (`depthbatch solve`). The chunks depend on it.
+    bool needs_first_task() const { return needs_stats || needs_solve; }
     int gpus = 0;                        ///< GPUs each task asks the engine for (0 = a CPU job)
     std::vector<std::string> task_sets;  ///< --set overrides the plan adds to every task after the user's:
                                          ///< model.device=cuda for a cuda:N job given GPUs (the engine's GPUs

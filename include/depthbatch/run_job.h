@@ -141,6 +141,11 @@ struct CameraSolveRun {
 /// (the whole shot is solved), ModelError (exit 4) for a forward that fails, and what run_job throws otherwise.
 CameraSolveRun job_camera_solve(const JobConfig& job, bool recompute = false);
 
+/// Whether a render of `job` uses the camera solved from its plate: camera.solve is set, camera.* states neither a
+/// .chan nor a focal length (a stated camera always wins), and something uses a camera: output.passes, or a model
+/// whose metres depend on the focal length (`focal_dependent`: its contract's output.reference_focal_px > 0).
+bool camera_solve_in_force(const JobConfig& job, bool focal_dependent);
+
 /// What `depthbatch validate JOB` (or a render with --dry-run) found without rendering anything.
 struct ValidationResult {
     std::vector<std::string> plan;      ///< "key   value" lines: frames, plates, model, device, sizes, outputs

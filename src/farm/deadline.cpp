@@ -111,19 +111,22 @@ Files deadline_files(const FarmPlan& plan, const SubmitOptions& o) {
                << "# <repository>/custom/plugins/CommandLine/JobPreLoad.py, else every task sees all GPUs of its "
                   "Worker.\n";
     submit << "set -euo pipefail\ncd \"$(dirname \"$0\")\"\n";
-    if (plan.needs_stats) {
+    if (plan.needs_first_task()) {
+        const FirstTask first = first_task(plan, o);
         std::ostringstream sji, spi;
-        sji << "Plugin=CommandLine\nName=depthbatch " << plan.safe_name
-            << " sequence statistics\nFrames=0\nChunkSize=1\n";
-        const auto stats = stats_words(plan, o);
+        sji << "Plugin=CommandLine\nName=depthbatch " << plan.safe_name << " " << first.title
+            << "\nFrames=0\nChunkSize=1\n";
+        const auto& stats = first.words;
         spi << "Executable=" << value("the executable", o.executable)
             << "\nArguments=" << arguments(std::vector<std::string>(stats.begin() + 1, stats.end()))
             << "\nShell=default\nShellExecute=False\nSingleFramesOnly=False\n"
             << gpus;
-        files.push_back({"stats_job_info.job", sji.str()});
-        files.push_back({"stats_plugin_info.job", spi.str()});
-        submit << "stats=$(deadlinecommand stats_job_info.job stats_plugin_info.job | sed -n 's/^JobID=//p')\n"
-               << "[ -n \"$stats\" ] || { echo 'depthbatch: the statistics job was not accepted' >&2; exit 1; }\n"
+        files.push_back({first.stem + "_job_info.job", sji.str()});
+        files.push_back({first.stem + "_plugin_info.job", spi.str()});
+        submit << "stats=$(deadlinecommand " << first.stem << "_job_info.job " << first.stem
+               << "_plugin_info.job | sed -n 's/^JobID=//p')\n"
+               << "[ -n \"$stats\" ] || { echo 'depthbatch: the " << first.title
+               << " job was not accepted' >&2; exit 1; }\n"
                << "{ cat job_info.job; echo \"JobDependencies=$stats\"; } > job_info.submitted.job\n"
                << "deadlinecommand job_info.submitted.job plugin_info.job\n";
     } else {

@@ -26,6 +26,15 @@ std::vector<std::string> set_args(const FarmPlan& plan, const SubmitOptions& o);
 std::vector<std::string> render_words(const FarmPlan& plan, const SubmitOptions& o,
                                       const std::vector<std::string>& tail);
 std::vector<std::string> stats_words(const FarmPlan& plan, const SubmitOptions& o);
+/// The task before the chunks (FarmPlan::needs_first_task): what it is called and what it runs.
+struct FirstTask {
+    std::string title;  ///< "sequence statistics", "camera solve", "camera solve and sequence statistics"
+    std::string name;   ///< an identifier: "SequenceStatistics" (with statistics, as before) or "CameraSolve"
+    std::string stem;   ///< the engine files' stem: "stats" or "solve"
+    std::string verb;   ///< the depthbatch subcommand: "stats" or "solve"
+    std::vector<std::string> words;  ///< the whole command (executable, verb, job, --set words)
+};
+FirstTask first_task(const FarmPlan& plan, const SubmitOptions& o);
 
 /// `text` for a one-line comment: control bytes written as \n, \t, \xNN (printable), so no path ends a comment.
 std::string comment(const std::string& text);

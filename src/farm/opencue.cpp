@@ -44,7 +44,8 @@ Files opencue_files(const FarmPlan& plan, const SubmitOptions& o) {
         plan, render_words(plan, o,
                            {"--range", "#FRAME_START#-#FRAME_END#", "--skip-existing", "--summary",
                             o.out_dir + "/summaries/" + plan.safe_name + ".frames-#FRAME_START#-#FRAME_END#.json"}));
-    const std::string stats = command_line(plan, stats_words(plan, o));
+    const FirstTask first = first_task(plan, o);
+    const std::string stats = command_line(plan, first.words);
     const std::string range = format_frame_spec(plan.frames);  // OpenCue's frame sets write steps as "x" too
     const std::string gpus = plan.gpus > 0 ? ", gpus=" + std::to_string(plan.gpus) : "";
     std::ostringstream s;
@@ -68,13 +69,13 @@ Files opencue_files(const FarmPlan& plan, const SubmitOptions& o) {
       << ", frame_range=" << python_quote(range, engine) << ")\n"
       << "    render = Shell(\"render\", command=" << python_quote(render, engine) << ",\n"
       << "                   range=" << python_quote(range, engine) << ", chunk=" << plan.chunk_size << gpus << ")\n";
-    if (plan.needs_stats)
-        s << "    stats = ShellCommand(\"stats\", command=" << python_quote(stats, engine) << gpus
+    if (plan.needs_first_task())
+        s << "    stats = ShellCommand(\"" << first.stem << "\", command=" << python_quote(stats, engine) << gpus
           << ")   # one frame, before any chunk\n"
           << "    ol.add_layer(stats)\n";
     s << "    ol.add_layer(render)\n";
-    if (plan.needs_stats)
-        s << "    render.depend_all(stats)   # layer on layer: every chunk waits for the statistics\n";
+    if (plan.needs_first_task())
+        s << "    render.depend_all(stats)   # layer on layer: every chunk waits for the " << first.title << "\n";
     s << "    return ol\n\n\n"
       << "if __name__ == \"__main__\":\n"
       << "    launcher = outline.cuerun.OutlineLauncher(build())\n"

@@ -59,15 +59,16 @@ Files openjd_files(const FarmPlan& plan, const SubmitOptions& o) {
     for (const auto& [name, value] : string_params)
         t << "  - name: " << name << "\n    type: STRING\n    default: " << yaml_quote(value, engine) << "\n";
     t << "steps:\n";
-    if (plan.needs_stats) {
-        t << "  - name: SequenceStatistics\n"
+    const FirstTask first = first_task(plan, o);
+    if (plan.needs_first_task()) {
+        t << "  - name: " << first.name << "\n"
           << gpus << "    script:\n      actions:\n        onRun:\n"
           << "          command: \"{{Param.Depthbatch}}\"\n"
           << "          args:\n"
-          << args({"stats", "{{Param.JobFile}}"});
+          << args({first.verb, "{{Param.JobFile}}"});
     }
     t << "  - name: Render\n";
-    if (plan.needs_stats) t << "    dependencies:\n      - dependsOn: SequenceStatistics\n";
+    if (plan.needs_first_task()) t << "    dependencies:\n      - dependsOn: " << first.name << "\n";
     t << gpus << "    parameterSpace:\n      taskParameterDefinitions:\n"
       << "        - name: Frame\n          type: CHUNK[INT]\n"
       << "          range: " << yaml_quote(openjd_range_expression(plan.frames), engine) << "\n"

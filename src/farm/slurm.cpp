@@ -79,15 +79,16 @@ Files slurm_files(const FarmPlan& plan, const SubmitOptions& o) {
       << "\"${SLURM_ARRAY_TASK_ID}\".json";
     if (!sets.empty()) r << " " << shell_words(sets);
     r << "\n";
-    if (plan.needs_stats) {
+    if (plan.needs_first_task()) {
+        const FirstTask first = first_task(plan, o);
         std::ostringstream st;
-        st << header("depthbatch-" + plan.safe_name + "-stats", plan.safe_name + ".stats.%j.log")
-           << "# depthbatch sequence statistics of " << comment(o.job_path)
-           << " (depth.normalize: sequence), computed\n"
+        st << header("depthbatch-" + plan.safe_name + "-" + first.stem, plan.safe_name + "." + first.stem + ".%j.log")
+           << "# depthbatch " << first.title << " of " << comment(o.job_path)
+           << (plan.needs_stats ? " (depth.normalize: sequence)" : " (camera.solve)") << ", computed\n"
            << "# once before the render array, which depends on it (--dependency=afterok).\n"
            << submit_here << "set -euo pipefail\n"
-           << "exec " << shell_words(stats_words(plan, o)) << "\n";
-        files.push_back({"stats.sbatch", st.str()});
+           << "exec " << shell_words(first.words) << "\n";
+        files.push_back({first.stem + ".sbatch", st.str()});
     }
     files.push_back({"render.sbatch", r.str()});
     return files;
@@ -109,7 +110,9 @@ std::pair<std::string, std::string> slurm_submit(const FarmPlan& plan, const Sub
     };
     const std::string chdir = "--chdir=" + o.out_dir;
     std::string stats_id;
-    if (plan.needs_stats) stats_id = sbatch({"sbatch", "--parsable", chdir, o.out_dir + "/stats.sbatch"});
+    if (plan.needs_first_task())
+        stats_id =
+            sbatch({"sbatch", "--parsable", chdir, o.out_dir + "/" + farm::first_task(plan, o).stem + ".sbatch"});
     std::vector<std::string> argv = {"sbatch", "--parsable", chdir};
     if (!stats_id.empty()) {
         argv.push_back("--dependency=afterok:" + stats_id);

@@ -30,8 +30,10 @@ Files tractor_files(const FarmPlan& plan, const SubmitOptions& o) {
         a << "# A GPU job: Tractor does not assign GPUs; each blade slot must see its own GPU (docs/farm.md \"On the "
              "farm\").\n";
     a << "Job -title {depthbatch " << plan.safe_name << "} -serialsubtasks 1 -subtasks {\n";
-    if (plan.needs_stats)
-        a << "    Task -title {sequence statistics} -cmds {\n        " << cmd(stats_words(plan, o)) << "\n    }\n";
+    if (plan.needs_first_task()) {
+        const FirstTask first = first_task(plan, o);
+        a << "    Task -title {" << first.title << "} -cmds {\n        " << cmd(first.words) << "\n    }\n";
+    }
     a << "    Task -title {frames " << format_frame_spec(plan.frames) << "} -subtasks {\n";
     for (int i = 1; i <= plan.chunks; ++i) {
         const std::string chunk = std::to_string(i) + "/" + std::to_string(plan.chunks);

@@ -334,3 +334,61 @@ TEST(FarmGpu, ACudaJobAsksEachEngineForItsGpus) {
     EXPECT_TRUE(contains(alf, "{--set} {model.device=cuda}}")) << alf;
     EXPECT_TRUE(contains(alf, "Tractor does not assign GPUs")) << alf;
 }
+
+// Issue 43 §5: a job whose render uses the camera solved from its plate has the solve as a task before the chunks on
+// every engine (`depthbatch solve JOB`, the chunks depending on it); with sequence statistics too, the statistics
+// task is the one before the chunks (its run solves the camera first). A stated camera, or nothing that uses one:
+// no solve task.
+TEST(FarmFiles, ACameraSolveRunsBeforeTheChunksOnEveryEngine) {
+    const std::vector<std::string> solve = {"camera.solve.model=/models/views.pt", "output.passes=[P]"};
+    EXPECT_TRUE(plan_farm_job(job_of("1001-1020", solve), options(FarmEngine::Slurm, 5)).needs_solve);
+    EXPECT_FALSE(
+        plan_farm_job(job_of("1001-1020", {"camera.solve.model=/models/views.pt"}), options(FarmEngine::Slurm, 5))
+            .needs_solve)
+        << "nothing uses a camera";
+    std::vector<std::string> stated = solve;
+    stated.push_back("camera.focal=35");
+    EXPECT_FALSE(plan_farm_job(job_of("1001-1020", stated), options(FarmEngine::Slurm, 5)).needs_solve);
+    const std::string cmd = "/opt/depthbatch/bin/depthbatch";
+    for (FarmEngine e :
+         {FarmEngine::Slurm, FarmEngine::OpenJD, FarmEngine::Deadline, FarmEngine::OpenCue, FarmEngine::Tractor}) {
+        SCOPED_TRACE(farm_engine_name(e));
+        const SubmitOptions o = options(e, 5);
+        const FarmPlan plan = plan_farm_job(job_of("1001-1020", solve), o);
+        ASSERT_TRUE(plan.needs_first_task());
+        std::string all;
+        for (const auto& [name, text] : files_of(plan, o)) all += "== " + name + "\n" + text;
+        switch (e) {
+        case FarmEngine::Slurm:
+            EXPECT_TRUE(contains(all, "== solve.sbatch")) << all;
+            EXPECT_TRUE(contains(all, "exec '" + cmd + "' 'solve' '/jobs/shot.yaml'")) << all;
+            break;
+        case FarmEngine::OpenJD:
+            EXPECT_TRUE(contains(all, "  - name: CameraSolve\n")) << all;
+            EXPECT_TRUE(contains(all, "- \"solve\"\n          - \"{{Param.JobFile}}\"")) << all;
+            EXPECT_TRUE(contains(all, "      - dependsOn: CameraSolve\n")) << all;
+            break;
+        case FarmEngine::Deadline:
+            EXPECT_TRUE(contains(all, "== solve_plugin_info.job")) << all;
+            EXPECT_TRUE(contains(all, "Arguments=solve /jobs/shot.yaml")) << all;
+            EXPECT_TRUE(contains(all, "JobDependencies=$stats")) << all;
+            break;
+        case FarmEngine::OpenCue:
+            EXPECT_TRUE(contains(all, "ShellCommand(\"solve\"")) << all;
+            EXPECT_TRUE(contains(all, "render.depend_all(stats)")) << all;
+            break;
+        case FarmEngine::Tractor:
+            EXPECT_TRUE(contains(all, "Task -title {camera solve} -cmds")) << all;
+            EXPECT_LT(all.find("camera solve"), all.find("chunk 1/")) << "serial subtasks: the solve first";
+            break;
+        }
+        // With sequence statistics the statistics task comes first and says that it solves too.
+        std::vector<std::string> both = solve;
+        both.push_back("depth.normalize=sequence");
+        const FarmPlan p2 = plan_farm_job(job_of("1001-1020", both), o);
+        std::string all2;
+        for (const auto& [name, text] : files_of(p2, o)) all2 += text;
+        EXPECT_TRUE(contains(all2, "stats")) << all2;
+        EXPECT_FALSE(contains(all2, cmd + " solve")) << all2;
+    }
+}

@@ -124,8 +124,10 @@ std::string chan_text(const ChanFile& file) {
                 "chan_text: frame " + std::to_string(frame) +
                 (vfov ? " has no vfov where the others do" : " has a vfov where the others do not"));
         out << frame;
-        for (double v : s.translate) out << ' ' << v;
-        for (double v : s.rotate_deg) out << ' ' << v;
+        // A rounded zero is written 0, never -0 (the same number; -0 reads as a sign error to a person).
+        const auto put = [&out](double v) { out << ' ' << (v == 0 ? 0.0 : v); };
+        for (double v : s.translate) put(v);
+        for (double v : s.rotate_deg) put(v);
         if (vfov) out << ' ' << *s.vfov_deg;
         out << '\n';
     }

@@ -8,6 +8,7 @@
 #include "depthbatch/camera_solve.h"
 #include "depthbatch/color_transform.h"
 #include "depthbatch/error.h"
+#include "depthbatch/exr_metadata.h"
 #include "depthbatch/log.h"
 #include "depthbatch/sha256.h"
 
@@ -40,13 +41,34 @@ std::string sha_or_none(const std::string& path) {
     return !path.empty() && fs::is_regular_file(path, ec) ? sha256_file(path) : std::string("none");
 }
 
+/// The metric model that sets a solve's scale: camera.solve.metric_model; else, without camera.solve.distance, the
+/// render's own model when its depth is metric (its metres then agree with the camera: world-space P lines up);
+/// "" when the camera stays in the any-view model's units.
+std::string scale_model(const JobConfig& job) {
+    const CameraSolveSettings& s = job.camera_solve;
+    if (!s.metric_model.empty()) return s.metric_model;
+    if (s.distance_m) return "";
+    const std::string render = job.model.path == "default" ? DepthModel::default_model_path() : job.model.path;
+    try {
+        if (const auto c = DepthModel::embedded_contract(render);
+            c && c->kind == DepthKind::MetricDepth && !c->any_view())
+            return render;
+    } catch (const Error&) {  // a model that cannot be read fails where it is loaded, named there
+    }
+    return "";
+}
+
 /// Everything a solve reads, one line each: its identity is their digest. A re-delivered plate of any frame, another
 /// model file, other solve settings or another colour rule make another solve.
 std::vector<std::string> solve_inputs(const JobConfig& job, const std::vector<int>& shot) {
     const CameraSolveSettings& s = job.camera_solve;
     std::vector<std::string> lines = {
         "model sha256 " + sha_or_none(s.model),
-        "metric_model sha256 " + (s.metric_model.empty() ? std::string("none") : sha_or_none(s.metric_model)),
+        "scale model sha256 " +
+            [&] {
+                const std::string m = scale_model(job);
+                return m.empty() ? std::string("none") : sha_or_none(m);
+            }(),
         "window " + std::to_string(s.window) + " overlap " + std::to_string(s.overlap) + (s.zoom ? " zoom" : " prime"),
         "distance " + (s.distance_m ? number(*s.distance_m) : std::string("-")) + " at " +
             (s.distance_frame ? std::to_string(*s.distance_frame) : std::string("first")),
@@ -119,10 +141,14 @@ FrameRecord prepared(const JobContext& ctx, const FirstFramePlan& first, int fra
 
 /// The scale from a metric model (camera.solve.metric_model) run at the solved focal length: the ratio of its median
 /// depth to the path's, per sample frame, their median.
-double metric_scale(const JobConfig& job, const CameraPath& path, std::string& source) {
+double metric_scale(const JobConfig& job, const std::string& model, const CameraPath& path, std::string& source) {
+    const char* key = job.camera_solve.metric_model.empty() ? "model.path" : "camera.solve.metric_model";
+    if (const auto c = DepthModel::embedded_contract(model); c && c->any_view())
+        throw ConfigError(std::string(key) + " " + model + " (" + c->name +
+                          ") is an any-view model; the scale needs a metric depth model (DA3METRIC-LARGE)");
     JobConfig m = job;
     m.model = ModelSettings{};
-    m.model.path = job.camera_solve.metric_model;
+    m.model.path = model;
     m.model.device = job.model.device;
     m.model.threads = job.model.threads;
     m.model.accept_license = job.model.accept_license;
@@ -134,7 +160,7 @@ double metric_scale(const JobConfig& job, const CameraPath& path, std::string& s
     m.output.preview.path.clear();
     const auto ctx = open_job(m, JobUse::Validate);
     if (ctx->contract().kind != DepthKind::MetricDepth)
-        throw ConfigError("camera.solve.metric_model " + ctx->model->path() + " (" + ctx->contract().name + ") gives " +
+        throw ConfigError(std::string(key) + " " + ctx->model->path() + " (" + ctx->contract().name + ") gives " +
                           depth_kind_name(ctx->contract().kind) + ", not metric depth");
     std::vector<int> frames;
     for (const auto& [f, s] : path.frames) frames.push_back(f);
@@ -158,12 +184,35 @@ double metric_scale(const JobConfig& job, const CameraPath& path, std::string& s
         ratios.push_back(d[d.size() / 2] / path.frames.at(f).median_depth);
     }
     if (ratios.empty())
-        throw RenderError("camera.solve.metric_model " + ctx->model->path() + ": no positive depth on frames " +
+        throw RenderError(std::string(key) + " " + ctx->model->path() + ": no positive depth on frames " +
                           format_frame_spec(sample));
     std::nth_element(ratios.begin(), ratios.begin() + static_cast<long>(ratios.size() / 2), ratios.end());
-    source = "camera.solve.metric_model " + ctx->contract().name + " at the solved focal, median of frames " +
+    source = std::string(key) + " " + ctx->contract().name + " at the solved focal, median of frames " +
              format_frame_spec(sample);
     return ratios[ratios.size() / 2];
+}
+
+/// The consistency figure a solve is judged by: the worst of its frame distances (k = 1 flatters a drifting camera).
+double worst_consistency(const CameraPath& path) {
+    double worst = 0;
+    for (const Consistency& c : path.consistency) worst = std::max(worst, c.median_error);
+    return worst;
+}
+
+/// What a solve's figures say against trusting it (each also a warning in the log): a consistency figure over 5%,
+/// windows that disagree on a shared camera by more than 2 degrees or on their points by more than 5% of the depth.
+std::vector<std::string> solve_warnings(const CameraPath& path) {
+    std::vector<std::string> w;
+    if (const double c = worst_consistency(path); c > 0.05)
+        w.push_back("consistency " + number(std::round(c * 1000) / 10) +
+                    "%: the camera and the depth it came with disagree; projections will slide");
+    for (const OverlapResidual& o : path.overlaps)
+        if (o.rotation_deg > 2 || o.point_error > 0.05)
+            w.push_back("windows " + std::to_string(o.window) + " and " + std::to_string(o.window + 1) +
+                        " (from frame " + std::to_string(o.first_frame) + ") disagree: " +
+                        number(std::round(o.rotation_deg * 10) / 10) + " degrees on a shared camera, points " +
+                        number(std::round(o.point_error * 1000) / 10) + "% of their depth apart");
+    return w;
 }
 
 nlohmann::ordered_json report_json(const CameraPath& path, const JobContext& ctx, const CameraSolveFiles& files,
@@ -238,19 +287,25 @@ nlohmann::ordered_json report_json(const CameraPath& path, const JobContext& ctx
                                             : "metres"},
         {"overlaps", overlaps},
         {"consistency", consistency},
+        {"consistency_worst", worst_consistency(path)},
+        {"warnings", solve_warnings(path)},
         {"per_frame", frames},
         {"inputs", inputs},
     };
 }
 
-void write_text(const OutputGuard& guard, const std::string& path, const std::string& text) {
-    Publication out = guard.open(path, OutputRole::CameraSolve);
-    {
-        std::ofstream f(out.temp_path(), std::ios::binary);
-        f << text;
-        if (!f) throw RenderError(path + ": cannot write the camera solve");
+/// The three files of a solve, each written to its temporary and published in order (.chan, .usda, report), once
+/// all three paths have been checked (OutputGuard::open: a file of another kind there stops the solve before any
+/// is written).
+void write_solve_files(const OutputGuard& guard, const std::vector<std::pair<std::string, std::string>>& files) {
+    std::vector<Publication> opened;
+    for (const auto& [path, text] : files) opened.push_back(guard.open(path, OutputRole::CameraSolve));
+    for (size_t i = 0; i < files.size(); ++i) {
+        std::ofstream f(opened[i].temp_path(), std::ios::binary);
+        f << files[i].second;
+        if (!f) throw RenderError(files[i].first + ": cannot write the camera solve");
     }
-    out.publish(true);
+    for (Publication& p : opened) p.publish(true);
 }
 
 }  // namespace
@@ -275,8 +330,12 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
                          format_frame_spec(shot) + ") are missing: the camera is solved over the whole shot");
     const std::vector<std::string> inputs = solve_inputs(job, shot);
     const ViewsContract& views = ctx->contract().views;
-    const int window =
-        std::min(job.camera_solve.window > 0 ? job.camera_solve.window : views.window, ctx->contract().frames);
+    int window = job.camera_solve.window > 0 ? job.camera_solve.window : views.window;
+    if (window > ctx->contract().frames) {
+        log_warning("camera.solve.window ", window, ": ", ctx->model->path(), " takes at most ", ctx->contract().frames,
+                    " views a forward (its input.frames): windows of ", ctx->contract().frames);
+        window = ctx->contract().frames;
+    }
     const int overlap = job.camera_solve.overlap > 0 ? job.camera_solve.overlap : std::min(views.overlap, window - 1);
     std::vector<std::pair<int, int>> plan;
     try {
@@ -288,8 +347,9 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
     for (size_t i = 0; i < ctx->contract().extra_outputs.size(); ++i)
         if (ctx->contract().extra_outputs[i].name == "confidence") confidence = static_cast<int>(i);
     const FirstFramePlan first = plan_from_first_frame(*ctx, shot.front());
-    log_info("camera solve: ", shot.size(), " frames in ", plan.size(), " windows of ", window, " (overlap ", overlap,
-             ") with ", ctx->contract().name);
+    log_info("camera solve: ", shot.size(), " frames in ", plan.size(), plan.size() == 1 ? " window" : " windows",
+             " of ", std::min<size_t>(static_cast<size_t>(window), shot.size()), " frames (consecutive ones share ",
+             overlap, ") with ", ctx->contract().name);
     CameraPathBuilder builder(job.camera_solve.zoom);
     std::map<int, FrameRecord> held;  // the frames the next window shares
     double display_width = 0;
@@ -298,7 +358,15 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
         for (int p = plan[k].first; p < plan[k].second; ++p) {
             const int f = shot[static_cast<size_t>(p)];
             auto it = held.find(f);
-            here.emplace(f, it != held.end() ? std::move(it->second) : prepared(*ctx, first, f));
+            FrameRecord w = it != held.end() ? std::move(it->second) : prepared(*ctx, first, f);
+            if (w.plan.plate_width != first.reformat.plate_width || w.plan.plate_height != first.reformat.plate_height)
+                throw InputError(
+                    "camera solve: frame " + std::to_string(f) + " is " + std::to_string(w.plan.plate_width) + "x" +
+                    std::to_string(w.plan.plate_height) + " but frame " + std::to_string(first.frame) + " is " +
+                    std::to_string(first.reformat.plate_width) + "x" + std::to_string(first.reformat.plate_height) +
+                    ": one camera is solved for one plate size (solve each size as a shot of its own: "
+                    "input.frames)");
+            here.emplace(f, std::move(w));
         }
         std::vector<const ModelInput*> inputs_of;
         for (const auto& [f, w] : here) inputs_of.push_back(&w.input);
@@ -351,9 +419,9 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
         path.scale_to(*job.camera_solve.distance_m / f->second.median_depth,
                       "camera.solve.distance " + number(*job.camera_solve.distance_m) +
                           " m: the median depth at frame " + std::to_string(at));
-    } else if (!job.camera_solve.metric_model.empty()) {
+    } else if (const std::string model = scale_model(job); !model.empty()) {
         std::string source;
-        const double k = metric_scale(job, path, source);
+        const double k = metric_scale(job, model, path, source);
         path.scale_to(k, source);
     } else {
         log_warning(
@@ -371,21 +439,22 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
         usd[f] = UsdCameraFrame{s.camera_to_world, focal_mm};
     }
     const std::string chan_text_now = chan_text(chan);
-    write_text(ctx->guard, files.chan, chan_text_now);
-    write_text(ctx->guard, files.usda, usd_camera_text(usd, job.camera.haperture_mm, job.camera.vaperture_mm, kUsdFps));
     const nlohmann::ordered_json report = report_json(path, *ctx, files, inputs, sha256_text(chan_text_now), window,
                                                       overlap, static_cast<int>(plan.size()), display_width);
-    write_text(ctx->guard, files.report, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_solve_files(ctx->guard,
+                      {{files.chan, chan_text_now},
+                       {files.usda, usd_camera_text(usd, job.camera.haperture_mm, job.camera.vaperture_mm, kUsdFps)},
+                       {files.report, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"}});
     CameraSolveRun run;
     run.chan = files.chan, run.usda = files.usda, run.report = files.report;
     std::ostringstream s;
     s << "focal " << std::lround(path.focal_columns) << " px ("
-      << number(std::round(report["focal"]["mm"].get<double>() * 100) / 100) << " mm, spread "
+      << metadata_number(std::round(report["focal"]["mm"].get<double>() * 100) / 100) << " mm, spread "
       << std::round(path.focal_spread * 1000) / 10 << "%" << (path.focal_pinned() ? "" : ", not pinned") << "), "
       << camera_motion_name(path.motion) << ", " << (path.scale_source.empty() ? std::string("model units") : "metres")
-      << ", consistency "
-      << (path.consistency.empty() ? 0.0 : std::round(path.consistency[0].median_error * 10000) / 100) << "%";
+      << ", consistency " << metadata_number(std::round(worst_consistency(path) * 10000) / 100) << "%";
     run.summary = s.str();
+    for (const std::string& w : solve_warnings(path)) log_warning("camera solve: ", w);
     log_info("camera solve: ", run.summary, "; wrote ", files.chan, ", ", files.usda, ", ", files.report);
     return run;
 }
@@ -407,6 +476,18 @@ std::optional<std::string> solved_camera_for_render(JobContext& ctx, JobUse use)
     const std::string why = why_stale(files, inputs_sha256(solve_inputs(job, ctx.shot)));
     if (!why.empty()) {
         if (use == JobUse::Validate) {
+            // What the solve would stop on, found now: its model (an any-view model) and every plate of the shot.
+            const auto c = DepthModel::embedded_contract(job.camera_solve.model);  // ModelError for no model
+            if (!c || !c->any_view())
+                throw ConfigError("camera.solve.model " + job.camera_solve.model +
+                                  " is not an any-view model: its depthbatch.json has no views block");
+            std::vector<int> missing;
+            for (int f : ctx.shot)
+                if (!fs::is_regular_file(ctx.input.path(f))) missing.push_back(f);
+            if (!missing.empty())
+                throw InputError("camera solve: plates " + format_frame_spec(missing) + " of the shot (" +
+                                 format_frame_spec(ctx.shot) +
+                                 ") are missing: the camera is solved over the whole shot");
             ctx.camera_solve_note = "due: " + why;
             log_info("camera.solve: the camera will be solved before the render (", why, ")");
             return std::nullopt;
@@ -427,8 +508,13 @@ std::optional<std::string> solved_camera_for_render(JobContext& ctx, JobUse use)
                                           : "metres from " + (*report)["scale"].value("source", std::string()))
          << "; " << files.chan;
     ctx.camera_solve_note = note.str();
+    if ((*report)["scale"].is_null())
+        log_warning("camera.solve: ", files.chan,
+                    " is in the any-view model's units, not metres (no camera.solve.distance or metric model): "
+                    "world-space P and metric depth will not line up");
+    for (const auto& w : (*report)["warnings"]) log_warning("camera.solve: ", w.get<std::string>());
     const auto& c = (*report)["consistency"];
-    if (c.is_array() && !c.empty()) ctx.camera_consistency = c[0].value("median_error", 0.0);
+    if (c.is_array() && !c.empty()) ctx.camera_consistency = report->value("consistency_worst", 0.0);
     log_info("camera.solve: using ", files.chan, " (", ctx.camera_solve_note, ")");
     return files.chan;
 }

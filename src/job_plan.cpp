@@ -139,14 +139,12 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job, JobUse use) {
         check_video_model_job(contract, ctx->model->path(),
                               {job.model.tiles.size > 0, job.depth.normalize == Normalization::Sequence,
                                job.output.passes, job.model.batch});
-    std::optional<std::string> solved;
-    if (use != JobUse::CameraSolve) solved = solved_camera_for_render(*ctx, use);
-    if (solved) {
-        ctx->chan = read_chan_file(*solved);
-        // The solved camera's contents change the frames as a .chan's do (settings_fingerprint): a new solve (a
-        // re-delivered plate, other solve settings) renders the frames that use it again under --skip-existing.
-        ctx->settings_sha256 = sha256_text(ctx->settings_sha256 + "\ncamera.solve chan sha256 " + sha256_file(*solved));
-    } else if (!job.camera.chan.empty()) {
+    // The camera solved from the plate, when this render uses it: solved (or said to be due) only after every check
+    // below has passed, so that a job with a bad key stops before the solve reads the shot.
+    const bool solving = use != JobUse::CameraSolve && camera_solve_in_force(job, contract.reference_focal_px > 0);
+    if (!solving && use != JobUse::CameraSolve && job.camera_solve.enabled())
+        solved_camera_for_render(*ctx, use);  // says why the solve is not used
+    if (!solving && !job.camera.chan.empty()) {
         ctx->chan = read_chan_file(job.camera.chan);
         // The track's contents are settings (settings_fingerprint): a re-delivered .chan renders again under
         // --skip-existing.
@@ -164,9 +162,7 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job, JobUse use) {
     }
     const bool chan_fov = ctx->chan && std::all_of(ctx->chan->begin(), ctx->chan->end(),
                                                    [](const auto& kv) { return kv.second.vfov_deg.has_value(); });
-    // Under validate a solve that is due gives the focal when the render runs.
-    const bool solve_due = use == JobUse::Validate && !solved && !ctx->camera_solve_note.empty();
-    const bool has_focal = job.camera.has_focal() || chan_fov || solve_due;
+    const bool has_focal = job.camera.has_focal() || chan_fov || solving;
     if (contract.reference_focal_px > 0 && !has_focal)
         throw ConfigError("camera.focal_px (older name depth.focal_px): " + ctx->model->path() +
                           " outputs metric depth for a " +
@@ -175,6 +171,14 @@ std::unique_ptr<const JobContext> open_job(const JobConfig& job, JobUse use) {
                           "camera.fov (horizontal degrees) or camera.focal_px (plate pixels: focal_mm / haperture_mm x "
                           "plate width)");
     ctx->passes = PassPlan(job.output.passes, contract, ctx->model->path(), *ctx->normalizer, has_focal);
+    if (solving)
+        if (const std::optional<std::string> solved = solved_camera_for_render(*ctx, use)) {
+            ctx->chan = read_chan_file(*solved);
+            // The solved camera's contents change the frames as a .chan's do (settings_fingerprint): a new solve (a
+            // re-delivered plate, other solve settings) renders the frames that use it again under --skip-existing.
+            ctx->settings_sha256 =
+                sha256_text(ctx->settings_sha256 + "\ncamera.solve chan sha256 " + sha256_file(*solved));
+        }
     return ctx;
 }
 
@@ -706,6 +710,7 @@ ValidationResult validate_job(const JobConfig& job, bool deep) {
     line("device",
          describe_device(ctx->model->device_name(), ctx->model->gpu()) + " (" + ctx->model->device_reason() + ")");
     line("shot", std::to_string(ctx->shot.size()) + " frames (" + format_frame_spec(ctx->shot) + ")");
+    if (!ctx->camera_solve_note.empty()) line("camera", ctx->camera_solve_note);
     if (run.stage == OpenedRun::Stage::Empty) {
         line("frames", "none: this run's share of the job is empty (nothing to do)");
         return v;

@@ -25,6 +25,12 @@ void describe_model(std::ostream& out, const DepthModel& model) {
             << "temporal     window " << t.window << ", overlap " << t.overlap << " (stride " << t.stride()
             << "), keyframes [" << keys << "], crossfade " << t.crossfade << ", align " << align_name(t.align) << "\n";
     }
+    if (c.any_view())  // an any-view model: the camera solve's windows (camera_solve.h)
+        out << "frames       " << c.frames << " (any-view: [B,S,3,H,W] -> depth, camera per view, S 1.." << c.frames
+            << ")\n"
+            << "views        window " << c.views.window << ", overlap " << c.views.overlap << ", pose "
+            << (c.views.pose.empty() ? std::string("not stated") : c.views.pose)
+            << " (it solves a shot's camera: camera.solve.model; it does not render)\n";
     out << "output       "
         << (c.embedded ? std::string(depth_kind_name(c.kind)) + (c.units.empty() ? "" : " (" + c.units + ")")
                        : std::string("unknown: the job must state model.kind"))

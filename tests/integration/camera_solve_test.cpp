@@ -42,7 +42,7 @@ const fs::path& oracle_shot(const std::string& kind, bool noise = false) {
 
 /// A job over a shot's plates (linked into `dir`), writing out/depth.####.exr, solving with the shot's oracle.
 fs::path solve_job(const fs::path& dir, const fs::path& shot, const std::string& solve_extra = "",
-                   const std::string& extra = "") {
+                   const std::string& extra = "", bool distance_given = true) {
     fs::create_directories(dir / "pl");
     for (const auto& e : fs::directory_iterator(shot))
         if (e.path().extension() == ".png") fs::create_symlink(e.path(), dir / "pl" / e.path().filename());
@@ -56,7 +56,9 @@ fs::path solve_job(const fs::path& dir, const fs::path& shot, const std::string&
                          (shot / "oracle-metric.pt").string() +
                          "}\n"
                          "camera:\n  solve: {model: " +
-                         (shot / "oracle-views.pt").string() + ", distance: " + distance + solve_extra + "}\n" + extra);
+                         (shot / "oracle-views.pt").string() +
+                         (distance_given ? std::string(", distance: ") + distance : std::string()) + solve_extra +
+                         "}\n" + extra);
 }
 
 using Mat4 = std::array<double, 16>;
@@ -222,6 +224,27 @@ TEST(CameraSolve, ARenderPutsEveryPixelWhereTheSceneIs) {
     EXPECT_TRUE(contains(r.output, "0 rendered, 24 skipped")) << r.output;
 }
 
+// Without a distance, the render's own metric model sets the scale (its metres and the camera then agree): the
+// camera comes out in metres, and validate says whether the solve is due or in force.
+TEST(CameraSolve, TheRendersMetricModelSetsTheScaleWhenNoneIsGiven) {
+    const fs::path& shot = oracle_shot("dolly");
+    TempDir dir;
+    const fs::path job = solve_job(dir.path, shot, "", "", false);
+    RunResult r = run_cli({"validate", job.string(), "--set", "output.passes=[P]"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "camera     due: not solved yet")) << r.output;
+    r = run_cli({"solve", job.string(), "--set", "output.passes=[P]"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json report = read_json(dir / "out/depth.camera.json");
+    EXPECT_EQ(report["units"], "metres");
+    EXPECT_TRUE(contains(report["scale"]["source"].get<std::string>(), "model.path camera-oracle-metric-dolly"));
+    EXPECT_NEAR(report["scale"]["metres_per_unit"].get<double>(), 1 / 0.3, 1e-4) << "the first window's gauge";
+    const nlohmann::json truth = read_json(shot / "truth.json");
+    EXPECT_LT(solved_against_truth(dir / "out/depth.camera.chan", truth).position, 1e-5);
+    r = run_cli({"validate", job.string(), "--set", "output.passes=[P]"});
+    EXPECT_TRUE(contains(r.output, "camera     estimated: solved from the plate by camera-oracle-dolly")) << r.output;
+}
+
 // A stated focal or .chan always wins: the log says so and nothing is solved.
 TEST(CameraSolve, AStatedCameraWinsAndTheLogSaysSo) {
     const fs::path& shot = oracle_shot("dolly");
@@ -345,6 +368,11 @@ TEST(CameraSolve, BadInputIsRefusedWithItsExitCode) {
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
     EXPECT_TRUE(contains(r.output, "plates 1012 of the shot")) << r.output;
     EXPECT_FALSE(fs::exists(dir / "out/depth.camera.chan"));
+    // validate checks what the solve would stop on when it is due: the whole shot's plates, whatever --frames says.
+    r = run_cli({"validate", job.string(), "--set", "output.passes=[P]", "--set", "input.frames=1001-1024", "--frames",
+                 "1001-1005"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
+    EXPECT_TRUE(contains(r.output, "plates 1012 of the shot")) << r.output;
     // A file of our name that is not ours is never replaced.
     fs::create_symlink(shot / "plate.1012.png", dir / "pl/plate.1012.png");
     fs::create_directories(dir / "out");
@@ -352,6 +380,33 @@ TEST(CameraSolve, BadInputIsRefusedWithItsExitCode) {
     r = run_cli({"solve", job.string()});
     EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
     EXPECT_EQ(read_bytes(dir / "out/depth.camera.chan"), "1001 0 0 0 0 0 0\n");
+    // ... nor written beside a foreign file of the three: all three are checked before any is written.
+    fs::remove(dir / "out/depth.camera.chan");
+    write_file(dir / "out/depth.camera.usda", "#usda 1.0\n");
+    r = run_cli({"solve", job.string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out/depth.camera.chan"));
+    EXPECT_FALSE(fs::exists(dir / "out/depth.camera.json"));
+    fs::remove(dir / "out/depth.camera.usda");
+    // A metric model that is an any-view model, named by its key.
+    r = run_cli({"solve", job.string(), "--set", "camera.solve.distance=null", "--set",
+                 "camera.solve.metric_model=" + (shot / "oracle-views.pt").string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_TRUE(contains(r.output, "camera.solve.metric_model " + (shot / "oracle-views.pt").string())) << r.output;
+    // Plates that change size: one camera for one plate size.
+    fs::remove(dir / "pl/plate.1020.png");
+    ASSERT_EQ(run_program("oiiotool", {(shot / "plate.1020.png").string(), "--resize", "448x252", "-o",
+                                       (dir / "pl/plate.1020.png").string()})
+                  .exit_code,
+              0);
+    r = run_cli({"solve", job.string()});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Input)) << r.output;
+    EXPECT_TRUE(contains(r.output, "frame 1020 is 448x252 but frame 1001 is 224x126")) << r.output;
+    // A job with a bad key stops before the solve reads anything.
+    r = run_cli({job.string(), "--set", "output.passes=[P]", "--set", "depth.convention=normalized", "--set",
+                 "depth.normalize=sequence"});
+    EXPECT_EQ(r.exit_code, exit_status(ExitCode::Config)) << r.output;
+    EXPECT_FALSE(contains(r.output, "camera solve: window")) << r.output;
 }
 
 // An exported Depth Anything 3 Small (seeded weights in the official layout, tools/export.py

@@ -155,6 +155,14 @@ CameraSolveFiles camera_solve_files(const JobConfig& job);
 /// ctx.camera_solve_note says so). Returns the .chan path; sets ctx.camera_solve_note and ctx.camera_consistency from
 /// its report. Throws what the solve throws.
 std::optional<std::string> solved_camera_for_render(JobContext& ctx, JobUse use);
+/// After a render that used the solved camera and wrote depth in metres: the rendered depth against the camera, as
+/// the solve's consistency figure but on what this render wrote (depth.Z of up to 16 pairs of consecutive written
+/// frames, evenly spread, read back): each sample of frame f placed in the world by f's camera and projected into the
+/// next frame, |z - depth there| / depth there, the median. nullopt when the render did not use a solved camera,
+/// did not write metres, or wrote fewer than two consecutive frames. Never throws (a frame it cannot read is left
+/// out).
+std::optional<double> rendered_camera_consistency(const JobContext& ctx, const FirstFramePlan& first,
+                                                  const std::vector<int>& written);
 /// The solve itself, written to `files` (job_camera_solve when it is due).
 CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files);
 /// The pixel aspect the model's sizes are computed for (input.pixel_aspect, else the file's, else 1).

@@ -183,7 +183,9 @@ void write_summary_json(const JobReport& r, Publication& pub) {
          r.camera_solve.empty()
              ? json(nullptr)
              : json{{"note", r.camera_solve},
-                    {"consistency", r.camera_consistency ? json(*r.camera_consistency) : json(nullptr)}}},
+                    {"consistency", r.camera_consistency ? json(*r.camera_consistency) : json(nullptr)},
+                    {"render_consistency",
+                     r.camera_render_consistency ? json(*r.camera_render_consistency) : json(nullptr)}}},
         {"device", r.device},
         {"device_info",
          {{"index", r.gpu.index >= 0 ? json(r.gpu.index) : json(nullptr)},

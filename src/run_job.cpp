@@ -315,6 +315,13 @@ JobReport run_job(const JobConfig& job, JobObserver* observer, const std::atomic
         report.precision_how = check->how;
     }
     if (stats.on_caller_thread) log_warning("a forward pass ran outside the model's inference thread");
+    if (!ctx->camera_solve_note.empty()) {
+        std::vector<int> written;
+        for (const FrameResult& f : report.frames)
+            if (f.status == ExitCode::Ok) written.push_back(f.frame);
+        std::sort(written.begin(), written.end());
+        report.camera_render_consistency = rendered_camera_consistency(*ctx, first, written);
+    }
     close_report(report, *ctx, cancel, t_start);
     return report;
 }

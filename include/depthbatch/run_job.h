@@ -58,8 +58,11 @@ struct JobReport {
     std::string license_accepted;  ///< model.accept_license, when the licence forbids commercial use ("" otherwise)
     std::string camera_solve;      ///< the solved camera in force (exr depthbatch/camera_solve; "" = none)
     std::optional<double> camera_consistency;  ///< its consistency figure (depthbatch/camera_consistency)
-    std::string error;                         ///< the message of a failure that stopped the job before it rendered
-    double wall_s = 0;                         ///< the whole job: model load, planning, statistics and rendering
+    /// The same figure on this render's depth (detail::rendered_camera_consistency): does the depth written agree
+    /// with the solved camera (a scale that disagrees with the render model's metres makes it large)
+    std::optional<double> camera_render_consistency;
+    std::string error;    ///< the message of a failure that stopped the job before it rendered
+    double wall_s = 0;    ///< the whole job: model load, planning, statistics and rendering
     double render_s = 0;  ///< the rendering pipeline alone (first frame read to last frame written)
     /// Seconds from the model loaded (on its device) to the first frame written: planning, the precision check, the
     /// warm-up, statistics and the first frame's own way through the pipeline. -1 when no frame was written.

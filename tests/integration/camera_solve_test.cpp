@@ -243,6 +243,17 @@ TEST(CameraSolve, TheRendersMetricModelSetsTheScaleWhenNoneIsGiven) {
     EXPECT_LT(solved_against_truth(dir / "out/depth.camera.chan", truth).position, 1e-5);
     r = run_cli({"validate", job.string(), "--set", "output.passes=[P]"});
     EXPECT_TRUE(contains(r.output, "camera     estimated: solved from the plate by camera-oracle-dolly")) << r.output;
+    // The render checks what it wrote against the camera: P of each frame against the P of the frame k on where it
+    // projects. With the model's own metres they agree; with a distance 36% short the dolly's P slides, said.
+    r = run_cli({job.string(), "--set", "output.passes=[P]", "--summary", (dir / "s1.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_LT(read_json(dir / "s1.json")["camera_solve"]["render_consistency"].get<double>(), 0.005);
+    EXPECT_FALSE(contains(r.output, "disagree")) << r.output;
+    r = run_cli({job.string(), "--set", "output.passes=[P]", "--set", "camera.solve.distance=4.5", "--overwrite",
+                 "--summary", (dir / "s2.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_GT(read_json(dir / "s2.json")["camera_solve"]["render_consistency"].get<double>(), 0.02);
+    EXPECT_TRUE(contains(r.output, "the depth this render wrote and the solved camera disagree")) << r.output;
 }
 
 // A stated focal or .chan always wins: the log says so and nothing is solved.

@@ -55,6 +55,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tools.depth_anything_3 import NETS as MONO_NETS
 from tools.depth_anything_v2 import (IMAGENET_MEAN, IMAGENET_STD, PATCH_SIZE, Block, DinoVisionTransformer,
                                      DPTHeadBase, FeatureFusionBlock, FeatureFusionBlockNoResidual, LayerScale, Mlp,
                                      _first, on_meta, read_state_dict, sha256_file, strict_load)
@@ -67,12 +68,8 @@ MODELS: Dict[str, Dict[str, Any]] = {
     "base": dict(net="vitb", name="depth-anything-3-base-views", variant="da3-base",
                  hub="depth-anything/DA3-BASE", license="Apache-2.0"),
 }
-NETS: Dict[str, Dict[str, Any]] = {
-    "vits": dict(embed_dim=384, depth=12, num_heads=6, out_layers=[5, 7, 9, 11], features=64,
-                 out_channels=[48, 96, 192, 384]),
-    "vitb": dict(embed_dim=768, depth=12, num_heads=12, out_layers=[5, 7, 9, 11], features=128,
-                 out_channels=[96, 192, 384, 768]),
-}
+# The backbone and head sizes are the monocular exporter's (tools/depth_anything_3.py NETS: the same configs).
+NETS: Dict[str, Dict[str, Any]] = {net: MONO_NETS[net] for net in ("vits", "vitb")}
 ALT_START = 4          # alt_start = qknorm_start = rope_start = 4 in both configs
 ROPE_FREQUENCY = 100.0  # vision_transformer.py rope_freq=100
 REF_SELECTION_MIN_VIEWS = 3  # utils/constants.py THRESH_FOR_REF_SELECTION

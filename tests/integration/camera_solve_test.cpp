@@ -211,6 +211,33 @@ TEST(CameraSolve, ARenderPutsEveryPixelWhereTheSceneIs) {
             }
     }
     EXPECT_LT(worst, 1e-4);
+    // The .usda, read by a real USD library (usd-core), holds the .chan's cameras and focal lengths.
+    const std::string script =
+        "import json, sys\n"
+        "from pxr import Usd, UsdGeom, Gf\n"
+        "stage = Usd.Stage.Open(sys.argv[1])\n"
+        "cam = UsdGeom.Camera.Get(stage, '/shot/camera')\n"
+        "out = {}\n"
+        "for t in range(int(stage.GetStartTimeCode()), int(stage.GetEndTimeCode()) + 1):\n"
+        "    m = cam.ComputeLocalToWorldTransform(Usd.TimeCode(t))\n"
+        "    g = cam.GetCamera(Usd.TimeCode(t))\n"
+        "    out[str(t)] = {'m': [[m[r][c] for c in range(4)] for r in range(4)],\n"
+        "                   'vfov': g.GetFieldOfView(Gf.Camera.FOVVertical)}\n"
+        "print(json.dumps(out))\n";
+    write_file(dir / "read.py", script);
+    const RunResult usd = run_python({(dir / "read.py").string(), (dir / "out/depth.camera.usda").string()});
+    ASSERT_EQ(usd.exit_code, 0) << usd.output;
+    const nlohmann::json frames = nlohmann::json::parse(usd.output.substr(usd.output.find('{')));
+    const ChanFile chan = read_chan_file((dir / "out/depth.camera.chan").string());
+    ASSERT_EQ(frames.size(), chan.size());
+    for (const auto& [frame, sample] : chan) {
+        const auto m = chan_camera_to_world(sample);
+        const auto& got = frames.at(std::to_string(frame));
+        for (int row = 0; row < 4; ++row)  // USD's row-vector matrix: [r][c] is the column-vector one's [c][r]
+            for (int col = 0; col < 4; ++col)
+                EXPECT_NEAR(got["m"][row][col].get<double>(), m[col * 4 + row], 1e-6) << frame;
+        EXPECT_NEAR(got["vfov"].get<double>(), *sample.vfov_deg, 1e-4) << frame;
+    }
     const OIIO::ImageSpec spec = file_spec(dir / "out/depth.1010.exr");
     const std::string note = spec.get_string_attribute("depthbatch/camera_solve");
     EXPECT_EQ(note.rfind("estimated: solved from the plate by camera-oracle-crane", 0), 0u) << note;

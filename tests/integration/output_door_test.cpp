@@ -64,6 +64,10 @@ TEST(OutputDoor, EveryFileAnyCommandWritesCameThroughTheGuard) {
     r = run_cli({"submit", job.string(), "--engine", "openjd", "--chunk-size", "2", "--out", (dir / "farm").string()},
                 env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
+    // The camera solve's .chan, .usda and report.
+    const fs::path views = write_probe_views_model(trace_dir / "views.pt");
+    r = run_cli({"solve", job.string(), "--set", "camera.solve.model=" + views.string()}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
     // A second render replaces its previews, summary and sheet (their own kind): opened again, nothing new.
     r = run_cli({job.string(), "-q", "--overwrite"}, env);
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -102,4 +106,6 @@ TEST(OutputDoor, EveryFileAnyCommandWritesCameThroughTheGuard) {
         EXPECT_EQ(role_of(dir / sheet), depthbatch::output_role_name(OutputRole::ReviewSheet)) << sheet;
     EXPECT_EQ(role_of(dir / "farm/.depthbatch-submit"), depthbatch::output_role_name(OutputRole::FarmFile));
     EXPECT_EQ(role_of(dir / "farm/job.template.yaml"), depthbatch::output_role_name(OutputRole::FarmFile));
+    for (const char* solve : {"shot/out/d.camera.chan", "shot/out/d.camera.usda", "shot/out/d.camera.json"})
+        EXPECT_EQ(role_of(dir / solve), depthbatch::output_role_name(OutputRole::CameraSolve)) << solve;
 }

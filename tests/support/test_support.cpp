@@ -72,6 +72,25 @@ fs::path write_probe_video_model(const fs::path& path, bool metric) {
             (metric ? "none" : "scale_shift") + R"("}, "license": "MIT"})");
 }
 
+fs::path write_probe_views_model(const fs::path& path) {
+    return write_probe_model(path,
+                             "def forward(self, x):\n"
+                             "    b = x.size(0)\n"
+                             "    s = x.size(1)\n"
+                             "    h = x.size(3)\n"
+                             "    w = x.size(4)\n"
+                             "    d = 2.0 + x.mean(dim=2)\n"
+                             "    e = torch.eye(3, 4).expand(b, s, 3, 4).contiguous()\n"
+                             "    k = torch.eye(3) * float(w)\n"
+                             "    k[2, 2] = 1.0\n"
+                             "    k[0, 2] = float(w) / 2.0\n"
+                             "    k[1, 2] = float(h) / 2.0\n"
+                             "    return (d, e, k.expand(b, s, 3, 3).contiguous())\n",
+                             R"({"format": 1, "name": "probe-views", "input": {"colorspace": "sRGB", "multiple": 14,
+ "frames": 32}, "output": {"kind": "relative_depth", "units": ""}, "views": {"window": 8, "overlap": 3, "pose":
+ "probe"}, "license": "MIT"})");
+}
+
 fs::path write_p_const(const fs::path& path, double c, const std::string& kind) {
     char src[256];
     std::snprintf(src, sizeof src, "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + %.9g\n", c);

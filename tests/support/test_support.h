@@ -79,6 +79,9 @@ fs::path write_p_const(const fs::path& path, double c, const std::string& kind =
 /// depth depends on the frames around it), in the VDA windowing (32 frames, overlap 10, crossfade 8); relative
 /// (align scale_shift) or, `metric`, a metric model (output metric_depth, align none).
 fs::path write_probe_video_model(const fs::path& path, bool metric = false);
+/// A tiny any-view model (model_contract.h ViewsContract, window 8, overlap 3): [B,S,3,H,W] -> depth 2 + the views'
+/// mean colour, every camera [I|0] (a locked-off shot), fx = fy = W, principal point at the centre.
+fs::path write_probe_views_model(const fs::path& path);
 
 /// Write a plate: width x height, `channels` named `names`, pixel type `type` ("half", "float",
 /// "uint8", "uint16"), pixel values from fn(x, y, c) in data-window coordinates. A failed write is a fatal

@@ -283,6 +283,31 @@ TEST(CameraSolve, TheRendersMetricModelSetsTheScaleWhenNoneIsGiven) {
     EXPECT_TRUE(contains(r.output, "the depth this render wrote and the solved camera disagree")) << r.output;
 }
 
+// A focal-dependent metric model (as DA3METRIC: metres = raw x focal_px / 300) renders at the solved focal length
+// with no camera stated: a constant raw 1 comes out as the solved focal (in the model's pixels) / 300 metres.
+TEST(CameraSolve, AFocalDependentModelRendersAtTheSolvedFocal) {
+    const fs::path& shot = oracle_shot("orbit");
+    TempDir dir;
+    const fs::path model = write_probe_model(
+        dir / "focal.pt", "def forward(self, x):\n    return x[:, 0:1, :, :] * 0.0 + 1.0\n",
+        R"({"format": 1, "name": "probe-focal", "input": {"colorspace": "sRGB", "multiple": 14, "size": null,
+ "fixed_size": false, "mean": null, "std": null}, "output": {"kind": "metric_depth", "units": "m",
+ "reference_focal_px": 300}, "license": "MIT"})");
+    const fs::path job = solve_job(dir.path, shot);
+    const RunResult r = run_cli({job.string(), "--set", "model.path=" + model.string(), "--frames", "1001-1003"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "solving the camera first")) << r.output;
+    const double focal = read_json(dir / "out/depth.camera.json")["focal"]["columns"].get<double>();
+    EXPECT_NEAR(focal, read_json(shot / "truth.json")["focal_px"].get<double>(), 1e-3);
+    // The probe's processing size is 518 rows (924x518 for the 224x126 plate): the focal in its pixels, / 300.
+    const OIIO::ImageSpec spec = file_spec(dir / "out/depth.1002.exr");
+    EXPECT_NEAR(std::stod(spec.get_string_attribute("depthbatch/focal_px")), focal, 1e-3);
+    const double processing = std::stod(spec.get_string_attribute("depthbatch/processing_focal_px"));
+    EXPECT_NEAR(processing, focal * 924 / 224, 0.01 * focal);
+    EXPECT_NEAR(depth_at(dir / "out/depth.1002.exr", 100, 60), processing / 300, 1e-5 * processing);
+    EXPECT_TRUE(contains(spec.get_string_attribute("depthbatch/camera_solve"), "estimated"));
+}
+
 // A stated focal or .chan always wins: the log says so and nothing is solved.
 TEST(CameraSolve, AStatedCameraWinsAndTheLogSaysSo) {
     const fs::path& shot = oracle_shot("dolly");

@@ -312,10 +312,9 @@ void write_solve_files(const OutputGuard& guard, const std::vector<std::pair<std
 }  // namespace
 
 CameraSolveFiles camera_solve_files(const JobConfig& job) {
-    if (!job.camera_solve.enabled()) return {};
-    const std::string chan =
-        job.camera_solve.chan.empty() ? default_camera_solve_path(job.output.path) : job.camera_solve.chan;
-    return {chan, camera_solve_usda_path(chan), camera_solve_report_path(chan)};
+    const std::vector<std::string> paths = job_output_paths(job, OutputRole::CameraSolve);  // job_outputs.cpp's row
+    if (paths.size() != 3) return {};
+    return {paths[0], paths[1], paths[2]};
 }
 
 /// The solve itself (job_camera_solve when it is due).
@@ -353,7 +352,9 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
              overlap, ") with ", ctx->contract().name);
     CameraPathBuilder builder(job.camera_solve.zoom);
     std::map<int, FrameRecord> held;  // the frames the next window shares
-    double display_width = 0;
+    // The display window's width: the .chan's vfov and the focal in mm are through the film back over it (camera.h).
+    const double display_width =
+        probe_plate(ctx->input.path(shot.front()), shot.front(), job.input).file_spec.full_width;
     for (size_t k = 0; k < plan.size(); ++k) {
         std::map<int, FrameRecord> here;
         for (int p = plan[k].first; p < plan[k].second; ++p) {
@@ -402,10 +403,6 @@ CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
                 const int f = shot[static_cast<size_t>(p)];
                 held.emplace(f, std::move(here.at(f)));
             }
-    }
-    {
-        const PlateInfo plate = probe_plate(ctx->input.path(shot.front()), shot.front(), job.input);
-        display_width = plate.file_spec.full_width;
     }
     CameraPath path = builder.finish();
     if (job.camera_solve.distance_m) {

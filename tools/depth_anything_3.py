@@ -187,15 +187,16 @@ SKY_MATTE = {"name": "sky", "channel": "sky.A",
              "about": "the DA3 sky head, relu(logits); the official code treats sky >= 0.3 as sky"}
 
 
-def normalize_keys(sd: Dict[str, Tensor]) -> Dict[str, Tensor]:
-    """Accept the hub layout (model.backbone..., model.head...) and DepthAnything3Net.state_dict()
-    (backbone..., head...): the latter gets the "model." prefix. Anything else is left for strict_load."""
+def normalize_keys(sd: Dict[str, Tensor], parts: Tuple[str, ...] = ("backbone", "head")) -> Dict[str, Tensor]:
+    """Accept the hub layout (model.backbone..., model.head...; `parts` are the network's top-level modules) and
+    DepthAnything3Net.state_dict() (backbone..., head...): the latter gets the "model." prefix. Anything else is
+    left for strict_load."""
     roots = {k.split(".", 1)[0] for k in sd}
-    if roots and roots <= {"backbone", "head"}:
+    if roots and roots <= set(parts):
         return {"model." + k: v for k, v in sd.items()}
     if roots != {"model"}:
-        raise ValueError(f"not a Depth Anything 3 checkpoint: top-level names {_first(roots)} "
-                         f"(expected model.backbone.* / model.head.*)")
+        expected = " / ".join(f"model.{p}.*" for p in parts[:3])
+        raise ValueError(f"not a Depth Anything 3 checkpoint: top-level names {_first(roots)} (expected {expected})")
     return dict(sd)
 
 

@@ -56,6 +56,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tools.depth_anything_3 import NETS as MONO_NETS
+from tools.depth_anything_3 import normalize_keys as normalize_mono_keys
 from tools.depth_anything_v2 import (IMAGENET_MEAN, IMAGENET_STD, PATCH_SIZE, Block, DinoVisionTransformer,
                                      DPTHeadBase, FeatureFusionBlock, FeatureFusionBlockNoResidual, LayerScale, Mlp,
                                      _first, on_meta, read_state_dict, sha256_file, strict_load)
@@ -524,14 +525,8 @@ class DepthAnything3Views(nn.Module):
 
 def normalize_keys(sd: Dict[str, Tensor]) -> Dict[str, Tensor]:
     """Accept the hub layout (model.backbone..., model.head..., model.cam_dec..., model.cam_enc...) and
-    DepthAnything3Net.state_dict() (no prefix), which gets "model.". Anything else is left for strict_load."""
-    roots = {k.split(".", 1)[0] for k in sd}
-    if roots and roots <= {"backbone", "head", "cam_dec", "cam_enc"}:
-        return {"model." + k: v for k, v in sd.items()}
-    if roots != {"model"}:
-        raise ValueError(f"not a Depth Anything 3 checkpoint: top-level names {_first(roots)} "
-                         f"(expected model.backbone.* / model.head.* / model.cam_dec.*)")
-    return dict(sd)
+    DepthAnything3Net.state_dict() (no prefix), which gets "model." (tools/depth_anything_3.py's rule)."""
+    return normalize_mono_keys(sd, ("backbone", "head", "cam_dec", "cam_enc"))
 
 
 def build(state_dict: Dict[str, Tensor], *, net: str = "vits", ref_view: str = "saddle_balanced",

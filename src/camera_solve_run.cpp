@@ -113,11 +113,13 @@ std::string why_stale(const CameraSolveFiles& files, const std::string& identity
     return "";
 }
 
-/// The job a solve opens: the plates as the job reads them, the any-view model, nothing else rendered.
-JobConfig solve_job(const JobConfig& job) {
+/// The job a solve's model is opened with: the plates as `job` reads them (input, colour), the model at `model_path`
+/// with the job's device, threads and accepted licence, default depth settings, nothing else rendered (no passes, no
+/// previews), the camera's film back only.
+JobConfig job_for_model(const JobConfig& job, const std::string& model_path) {
     JobConfig v = job;
     v.model = ModelSettings{};
-    v.model.path = job.camera_solve.model;
+    v.model.path = model_path;
     v.model.device = job.model.device;
     v.model.threads = job.model.threads;
     v.model.accept_license = job.model.accept_license;
@@ -147,18 +149,9 @@ double metric_scale(const JobConfig& job, const std::string& model, const Camera
     if (const auto c = DepthModel::embedded_contract(model); c && c->any_view())
         throw ConfigError(std::string(key) + " " + model + " (" + c->name +
                           ") is an any-view model; the scale needs a metric depth model (DA3METRIC-LARGE)");
-    JobConfig m = job;
-    m.model = ModelSettings{};
-    m.model.path = model;
-    m.model.device = job.model.device;
-    m.model.threads = job.model.threads;
-    m.model.accept_license = job.model.accept_license;
-    m.camera = CameraSettings{};
-    m.camera.focal_px = path.focal_columns;
+    JobConfig m = job_for_model(job, model);
+    m.camera.focal_px = path.focal_columns;  // its metres at the solved focal
     m.camera_solve = CameraSolveSettings{};
-    m.depth = DepthSettings{};
-    m.output.passes.clear();
-    m.output.preview.path.clear();
     const auto ctx = open_job(m, JobUse::Validate);
     if (ctx->contract().kind != DepthKind::MetricDepth)
         throw ConfigError(std::string(key) + " " + ctx->model->path() + " (" + ctx->contract().name + ") gives " +
@@ -319,7 +312,7 @@ CameraSolveFiles camera_solve_files(const JobConfig& job) {
 
 /// The solve itself (job_camera_solve when it is due).
 CameraSolveRun solve_now(const JobConfig& job, const CameraSolveFiles& files) {
-    const JobConfig v = solve_job(job);
+    const JobConfig v = job_for_model(job, job.camera_solve.model);
     const auto ctx = open_job(v, JobUse::CameraSolve);
     const std::vector<int>& shot = ctx->shot;
     std::vector<int> missing;

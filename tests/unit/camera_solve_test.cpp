@@ -197,15 +197,15 @@ Eigen::Matrix4d pose(double yaw_deg, double pitch_deg, const Eigen::Vector3d& t)
 
 }  // namespace
 
-// Generated shots of every length from 2 to 30 frames, four kinds of move (moving, nodal, locked-off, and a move
-// that stops halfway), windows of 3 to 8 with every overlap, each window in a gauge of its own scale: the chained
+// Generated shots of every length from 2 to 30 frames, six kinds of move (moving, nodal, locked-off, a move that
+// stops halfway, and the move held on twos and on threes), windows of 3 to 8 with every overlap, each window in a gauge of its own scale: the chained
 // path is the shot's, relative to its first frame, to 1e-6; nodal and locked-off shots are said to be so, with
 // every frame short of baseline and the focal not pinned.
 TEST(CameraSolve, ChainedWindowsGiveTheShotsPathForAnyLengthAndWindowing) {
     std::mt19937 rng(2026);
     std::uniform_real_distribution<double> gauge(0.05, 20);
     int cases = 0;
-    for (const char* kind : {"moving", "nodal", "locked_off", "stops"})
+    for (const char* kind : {"moving", "nodal", "locked_off", "stops", "twos", "threes"})
         for (int count = 2; count <= 30; count += (count < 10 ? 1 : 7))
             for (int window = 3; window <= 8; window += 5)
                 for (int overlap = 1; overlap < window; overlap += (window > 4 ? 3 : 1)) {
@@ -215,8 +215,12 @@ TEST(CameraSolve, ChainedWindowsGiveTheShotsPathForAnyLengthAndWindowing) {
                     const std::string k = kind;
                     for (int i = 0; i < count; ++i) {
                         const double a = count > 1 ? static_cast<double>(i) / (count - 1) : 0;
-                        const double m = k == "stops" ? std::min(a, 0.5) : a;
-                        if (k == "moving" || k == "stops")
+                        // Animation held on twos or threes: each pose for 2 or 3 frames (identical cameras side
+                        // by side, in a window and across the overlap).
+                        const int hold = k == "twos" ? 2 : k == "threes" ? 3 : 1;
+                        const double held = count > 1 ? static_cast<double>(i / hold * hold) / (count - 1) : 0;
+                        const double m = k == "stops" ? std::min(a, 0.5) : hold > 1 ? held : a;
+                        if (k == "moving" || k == "stops" || hold > 1)
                             shot.c2w.push_back(pose(10 * m, -3, Eigen::Vector3d(m, 0.3 * m, -1.5 * m)));
                         else if (k == "nodal") shot.c2w.push_back(pose(-12 + 24 * a, 2, Eigen::Vector3d(0.2, 0, 0)));
                         else shot.c2w.push_back(pose(3, -2, Eigen::Vector3d(0.1, 0.2, 0.3)));
